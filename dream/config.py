@@ -1,0 +1,119 @@
+"""Settings, and where they come from.
+
+Precedence, highest first: command-line flags, the store's own
+``.dream/config.toml``, the global config file (``$DREAM_CONFIG``, else
+``$XDG_CONFIG_HOME/dream/config.toml``, else ``~/.config/dream/config.toml``),
+then the defaults below. Every file is flat TOML whose keys are the field
+names of `Settings`; an unknown key or a bad value is an error that names the
+file and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+
+MAX_INSTRUCTIONS = 4096
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    # gate
+    enabled: bool = True
+    min_hours: float = Field(24.0, ge=0)
+    min_sessions: int = Field(5, ge=0)
+    # engine
+    engine: Literal["auto", "offline", "claude"] = "auto"
+    model: str = "claude-sonnet-4-5"
+    instructions: str | None = None
+    similarity_threshold: float = Field(90.0, ge=0, le=100)
+    # claude engine budgets
+    max_turns: int = Field(40, ge=1)
+    max_input_tokens: int = Field(2_000_000, ge=1)
+    max_output_tokens: int = Field(64_000, ge=1)
+    timeout_seconds: float = Field(900.0, gt=0)
+    max_tokens_per_turn: int = Field(8192, ge=1)
+    # after a failed run the gate waits backoff_minutes * 2**(failures-1), at most backoff_max_hours
+    backoff_minutes: float = Field(30.0, ge=0)
+    backoff_max_hours: float = Field(24.0, ge=0)
+    # review policy
+    auto_accept: bool = False
+    # transcripts (activity logs derived from agent sessions)
+    transcripts: Literal["claude-code", "codex"] | None = None
+    transcripts_path: str | None = None
+    include_sidechains: bool = False
+    max_entry_chars: int = Field(2000, ge=80)
+
+    @field_validator("instructions")
+    @classmethod
+    def _instructions_fit(cls, value: str | None) -> str | None:
+        if value is not None and len(value) > MAX_INSTRUCTIONS:
+            raise ValueError(
+                f"is {len(value)} characters, the limit is {MAX_INSTRUCTIONS}"
+            )
+        return value
+
+
+def global_config_path() -> Path:
+    explicit = os.environ.get("DREAM_CONFIG")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
+    return Path(base) / "dream" / "config.toml"
+
+
+def store_config_path(store: Path) -> Path:
+    return store / ".dream" / "config.toml"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    _check_keys(data, str(path))
+    return data
+
+
+def _check_keys(data: dict[str, Any], where: str) -> None:
+    unknown = sorted(set(data) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(f"{where}: unknown setting {unknown[0]!r}")
+
+
+def _describe(exc: ValidationError, where: str) -> str:
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err["loc"]) or "?"
+    return f"{where}: setting {key!r} {err['msg'].removeprefix('Value error, ')}"
+
+
+def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """Merge defaults, the global file, the store file and `overrides` (in that order)."""
+    merged: dict[str, Any] = {}
+    layers: list[tuple[str, dict[str, Any]]] = [
+        (str(global_config_path()), _read_toml(global_config_path()))
+    ]
+    if store is not None:
+        layers.append((str(store_config_path(store)), _read_toml(store_config_path(store))))
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    _check_keys(flags, "command line")
+    layers.append(("command line", flags))
+    for where, layer in layers:
+        merged.update(layer)
+        try:
+            Settings(**merged)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, where)) from None
+    return Settings(**merged)

@@ -1,0 +1,29 @@
+"""Engines do the consolidating. `select_engine` picks one by name."""
+
+from __future__ import annotations
+
+import os
+
+from .base import Change, Engine, EngineInput, EngineResult
+
+__all__ = ["Change", "Engine", "EngineInput", "EngineResult", "resolve_engine_name", "select_engine"]
+
+
+def resolve_engine_name(name: str) -> str:
+    """`auto` means claude when an API key is set, offline otherwise."""
+    if name == "auto":
+        return "claude" if os.environ.get("ANTHROPIC_API_KEY") else "offline"
+    return name
+
+
+def select_engine(name: str) -> Engine:
+    name = resolve_engine_name(name)
+    if name == "offline":
+        from .offline import OfflineEngine
+
+        return OfflineEngine()
+    if name == "claude":
+        from .claude import ClaudeEngine
+
+        return ClaudeEngine()
+    raise ValueError(f"unknown engine {name!r}")

@@ -1,0 +1,59 @@
+"""The contract between the pipeline and an engine.
+
+The pipeline hands an engine a private *staging* folder holding the base
+version's memory files, plus the redacted activity of the sessions that
+changed since the last dream. The engine edits files in the staging folder
+only, and returns what it changed and why. The pipeline then validates the
+staged tree and turns it into a proposal; the live store is never touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Protocol
+
+import polars as pl
+
+from ..config import Settings
+from ..outcomes import Usage
+
+
+@dataclass
+class Change:
+    """One edit, for the report: what happened to which file, and why."""
+
+    action: str  # merged | updated | created | deleted | dated | repaired | archived | indexed | shortened | forgotten
+    path: str
+    reason: str
+    detail: str = ""
+    source: str = ""  # session id or file the change came from
+
+
+@dataclass
+class EngineInput:
+    store_root: Path  # the live store: read-only context (e.g. transcripts), never written
+    staging: Path  # the engine's writable copy of the base version
+    sessions: pl.DataFrame  # redacted rows: session, date, seq, role, text (see dream.logs)
+    catalog: list  # list[dream.logs.SessionFile] for the sessions in `sessions`
+    settings: Settings
+    today: date
+    run_id: str = ""
+
+
+@dataclass
+class EngineResult:
+    changes: list[Change] = field(default_factory=list)
+    summary: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+class Engine(Protocol):
+    name: str
+
+    def consolidate(self, inp: EngineInput) -> EngineResult: ...
+
+    def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
+        """One corrective pass after validation failed (may return no changes)."""
+        ...

@@ -1,0 +1,82 @@
+"""The exceptions dream raises, one family per way things go wrong.
+
+The CLI maps them to exit codes: `BadInput` is a usage or input problem
+(exit 2), `Refused` is an operation that would be unsafe (exit 1), and
+`RunFailed` is a dream run that could not produce a valid proposal (exit 1).
+Every message is one line naming what and where.
+"""
+
+from __future__ import annotations
+
+
+class DreamError(Exception):
+    """Base of every error dream raises on purpose."""
+
+    exit_code = 1
+
+
+class BadInput(DreamError):
+    """The user's input or the store's files cannot be used as given."""
+
+    exit_code = 2
+
+
+class StoreNotFound(BadInput):
+    pass
+
+
+class ConfigError(BadInput):
+    pass
+
+
+class UnknownProposal(BadInput):
+    pass
+
+
+class UnknownVersion(BadInput):
+    pass
+
+
+class Refused(DreamError):
+    """An operation that would lose or corrupt data, so it was not done."""
+
+
+class StaleBase(Refused):
+    """The store changed after the proposal's base version was taken."""
+
+
+class MergeConflict(Refused):
+    """Accepting would overwrite edits made to the store after the proposal."""
+
+    def __init__(self, message: str, conflicts: dict[str, list[str]] | None = None):
+        super().__init__(message)
+        self.conflicts = conflicts or {}
+
+
+class ProposalClosed(Refused):
+    """The proposal was already accepted, rejected or replaced."""
+
+
+class RunFailed(DreamError):
+    """A dream run ended without a valid proposal."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+class BudgetExceeded(RunFailed):
+    def __init__(self, budget: str, message: str):
+        super().__init__(f"budget_{budget}", message)
+        self.budget = budget
+
+
+class ValidationFailed(RunFailed):
+    def __init__(self, message: str, findings: list | None = None):
+        super().__init__("validation", message)
+        self.findings = findings or []
+
+
+class EngineFailed(RunFailed):
+    def __init__(self, message: str, reason: str = "engine"):
+        super().__init__(reason, message)

@@ -1,0 +1,71 @@
+"""Where dream keeps its own files inside a store (all under ``.dream/``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import StoreNotFound
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+
+    @classmethod
+    def open(cls, store: str | Path) -> "Layout":
+        """Check that `store` is a usable store folder; do not create anything yet."""
+        root = Path(store).expanduser()
+        if not root.exists():
+            raise StoreNotFound(f"{root}: store folder does not exist")
+        if not root.is_dir():
+            raise StoreNotFound(f"{root}: store path is not a folder")
+        return cls(root.resolve())
+
+    @property
+    def dream(self) -> Path:
+        return self.root / ".dream"
+
+    @property
+    def objects(self) -> Path:
+        return self.dream / "objects"
+
+    @property
+    def versions(self) -> Path:
+        return self.dream / "versions"
+
+    @property
+    def proposals(self) -> Path:
+        return self.dream / "proposals"
+
+    @property
+    def staging(self) -> Path:
+        return self.dream / "staging"
+
+    @property
+    def state(self) -> Path:
+        return self.dream / "state.json"
+
+    @property
+    def lock(self) -> Path:
+        return self.dream / "run.lock"
+
+    @property
+    def lock_info(self) -> Path:
+        return self.dream / "run.lock.json"
+
+    @property
+    def history(self) -> Path:
+        return self.dream / "history.duckdb"
+
+    @property
+    def journal(self) -> Path:
+        return self.dream / "accept.journal.json"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def ensure(self) -> None:
+        for d in (self.objects, self.versions, self.proposals):
+            d.mkdir(parents=True, exist_ok=True)

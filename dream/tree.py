@@ -1,0 +1,116 @@
+"""Which files of a store are memory, and how trees of them are read and written.
+
+A *tree* is a plain ``dict`` from a POSIX path relative to the store root to
+the file's bytes. Memory is every ``*.md`` file of the store outside the
+folders that dream never treats as memory (``logs/``, ``sessions/`` and
+``.dream/``) and outside hidden folders. Symlinks are never followed: a link
+could point anywhere on the machine, so it is reported and left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+Tree = dict[str, bytes]
+
+NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})
+INDEX_NAME = "MEMORY.md"
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_memory_path(rel: str) -> bool:
+    parts = rel.split("/")
+    if parts[0] in NOT_MEMORY_DIRS:
+        return False
+    if any(p.startswith(".") for p in parts):
+        return False
+    return rel.endswith(".md")
+
+
+@dataclass
+class TreeScan:
+    files: list[str] = field(default_factory=list)
+    symlinks: list[str] = field(default_factory=list)
+
+
+def scan_memory_paths(root: Path) -> TreeScan:
+    """List memory files under `root` without reading them (sorted)."""
+    scan = TreeScan()
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
+        keep = []
+        for d in dirnames:
+            rel = f"{rel_dir}/{d}" if rel_dir else d
+            if os.path.islink(os.path.join(dirpath, d)):
+                scan.symlinks.append(rel)
+            elif (rel_dir or d not in NOT_MEMORY_DIRS) and not d.startswith("."):
+                keep.append(d)
+        dirnames[:] = keep
+        for name in filenames:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if not is_memory_path(rel):
+                continue
+            if os.path.islink(os.path.join(dirpath, name)):
+                scan.symlinks.append(rel)
+            else:
+                scan.files.append(rel)
+    scan.files.sort()
+    scan.symlinks.sort()
+    return scan
+
+
+def read_tree(root: Path) -> Tree:
+    return {rel: (root / rel).read_bytes() for rel in scan_memory_paths(root).files}
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that a crash leaves the old or the new bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def materialize(tree: Tree, dest: Path) -> None:
+    """Write a tree into an empty folder (used for staging copies)."""
+    for rel, data in tree.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def changed_paths(old: Tree, new: Tree) -> list[str]:
+    """Paths added, removed or modified between two trees (sorted)."""
+    return sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
