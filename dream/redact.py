@@ -1,0 +1,159 @@
+"""Replace secrets in text with a visible marker before it reaches a model or a file.
+
+Two forms share one list of patterns:
+
+* ``redact(text)`` for a single string (Python ``re``);
+* ``redact_column(series)`` for a polars string column (Rust ``regex`` through
+  ``str.replace_all``), so gathering hundreds of megabytes of logs stays fast.
+
+Every pattern is written in the common subset of both regex dialects (no
+look-around, no back-references, case-insensitivity only as scoped ``(?i:…)``
+groups), and patterns are applied one after another in the same order, so both
+forms give the same text and the same count. A test checks that they agree.
+
+A secret becomes ``[REDACTED:<kind>]``. Where the text around a secret is
+useful and harmless (``Bearer ``, the key name of ``aws_secret_access_key =``,
+the user and host of a URL) it is kept. No pattern can match a marker, so
+redacting twice changes nothing and counts nothing the second time.
+
+Patterns favour precision on ordinary prose: a key prefix alone (``sk-learn``,
+``task-based``, "the bearer of bad news") is never enough; each needs the
+length and alphabet of a real credential.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One kind of secret.
+
+    `regex` may capture group 1 (text kept before the marker) and group 2
+    (text kept after it), as told by `keep_before` / `keep_after`.
+    """
+
+    kind: str
+    regex: str
+    keep_before: bool = False
+    keep_after: bool = False
+
+    @property
+    def marker(self) -> str:
+        return f"[REDACTED:{self.kind}]"
+
+    def python_replacement(self) -> str:
+        before = r"\g<1>" if self.keep_before else ""
+        after = r"\g<2>" if self.keep_after else ""
+        return before + self.marker + after
+
+    def polars_replacement(self) -> str:
+        before = "${1}" if self.keep_before else ""
+        after = "${2}" if self.keep_after else ""
+        return before + self.marker + after
+
+
+# Characters of opaque tokens (base64, base64url, JWT dots).
+_TOKEN = r"[A-Za-z0-9._~+/=-]"
+
+# Order matters: specific kinds first (an Anthropic key also looks like an
+# OpenAI key; a GitHub token may sit inside an Authorization header), so the
+# marker names the most precise kind.
+PATTERNS: tuple[SecretPattern, ...] = (
+    SecretPattern(
+        "private-key",
+        # A whole PEM block; a block cut short (no END line) is redacted to
+        # the end of its base64 body so no key material survives truncation.
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----"
+        r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s:,-]*)",
+    ),
+    SecretPattern("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    SecretPattern(
+        "openai-key",
+        # sk-proj-/sk-svcacct-/sk-admin- keys are long base64url; legacy keys
+        # are sk- plus a long alphanumeric run. Hyphenated words such as
+        # "sk-learn-compatible-estimators" have no 20-character run.
+        r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"
+        r"|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{20}[A-Za-z0-9_-]*",
+    ),
+    SecretPattern("aws-access-key-id", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    SecretPattern(
+        "aws-secret-key",
+        r"(?i:(\baws_secret_access_key[\"']?[ \t]*[:=][ \t]*[\"']?))[A-Za-z0-9/+=]{16,}",
+        keep_before=True,
+    ),
+    SecretPattern(
+        "github-token",
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}",
+    ),
+    SecretPattern(
+        "slack-webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
+    ),
+    SecretPattern("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+    SecretPattern(
+        "bearer-token",
+        # 20+ token characters: no English word after "bearer" is that long.
+        r"(\b[Bb]earer[ \t]+)" + _TOKEN + r"{20,}",
+        keep_before=True,
+    ),
+    SecretPattern(
+        "authorization",
+        # Authorization header with a scheme: Basic, Token, ...
+        r"(?i:(\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?:basic|bearer|token|digest|negotiate|apikey)[ \t]+))" + _TOKEN + r"{6,}",
+        keep_before=True,
+    ),
+    SecretPattern(
+        "authorization",
+        # A bare credential: long enough not to be a word ("Authorization: required").
+        r"(?i:(\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?))" + _TOKEN + r"{20,}",
+        keep_before=True,
+    ),
+    SecretPattern(
+        "url-password",
+        # scheme://user:password@host -> scheme://user:[REDACTED]@host.
+        # The password may not start with "[", so a marker is never re-matched.
+        r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)[^\s/@\[][^\s/@]*(@)",
+        keep_before=True,
+        keep_after=True,
+    ),
+)
+
+# Any secret at all? Most text has none, and one scan with the union is much
+# cheaper than one scan per kind.
+_ANY = "|".join(f"(?:{p.regex})" for p in PATTERNS)
+_ANY_RE = re.compile(_ANY)
+_COMPILED = tuple((re.compile(p.regex), p.python_replacement()) for p in PATTERNS)
+
+def redact(text: str) -> tuple[str, int]:
+    """Return `text` with secrets replaced by markers, and how many were replaced."""
+    if not _ANY_RE.search(text):
+        return text, 0
+    total = 0
+    for regex, replacement in _COMPILED:
+        text, n = regex.subn(replacement, text)
+        total += n
+    return text, total
+
+
+def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
+    """Vectorised `redact` over a polars string Series: (redacted series, count).
+
+    Only rows where some pattern matches go through the per-kind passes.
+    """
+    column = column.cast(pl.Utf8)
+    hit = column.str.contains(_ANY).fill_null(False)
+    if not hit.any():
+        return column, 0
+    subset = column.filter(hit)
+    total = 0
+    for p in PATTERNS:
+        total += int(subset.str.count_matches(p.regex).sum() or 0)
+        subset = subset.str.replace_all(p.regex, p.polars_replacement())
+    out = column.scatter(hit.arg_true(), subset)
+    return out, total
