@@ -1,0 +1,47 @@
+"""The offline engine: deterministic consolidation, no network, no clock.
+
+It follows the four phases of DESIGN.md, one module each:
+orient (read the staging copy), gather (explicit requests in what the user
+said), consolidate (duplicates, absolute dates, new memories, forget) and
+prune (pointers, orphans, long lines, budget). "Today" is `inp.today`, and
+every date it writes comes from a session or from a file's own dates, so the
+same input always gives the same output.
+"""
+
+from __future__ import annotations
+
+from ..base import EngineInput, EngineResult
+from . import consolidate, gather, orient, prune
+
+__all__ = ["OfflineEngine"]
+
+
+class OfflineEngine:
+    name = "offline"
+
+    def consolidate(self, inp: EngineInput) -> EngineResult:
+        ws, before = orient.load(inp.staging, inp.settings, inp.today)
+        requests = gather.gather_requests(inp.sessions)
+        consolidate.merge_duplicates(ws)
+        consolidate.absolute_dates(ws)
+        consolidate.apply_requests(ws, requests)
+        prune.prune(ws)
+        orient.save(ws, inp.staging, before)
+        return EngineResult(changes=ws.changes, summary=_summary(ws, len(requests)))
+
+    def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
+        """After a failed validation, prune again: that is all the offline engine can fix."""
+        ws, before = orient.load(inp.staging, inp.settings, inp.today)
+        prune.prune(ws)
+        orient.save(ws, inp.staging, before)
+        return EngineResult(changes=ws.changes, summary=_summary(ws, 0))
+
+
+def _summary(ws: orient.Workspace, request_count: int) -> str:
+    counts: dict[str, int] = {}
+    for change in ws.changes:
+        counts[change.action] = counts.get(change.action, 0) + 1
+    head = ", ".join(f"{n} {action}" for action, n in sorted(counts.items())) or "no changes"
+    lines = [f"offline engine: {head}; {request_count} request(s) found in the sessions."]
+    lines += [f"note: {note}" for note in ws.notes]
+    return "\n".join(lines)

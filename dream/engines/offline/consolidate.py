@@ -1,0 +1,342 @@
+"""Consolidate: merge duplicates, make dates absolute, file requests, forget.
+
+Every edit goes through the `Workspace` so it lands in the report. Nothing a
+user wrote is dropped silently: a merged duplicate's lines that the survivor
+lacks are appended to the survivor, and index lines that cannot stay are
+moved to the archive file (see prune.py), not deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from rapidfuzz import fuzz
+
+from ...store import TopicFile, format_index_line, new_topic_text, parse_index_line, resolve_link
+from ...tree import INDEX_NAME
+from . import dates
+from .gather import Request
+from .orient import Memory, Workspace, editable, ensure_frontmatter, memories, scope_of
+from .similarity import best_match, group_pairs, normalize, similar_pairs
+from .text import MAX_LINE, fit_line, shorten
+
+# ---------------------------------------------------------------- duplicates
+
+
+def merge_duplicates(ws: Workspace) -> None:
+    """Merge near-duplicate topic files, and near-duplicate inline rules.
+
+    Team memories only merge when identical (after normalization): other
+    people rely on them, so we stay conservative there.
+    """
+    found = memories(ws.store)
+    threshold = ws.settings.similarity_threshold
+    for kind, scope, limit in (("topic", "personal", threshold), ("rule", "personal", threshold),
+                               ("topic", "team", 100.0)):
+        pool = [m for m in found if m.kind == kind and m.scope == scope]
+        if len(pool) < 2:
+            continue
+        pairs = similar_pairs([m.text for m in pool], limit)
+        scores = {(i, j): s for i, j, s in pairs}
+        for group in group_pairs(len(pool), pairs):
+            survivor = pool[group[0]]
+            for other in group[1:]:
+                score = scores.get((group[0], other)) or max(
+                    s for (i, j), s in scores.items() if other in (i, j))
+                _merge(ws, survivor, pool[other], score)
+
+
+def _merge(ws: Workspace, survivor: Memory, dup: Memory, score: float) -> None:
+    if survivor.kind == "topic":
+        _merge_topics(ws, survivor.key, dup.key, score)
+    else:
+        _merge_rules(ws, survivor, dup, score)
+
+
+def _missing_lines(candidates: list[str], known_text: str) -> list[str]:
+    """The candidate lines whose content is not already in `known_text`."""
+    known = normalize(known_text)
+    missing, seen = [], set()
+    for line in candidates:
+        norm = normalize(line)
+        if norm and norm not in known and norm not in seen:
+            missing.append(line)
+            seen.add(norm)
+    return missing
+
+
+def _lines_to_carry(dup: TopicFile, hooks: list[str], survivor_text: str) -> list[str]:
+    body = [line for line in dup.body_lines]
+    if any(dates._FENCE.match(line) for line in body):
+        # A code block cannot be carried line by line: keep it whole.
+        carried = body if _missing_lines(body, survivor_text) else []
+        extra = _missing_lines([dup.description] + hooks, survivor_text + "\n" + "\n".join(carried))
+        return extra + carried
+    return _missing_lines([dup.description] + hooks + body, survivor_text)
+
+
+def _merge_topics(ws: Workspace, keep_path: str, dup_path: str, score: float) -> None:
+    store = ws.store
+    keep, dup = store.topics.get(keep_path), store.topics.get(dup_path)
+    if keep is None or dup is None:
+        return
+    hooks = [line.hook for line in store.parsed_index()
+             if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == dup_path]
+    carry = _lines_to_carry(dup, hooks, "\n".join(keep.text.lines))
+    if carry and not editable(keep):
+        ws.note(f"{dup_path} looks like a duplicate of {keep_path} ({score:.0f}%), but {keep_path} "
+                f"cannot be edited safely ({'; '.join(keep.format_problems)}); both kept")
+        return
+    if carry:
+        ensure_frontmatter(ws, keep, f"lines of {dup_path} were merged into it")
+        keep.append_body(carry)
+    _drop_pointers(ws, dup_path, keep_path)
+    store.remove(dup_path)
+    detail = f"removed {dup_path}; carried over {len(carry)} line(s) it had that {keep_path} lacked"
+    ws.change("merged", keep_path, f"near-duplicate of {dup_path} (similarity {score:.0f}%)", detail, dup_path)
+
+
+def _drop_pointers(ws: Workspace, dup_path: str, keep_path: str) -> None:
+    """Remove index lines pointing to `dup_path`, or repoint one if `keep_path` has none."""
+    lines = ws.store.index_lines
+    parsed = [parse_index_line(line) for line in lines]
+    keep_linked = any(resolve_link(INDEX_NAME, t) == keep_path for p in parsed for t in p.links)
+    out = []
+    for text, line in zip(lines, parsed):
+        if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == dup_path:
+            if not keep_linked:
+                out.append(text.replace(f"]({line.target})", f"]({keep_path})", 1))
+                keep_linked = True
+            continue
+        out.append(text)
+    lines[:] = out
+
+
+def _merge_rules(ws: Workspace, keep: Memory, dup: Memory, score: float) -> None:
+    from .prune import archive_lines  # the archive belongs to prune
+
+    lines = ws.store.index_lines
+    if dup.key not in lines:
+        return
+    lines.remove(dup.key)
+    if normalize(dup.text) != normalize(keep.text):
+        archive_lines(ws, [dup.key], f"near-duplicate of the rule “{shorten(keep.text, 60)}”")
+    ws.change("merged", INDEX_NAME, f"inline rule duplicates an earlier one (similarity {score:.0f}%)",
+              f"removed: {dup.key.strip()}", INDEX_NAME)
+
+
+# ---------------------------------------------------------------- dates
+
+
+def absolute_dates(ws: Workspace) -> None:
+    """Rewrite relative dates in topic files that say when they were written."""
+    for path, topic in sorted(ws.store.topics.items()):
+        if path in ws.store.created or not dates.has_relative_dates(topic.text.lines):
+            continue
+        found = topic.source_dates()
+        distinct = sorted(set(found.values()))
+        if not distinct:
+            ws.note(f"{path}: relative dates left as they are: no source date "
+                    f"({', '.join(dates_keys())} in frontmatter)")
+            continue
+        if len(distinct) > 1:
+            shown = ", ".join(f"{k} {v}" for k, v in found.items())
+            ws.note(f"{path}: relative dates left as they are: its dates disagree ({shown})")
+            continue
+        if not editable(topic):
+            ws.note(f"{path}: relative dates left as they are: {'; '.join(topic.format_problems)}")
+            continue
+        base = distinct[0]
+        start = topic.frontmatter.end + 1 if topic.frontmatter else 0
+        new_lines, rewrites = dates.rewrite_lines(topic.text.lines, base, start)
+        if not rewrites:
+            continue
+        topic.text.lines[:] = new_lines
+        topic.reparse()
+        key = next(k for k, v in found.items() if v == base)
+        detail = "; ".join(f"{r.phrase} → {r.absolute}" for r in rewrites)
+        ws.change("dated", path, f"relative dates made absolute from its {key} date {base}", detail)
+
+
+def dates_keys() -> tuple[str, ...]:
+    from ...store import DATE_KEYS
+
+    return DATE_KEYS
+
+
+# ---------------------------------------------------------------- requests
+
+
+def apply_requests(ws: Workspace, requests: list[Request]) -> None:
+    """Apply requests in the order they were made (a later forget wins)."""
+    for request in requests:
+        if request.kind == "forget":
+            forget(ws, request)
+        elif request.kind == "correction":
+            if not correct_existing(ws, request):
+                file_memory(ws, request)
+        else:
+            file_memory(ws, request)
+
+
+def _dated_text(request: Request) -> str:
+    text, _ = dates.rewrite_line(request.text, request.date)
+    return text
+
+
+def memory_type(request: Request, text: str) -> str:
+    if request.kind in ("rule", "correction"):
+        return "feedback"
+    if re.search(r"https?://", text):
+        return "reference"
+    if re.match(r"^(?:i|i'm|i am|my|i've|i have|i prefer|i like|i use)\b", text, re.I):
+        return "user"
+    return "project"
+
+
+def _covered_by(ws: Workspace, text: str) -> Memory | None:
+    """An existing memory that already says `text` (near-duplicate), if any."""
+    threshold = ws.settings.similarity_threshold
+    needle = normalize(text)
+    if not needle:
+        return None
+    for memory in memories(ws.store):
+        hay = normalize(memory.text)
+        if not hay:
+            continue
+        score = fuzz.ratio(needle, hay)
+        if len(needle) >= 20 and len(hay) > len(needle):
+            score = max(score, fuzz.partial_ratio(needle, hay))
+        if score >= threshold:
+            return memory
+    return None
+
+
+def slug(text: str, words: int = 6) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    parts = re.findall(r"[a-z0-9]+", ascii_text.lower())[:words]
+    if len(parts) >= 2:
+        return "_".join(parts)
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
+
+
+def file_memory(ws: Workspace, request: Request) -> None:
+    store = ws.store
+    text = _dated_text(request)
+    existing = _covered_by(ws, text)
+    if existing is not None:
+        ws.change("merged", existing.path or INDEX_NAME,
+                  f"{request.kind} request already covered by {existing.label}",
+                  f"request: {shorten(text, 120)}", request.session)
+        return
+    type_ = memory_type(request, text)
+    path = store.free_path(f"{type_}_{slug(text)}")
+    title = shorten(text, 60)
+    topic_lines = [text, "", f"Source: session {request.session} ({request.date.isoformat()})."]
+    extra = {"created": request.date.isoformat(), "originSessionId": request.session}
+    store.add_topic(path, new_topic_text(title, shorten(text, MAX_LINE), type_, topic_lines,
+                                         extra, store.newline))
+    store.index_lines.append(fit_line(title, path, text))
+    ws.change("created", path, f"{request.kind} request in session {request.session}",
+              f"{type_}: {shorten(text, 120)}", request.session)
+
+
+# ---------------------------------------------------------------- corrections
+
+_NOT = re.compile(r"^(?P<right>.+?),?\s+(?:not|instead of|rather than)\s+(?P<wrong>[^,;]+?)\s*$", re.I)
+
+
+def correct_existing(ws: Workspace, request: Request) -> bool:
+    """Apply "X, not Y" to the memory stating Y; True if one was updated.
+
+    Lines stating the wrong value are struck through (kept, so nothing is
+    lost) and followed by the corrected statement with its date.
+    """
+    match = _NOT.match(request.text)
+    if not match:
+        return False
+    right, wrong = match.group("right").strip(), match.group("wrong").strip()
+    if len(wrong) < 2:
+        return False
+    wrong_re = re.compile(rf"(?<!\w){re.escape(wrong)}(?!\w)", re.I)
+    candidates = [m for m in memories(ws.store) if m.kind == "topic" and wrong_re.search(m.text)]
+    if not candidates:
+        return False
+    scored = sorted(((fuzz.token_set_ratio(normalize(right), normalize(m.text)), m.order, m)
+                     for m in candidates), key=lambda x: (-x[0], x[1]))
+    target = ws.store.topics[scored[0][2].key]
+    if not editable(target):
+        ws.note(f"{target.path}: correction “{request.text}” not applied: {'; '.join(target.format_problems)}")
+        return False
+    stamp = f"(corrected {request.date.isoformat()}: {_dated_text(request)})"
+    lines = target.text.lines
+    changed = 0
+    for number in range(target.body_start, len(lines)):
+        if wrong_re.search(lines[number]) and not lines[number].lstrip().startswith("~~"):
+            lines[number] = _strike(lines[number]) + " " + stamp
+            changed += 1
+    if not changed:
+        return False
+    ensure_frontmatter(ws, target, "a correction was applied")
+    ws.change("updated", target.path, f"correction in session {request.session} contradicts it",
+              f"{changed} line(s) stating “{wrong}” struck through; now: {shorten(right, 100)}",
+              request.session)
+    return True
+
+
+def _strike(line: str) -> str:
+    """Strike through a markdown line's text, keeping its list marker or indent."""
+    m = re.match(r"^(\s*(?:[-*+]|\d+[.)])?\s*)(.*)$", line)
+    lead, rest = (m.group(1), m.group(2)) if m else ("", line)
+    return f"{lead}~~{rest}~~" if rest else line
+
+
+# ---------------------------------------------------------------- forget
+
+
+def forget(ws: Workspace, request: Request) -> None:
+    store = ws.store
+    pool = memories(store)
+    hooks: dict[str, list[str]] = {}
+    for line in store.parsed_index():
+        if line.kind == "link":
+            resolved = resolve_link(INDEX_NAME, line.target)
+            if resolved:
+                hooks.setdefault(resolved, []).append(f"{line.title} {line.hook}")
+    texts = []
+    for m in pool:
+        if m.kind == "topic":
+            topic = store.topics[m.key]
+            texts.append(" ".join([topic.name, topic.stem.replace("_", " ").replace("-", " "),
+                                   topic.description, *hooks.get(m.key, [])]))
+        else:
+            texts.append(m.text)
+    index, score, ambiguous = best_match(request.text, texts, ws.settings.similarity_threshold)
+    if index is None:
+        ws.note(f"forget “{request.text}” (session {request.session}): no memory matches; nothing removed")
+        return
+    if ambiguous:
+        ws.note(f"forget “{request.text}” (session {request.session}): several memories match "
+                f"equally well; nothing removed")
+        return
+    memory = pool[index]
+    if memory.kind == "topic":
+        _remove_pointers(ws, memory.key)
+        store.remove(memory.key)
+        path = memory.key
+    else:
+        store.index_lines.remove(memory.key)
+        path = INDEX_NAME
+    ws.change("forgotten", path, f"user asked to forget “{request.text}” (match {score:.0f}%)",
+              f"removed {memory.label}", request.session)
+
+
+def _remove_pointers(ws: Workspace, path: str) -> None:
+    lines = ws.store.index_lines
+    lines[:] = [text for text in lines
+                if not any(resolve_link(INDEX_NAME, t) == path for t in parse_index_line(text).links)]
+
+
+__all__ = ["merge_duplicates", "absolute_dates", "apply_requests", "scope_of"]

@@ -1,0 +1,194 @@
+"""Relative dates ("yesterday", "上周", "gestern" …) made absolute.
+
+A note that says "the deploy broke yesterday" is wrong a day later. We find
+relative expressions with a curated regex per language (so that we know
+exactly what we touch), let `dateparser` compute the date from the note's
+source date (`RELATIVE_BASE`), and write it in ISO form at the granularity
+the phrase had: a day (2026-03-03), a week (2026-W09), a month (2026-02)
+or a year (2026). Code spans, code blocks, link targets and URLs are left
+alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from functools import lru_cache
+
+import dateparser
+
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_NUMBER = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|a|an"
+
+# (pattern, dateparser language, granularity, needs word boundaries)
+_PHRASES: list[tuple[str, str, str]] = [
+    # English
+    (r"the day before yesterday|the day after tomorrow|yesterday|today|tomorrow|tonight", "en", "day"),
+    (rf"(?:{_NUMBER}) days? (?:ago|from now)|in (?:{_NUMBER}) days?", "en", "day"),
+    (rf"(?:next|last|this) (?:{_WEEKDAYS})", "en", "day"),
+    (rf"(?:{_NUMBER}) weeks? ago|(?:next|last|this) week", "en", "week"),
+    (rf"(?:{_NUMBER}) months? ago|(?:next|last|this) month", "en", "month"),
+    (r"(?:next|last|this) year", "en", "year"),
+    # Chinese
+    (r"前天|昨天|今天|明天|后天", "zh", "day"),
+    (r"上周|上星期|下周|下星期|本周|这周", "zh", "week"),
+    (r"上个月|下个月|这个月|本月", "zh", "month"),
+    (r"去年|明年|今年", "zh", "year"),
+    # Japanese
+    (r"一昨日|昨日|今日|明日", "ja", "day"),
+    (r"先週|来週|今週", "ja", "week"),
+    (r"先月|来月|今月", "ja", "month"),
+    # Korean
+    (r"그저께|어제|오늘|내일|모레", "ko", "day"),
+    (r"지난주|다음 주|다음주|이번 주|이번주", "ko", "week"),
+    # Spanish
+    (r"anteayer|ayer|hoy|pasado mañana", "es", "day"),
+    (r"la semana pasada|la próxima semana|la semana que viene", "es", "week"),
+    (r"el mes pasado|el próximo mes", "es", "month"),
+    # Portuguese
+    (r"anteontem|ontem|hoje|amanhã", "pt", "day"),
+    (r"semana passada|próxima semana", "pt", "week"),
+    # German ("morgen" is also "morning", "hier" is "here": left out)
+    (r"vorgestern|gestern|heute|übermorgen", "de", "day"),
+    (r"letzte woche|nächste woche|vergangene woche", "de", "week"),
+    (r"letzten monat|nächsten monat", "de", "month"),
+    # French ("hier" only in French text, see below)
+    (r"avant-hier|aujourd'hui|aujourd’hui|après-demain|demain", "fr", "day"),
+    (r"la semaine dernière|la semaine prochaine", "fr", "week"),
+    (r"le mois dernier|le mois prochain", "fr", "month"),
+    # Italian
+    (r"l'altro ieri|ieri|oggi|domani|dopodomani", "it", "day"),
+    (r"la settimana scorsa|la prossima settimana", "it", "week"),
+    # Russian
+    (r"позавчера|вчера|сегодня|послезавтра|завтра", "ru", "day"),
+    (r"на прошлой неделе|на следующей неделе|на этой неделе", "ru", "week"),
+    (r"в прошлом месяце|в следующем месяце", "ru", "month"),
+]
+_FRENCH_HIER = (r"hier", "fr", "day")
+
+_CJK_LANGS = {"zh", "ja", "ko"}
+
+
+def _compile(phrases: list[tuple[str, str, str]]) -> re.Pattern[str]:
+    parts = []
+    for number, (pattern, lang, _) in enumerate(phrases):
+        body = f"(?:{pattern})"
+        if lang not in _CJK_LANGS:
+            body = rf"(?<![\w-]){body}(?![\w-])"
+        parts.append(f"(?P<p{number}>{body})")
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+_DEFAULT = _compile(_PHRASES)
+_WITH_HIER = _compile(_PHRASES + [_FRENCH_HIER])
+# Spans never rewritten: inline code, link targets, URLs, ISO-ish dates.
+_PROTECTED = re.compile(r"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_FRENCH_WORDS = re.compile(r"(?<!\w)(le|la|les|des|est|une|pour|avec|dans|pas)(?!\w)", re.IGNORECASE)
+_GERMAN_WORDS = re.compile(r"(?<!\w)(der|die|das|und|ist|nicht|mit|ein|eine|auf)(?!\w)", re.IGNORECASE)
+
+
+def looks_french(text: str) -> bool:
+    """Cheap guess used only to decide whether "hier" means yesterday."""
+    return len(_FRENCH_WORDS.findall(text)) > max(3, 2 * len(_GERMAN_WORDS.findall(text)))
+
+
+@dataclass
+class Rewrite:
+    line: int
+    phrase: str
+    absolute: str
+
+
+def _format(day: date, granularity: str) -> str:
+    if granularity == "week":
+        year, week, _ = day.isocalendar()
+        return f"{year}-W{week:02d}"
+    if granularity == "month":
+        return f"{day.year:04d}-{day.month:02d}"
+    if granularity == "year":
+        return f"{day.year:04d}"
+    return day.isoformat()
+
+
+@lru_cache(maxsize=4096)
+def resolve(phrase: str, lang: str, granularity: str, base: date) -> str | None:
+    """The absolute form of `phrase` written on `base`, or None if unknown."""
+    cleaned = phrase.lower().replace("’", "'")
+    if cleaned == "tonight":
+        cleaned = "today"
+    settings = {"RELATIVE_BASE": datetime.combine(base, time(12)), "RETURN_AS_TIMEZONE_AWARE": False}
+    parsed = dateparser.parse(cleaned, languages=[lang], settings=settings)
+    if parsed is None:
+        return None
+    day = parsed.date()
+    if granularity == "year" and "year" not in cleaned:
+        day = _year_by_word(cleaned, base) or day
+    return _format(day, granularity)
+
+
+def _year_by_word(phrase: str, base: date) -> date | None:
+    """dateparser does not shift 去年/明年/今年 by a year; do it here."""
+    shift = {"去年": -1, "今年": 0, "明年": 1}.get(phrase)
+    return None if shift is None else base.replace(year=base.year + shift, month=1, day=1)
+
+
+def _rewrite_segment(segment: str, base: date, pattern: re.Pattern[str],
+                     found: list[tuple[str, str]]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        number = int(match.lastgroup[1:])
+        _, lang, granularity = (_PHRASES + [_FRENCH_HIER])[number]
+        absolute = resolve(match.group(0), lang, granularity, base)
+        if absolute is None:
+            return match.group(0)
+        found.append((match.group(0), absolute))
+        return absolute
+
+    return pattern.sub(replace, segment)
+
+
+def rewrite_line(line: str, base: date, pattern: re.Pattern[str] = _DEFAULT
+                 ) -> tuple[str, list[tuple[str, str]]]:
+    """Rewrite relative dates in one line outside code spans and link targets."""
+    found: list[tuple[str, str]] = []
+    pieces, last = [], 0
+    for protected in _PROTECTED.finditer(line):
+        pieces.append(_rewrite_segment(line[last:protected.start()], base, pattern, found))
+        pieces.append(protected.group(0))
+        last = protected.end()
+    pieces.append(_rewrite_segment(line[last:], base, pattern, found))
+    return "".join(pieces), found
+
+
+def rewrite_lines(lines: list[str], base: date, start: int = 0) -> tuple[list[str], list[Rewrite]]:
+    """Rewrite every line from `start` on, skipping fenced code blocks."""
+    pattern = _WITH_HIER if looks_french("\n".join(lines)) else _DEFAULT
+    out = list(lines)
+    rewrites: list[Rewrite] = []
+    in_fence = False
+    for number in range(start, len(lines)):
+        if _FENCE.match(lines[number]):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        new, found = rewrite_line(lines[number], base, pattern)
+        out[number] = new
+        rewrites += [Rewrite(number, phrase, absolute) for phrase, absolute in found]
+    return out, rewrites
+
+
+def has_relative_dates(lines: list[str]) -> bool:
+    pattern = _WITH_HIER if looks_french("\n".join(lines)) else _DEFAULT
+    in_fence = False
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and any(pattern.search(seg) for seg in _PROTECTED.split(line) if seg):
+            return True
+    return False
+
+
+def shift(day: date, days: int) -> date:
+    return day + timedelta(days=days)

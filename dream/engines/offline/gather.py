@@ -1,0 +1,87 @@
+"""Explicit requests in what the user said: remember, forget, rules, corrections.
+
+Only the user's own lines count (the assistant may quote or propose things
+the user never asked for). Each line is split into sentences, and a sentence
+is a request only if it *starts* with a request phrase; questions and lines
+that look like code are skipped, and so are throwaway phrases such as
+"don't worry" or "never mind".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+import polars as pl
+
+# kind, pattern (matched at the start of a sentence; group "text" is the memory)
+_REQUESTS: list[tuple[str, re.Pattern[str]]] = [
+    ("forget", re.compile(r"^(?:please\s+)?forget(?:\s+(?:about|that))?[\s:,]+(?P<text>.+)$", re.I)),
+    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь)(?:\s+(?:que|de|das|dass|про|о))?[\s:,]+(?P<text>.+)$", re.I)),
+    ("forget", re.compile(r"^(?:忘记|忘掉|忘了)[\s:：,，]*(?P<text>.+)$")),
+    ("remember", re.compile(r"^(?:please\s+)?(?:remember|keep in mind)(?:\s+that)?[\s:,]+(?P<text>.+)$", re.I)),
+    ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
+    ("remember", re.compile(r"^(?:记住|请记住|记一下|覚えておいて|기억해)[\s:：,，]*(?P<text>.+)$")),
+    ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no)\s*[,:;.!-]\s*(?P<text>.+)$", re.I)),
+    ("rule", re.compile(r"^(?P<text>(?:always|never|don't|dont|do not)\s+.+)$", re.I)),
+]
+# Phrases that start like a rule but ask for nothing.
+_NOT_RULES = re.compile(
+    r"^(?:don'?t|do not|never)\s+(?:worry|mind|bother|know|think so|understand|care|get it)\b", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_CODE_HINTS = re.compile(r"```|^\s*[$#>]\s|[{};]\s*$|=>|\b(?:def|class|import|function|return)\b.*[(:]")
+
+
+@dataclass(frozen=True)
+class Request:
+    kind: str  # remember | forget | rule | correction
+    text: str  # what to remember/forget, as the user said it
+    session: str
+    date: date
+    seq: int
+    sentence: str  # the whole sentence, for the report
+
+
+def looks_like_code(line: str) -> bool:
+    if _CODE_HINTS.search(line):
+        return True
+    symbols = sum(line.count(c) for c in "{}()[];=<>$|\\")
+    return symbols > max(4, len(line) // 12)
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def extract(sentence: str) -> tuple[str, str] | None:
+    """(kind, text) if the sentence is an explicit request."""
+    sentence = sentence.strip().strip("\"'“”").strip()
+    if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
+        return None
+    if _NOT_RULES.match(sentence):
+        return None
+    for kind, pattern in _REQUESTS:
+        match = pattern.match(sentence)
+        if match:
+            text = match.group("text").strip().rstrip(".。!！").strip()
+            if kind == "rule":
+                text = text[0].upper() + text[1:]
+            if len(text) >= 3:
+                return kind, text
+    return None
+
+
+def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
+    """All requests from user lines, ordered by date, session and position."""
+    if sessions is None or sessions.height == 0:
+        return []
+    users = sessions.filter(pl.col("role") == "user").sort(["date", "session", "seq"])
+    found = []
+    for row in users.iter_rows(named=True):
+        for sentence in sentences(row["text"] or ""):
+            hit = extract(sentence)
+            if hit:
+                kind, text = hit
+                found.append(Request(kind, text, str(row["session"]), row["date"], int(row["seq"]), sentence))
+    return found

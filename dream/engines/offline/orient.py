@@ -1,0 +1,138 @@
+"""Orient: read the staging copy into a store model and a list of memories.
+
+A *memory* is either a topic file (with the index lines that point to it)
+or an inline rule: an index list item without a link, which is the whole
+memory. The `Workspace` carries the store, the settings and the report
+through the phases, so each phase is a set of plain functions over it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from ...config import Settings
+from ...store import TEAM_DIR, Store, TopicFile, parse_index_line, resolve_link
+from ...tree import INDEX_NAME, Tree, atomic_write, read_tree
+from ..base import Change
+
+ARCHIVE_NAME = "archive.md"
+
+
+@dataclass
+class Memory:
+    kind: str  # topic | rule
+    key: str  # topic path, or the rule's index line text
+    text: str  # what duplicates and forget requests are matched against
+    label: str  # what the report calls it
+    order: int  # earlier = older / first indexed
+    scope: str  # "team" or "personal": never merged across
+
+    @property
+    def path(self) -> str | None:
+        return self.key if self.kind == "topic" else None
+
+
+@dataclass
+class Workspace:
+    store: Store
+    settings: Settings
+    today: date
+    changes: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def change(self, action: str, path: str, reason: str, detail: str = "", source: str = "") -> None:
+        self.changes.append(Change(action, path, reason, detail, source))
+
+    def note(self, message: str) -> None:
+        if message not in self.notes:
+            self.notes.append(message)
+
+
+def load(staging: Path, settings: Settings, today: date) -> tuple[Workspace, Tree]:
+    tree = read_tree(staging)
+    return Workspace(Store.from_tree(tree), settings, today), tree
+
+
+def save(ws: Workspace, staging: Path, before: Tree) -> None:
+    """Write the files that changed into staging, and delete removed ones."""
+    after = ws.store.to_tree()
+    for path in sorted(set(before) - set(after)):
+        target = staging / path
+        if target.is_file():
+            os.unlink(target)
+    for path, data in after.items():
+        if before.get(path) != data:
+            atomic_write(staging / path, data)
+
+
+def scope_of(path: str) -> str:
+    return "team" if path.split("/", 1)[0] == TEAM_DIR else "personal"
+
+
+def is_archive(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] == ARCHIVE_NAME
+
+
+def index_targets(store: Store) -> dict[str, int]:
+    """Store paths linked from the index, with the line number of their first link."""
+    first: dict[str, int] = {}
+    for number, line in enumerate(store.parsed_index()):
+        for target in line.links:
+            resolved = resolve_link(INDEX_NAME, target)
+            if resolved and resolved not in first:
+                first[resolved] = number
+    return first
+
+
+def topic_text(topic: TopicFile) -> str:
+    """The content two copies of a memory would share (not the file name)."""
+    return f"{topic.description}\n{topic.body}".strip()
+
+
+def memories(store: Store) -> list[Memory]:
+    """Every topic file and inline rule, oldest (first indexed) first."""
+    found: list[Memory] = []
+    linked = index_targets(store)
+    unlinked_base = len(store.index_lines) + 1
+    for rank, (path, topic) in enumerate(sorted(store.topics.items())):
+        if is_archive(path):
+            continue
+        order = linked.get(path, unlinked_base + rank)
+        found.append(Memory("topic", path, topic_text(topic), path, order, scope_of(path)))
+    for number, line in enumerate(store.parsed_index()):
+        if line.kind == "rule":
+            found.append(Memory("rule", line.text, line.hook, f"{INDEX_NAME} line {number + 1}",
+                                number, "personal"))
+    found.sort(key=lambda m: (m.order, m.key))
+    return found
+
+
+def editable(topic: TopicFile) -> bool:
+    """A topic file we may edit: it follows the format, or has no frontmatter at all.
+
+    A file with no frontmatter gets one when first edited; a file whose
+    frontmatter is malformed or has a non-standard type is left alone, since
+    fixing it would mean guessing what its author meant.
+    """
+    problems = topic.format_problems
+    return not problems or problems == ["no frontmatter"]
+
+
+def guess_type(path: str) -> str:
+    stem = path.rsplit("/", 1)[-1]
+    for type_ in ("feedback", "project", "reference", "user"):
+        if stem.startswith(type_):
+            return type_
+    return "project"
+
+
+def ensure_frontmatter(ws: Workspace, topic: TopicFile, reason: str) -> None:
+    """Add minimal frontmatter to a file about to be edited that has none."""
+    if topic.frontmatter is not None:
+        return
+    description = next((l.strip("# ").strip() for l in topic.body_lines if l.strip()), topic.stem)
+    topic.add_frontmatter(topic.heading or topic.stem, description[:150], guess_type(topic.path))
+    ws.change("updated", topic.path, f"added frontmatter (name, description, type) because {reason}")

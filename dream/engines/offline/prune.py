@@ -1,0 +1,304 @@
+"""Prune: keep the index true and within budget without losing a word.
+
+- Pointers to missing files are repaired when the file moved (same file
+  name elsewhere, or a topic whose `name` matches), else their line moves to
+  the archive file.
+- Topic files nobody points to (orphans) get an index line.
+- Index lines over 150 characters are shortened; the full text goes to the
+  topic file (or a new one for a line without a link).
+- An index over 200 lines or 25,000 bytes has its oldest entries (from the
+  top) moved to the archive file.
+The archive (``archive.md``, type reference) is itself indexed, and links in
+it count as pointers, so archived entries stay reachable.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from ...store import (TopicFile, format_index_line, new_topic_text, parse_index_line,
+                      resolve_link, IndexLine)
+from ...tree import INDEX_NAME
+from ...validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
+from .orient import ARCHIVE_NAME, Workspace, editable, ensure_frontmatter, guess_type, is_archive
+from .similarity import normalize
+from .text import MAX_LINE, fit_line, one_line, shorten
+
+ARCHIVE_DESCRIPTION = "Index entries dream moved out of MEMORY.md (broken pointers, over budget); nothing deleted"
+ARCHIVE_HOOK = "entries moved out of this index; look here when a pointer seems missing"
+
+
+def prune(ws: Workspace) -> None:
+    repair_pointers(ws)
+    drop_repeated_lines(ws)
+    shorten_long_lines(ws)  # before orphans: a cut hook may drop a [[wikilink]]
+    index_orphans(ws)
+    enforce_budget(ws)
+
+
+# ---------------------------------------------------------------- archive
+
+
+def archive_path(ws: Workspace) -> str:
+    """`archive.md`, or another free name if an unusable archive.md exists."""
+    topic = ws.store.topics.get(ARCHIVE_NAME)
+    if topic is None or editable(topic):
+        return ARCHIVE_NAME
+    candidate = "dream_archive.md"
+    existing = ws.store.topics.get(candidate)
+    return candidate if existing is None or editable(existing) else ws.store.free_path("dream_archive")
+
+
+def archive_lines(ws: Workspace, lines: list[str], reason: str) -> str:
+    """Append index lines, verbatim, under a dated heading of the archive file."""
+    store = ws.store
+    path = archive_path(ws)
+    topic = store.topics.get(path)
+    if topic is None:
+        body = ["# Archived index entries", "",
+                "Lines dream moved out of MEMORY.md, word for word, with the reason."]
+        topic = store.add_topic(path, new_topic_text("archive", ARCHIVE_DESCRIPTION, "reference", body,
+                                                     newline=store.newline))
+        ws.change("created", path, "archive for index entries that cannot stay in the index")
+    else:
+        ensure_frontmatter(ws, topic, "index entries were archived into it")
+    topic.append_body([f"## {ws.today.isoformat()} — {reason}", ""] + lines)
+    _ensure_archive_indexed(ws, path)
+    return path
+
+
+def _ensure_archive_indexed(ws: Workspace, path: str) -> None:
+    for line in ws.store.parsed_index():
+        if any(resolve_link(INDEX_NAME, t) == path for t in line.links):
+            return
+    ws.store.index_lines.append(fit_line("Archive", path, ARCHIVE_HOOK))
+    ws.change("indexed", INDEX_NAME, f"index line for the archive file {path}")
+
+
+def _pointed(line: IndexLine, path: str) -> bool:
+    return any(resolve_link(INDEX_NAME, t) == path for t in line.links)
+
+
+# ---------------------------------------------------------------- broken pointers
+
+
+def _by_basename(ws: Workspace) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in sorted(ws.store.topics):
+        found.setdefault(posixpath.basename(path), []).append(path)
+    return found
+
+
+def _by_name(ws: Workspace) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path, topic in sorted(ws.store.topics.items()):
+        if topic.name:
+            found.setdefault(normalize(topic.name), []).append(path)
+    return found
+
+
+def find_moved(ws: Workspace, target: str, title: str, basenames, names) -> str | None:
+    """Where a missing link target went: same file name, or a topic named like it."""
+    candidates = basenames.get(posixpath.basename(target), [])
+    if len(candidates) == 1:
+        return candidates[0]
+    for key in (posixpath.splitext(posixpath.basename(target))[0], title):
+        candidates = names.get(normalize(key), []) if normalize(key) else []
+        if len(candidates) == 1:
+            return candidates[0]
+    return None
+
+
+def repair_pointers(ws: Workspace) -> None:
+    store = ws.store
+    basenames, names = _by_basename(ws), _by_name(ws)
+    present = store.paths()
+    to_archive: list[str] = []
+    kept: list[str] = []
+    for text in store.index_lines:
+        line = parse_index_line(text)
+        missing = [t for t in line.links if _is_missing(t, present)]
+        if not missing:
+            kept.append(text)
+            continue
+        new_text = text
+        for target in missing:
+            moved = find_moved(ws, resolve_link(INDEX_NAME, target), line.title, basenames, names)
+            if moved:
+                new_text = new_text.replace(f"]({target})", f"]({moved})")
+                ws.change("repaired", INDEX_NAME, f"pointer to missing {target} now points to {moved}",
+                          one_line(text), moved)
+        line_now = parse_index_line(new_text)
+        still_missing = line.kind == "link" and _is_missing(line_now.target, present)
+        if still_missing:
+            to_archive.append(new_text)
+            ws.change("archived", INDEX_NAME, f"points to missing file {resolve_link(INDEX_NAME, line_now.target)}",
+                      one_line(new_text))
+        else:
+            if any(_is_missing(t, present) for t in line_now.links):
+                ws.note(f"{INDEX_NAME}: line “{shorten(new_text, 80)}” links a missing file; left as is")
+            kept.append(new_text)
+    store.index_lines[:] = kept
+    for text in store.index_lines:
+        for target in parse_index_line(text).links:
+            if resolve_link(INDEX_NAME, target) is None and target.endswith(".md") and not re.match(r"^\w+://", target):
+                ws.note(f"{INDEX_NAME}: link {target} leaves the store; not checked")
+    if to_archive:
+        archive_lines(ws, to_archive, "pointers to files that no longer exist")
+
+
+def _is_missing(target: str, present: set[str]) -> bool:
+    resolved = resolve_link(INDEX_NAME, target)
+    return resolved is not None and resolved.endswith(".md") and resolved not in present
+
+
+# ---------------------------------------------------------------- repeated lines
+
+
+def drop_repeated_lines(ws: Workspace) -> None:
+    """Drop index entries that repeat an earlier entry word for word."""
+    seen: set[str] = set()
+    kept = []
+    for text in ws.store.index_lines:
+        line = parse_index_line(text)
+        key = text.strip()
+        if line.is_entry and key in seen:
+            ws.change("merged", INDEX_NAME, "index line repeated an earlier one word for word", key)
+            continue
+        seen.add(key)
+        kept.append(text)
+    ws.store.index_lines[:] = kept
+
+
+# ---------------------------------------------------------------- orphans
+
+
+def referenced_paths(ws: Workspace) -> set[str]:
+    """Files reachable from an index: MEMORY.md, a sub-folder MEMORY.md, or the archive."""
+    store = ws.store
+    found: set[str] = set()
+    stems = {t.stem: p for p, t in store.topics.items()}
+    names = {normalize(t.name): p for p, t in store.topics.items() if t.name}
+    sources = [(INDEX_NAME, store.index_lines)]
+    sources += [(p, t.text.lines) for p, t in store.topics.items()
+                if is_archive(p) or posixpath.basename(p) == INDEX_NAME]
+    for where, lines in sources:
+        for text in lines:
+            line = parse_index_line(text)
+            for target in line.links:
+                resolved = resolve_link(where, target)
+                if resolved:
+                    found.add(resolved)
+            for wiki in re.findall(r"\[\[([^\]|#\n]+)", text):
+                hit = stems.get(wiki.strip()) or names.get(normalize(wiki))
+                if hit:
+                    found.add(hit)
+    return found
+
+
+def index_orphans(ws: Workspace) -> None:
+    store = ws.store
+    reached = referenced_paths(ws)
+    for path, topic in sorted(store.topics.items()):
+        if path in reached or posixpath.basename(path) == INDEX_NAME:
+            continue
+        hook = topic.description or next((l.strip("# ") for l in topic.body_lines if l.strip()), "")
+        store.index_lines.append(fit_line(topic.title, path, hook))
+        ws.change("indexed", INDEX_NAME, f"{path} had no index line (orphan)", store.index_lines[-1], path)
+    for path in sorted(store.unparseable):
+        if path not in reached:
+            ws.note(f"{path}: not indexed: {store.unparseable[path]}")
+
+
+# ---------------------------------------------------------------- long lines
+
+
+def shorten_long_lines(ws: Workspace) -> None:
+    lines = ws.store.index_lines
+    for number, text in enumerate(list(lines)):
+        if len(text) <= MAX_LINE:
+            continue
+        line = parse_index_line(text)
+        if line.kind == "link":
+            lines[number] = _shorten_link_line(ws, text, line)
+        else:
+            lines[number] = _demote_line(ws, text, line)
+
+
+def _line_prefix(text: str) -> str:
+    return re.match(r"^\s*", text).group(0)
+
+
+def _shorten_link_line(ws: Workspace, text: str, line: IndexLine) -> str:
+    resolved = resolve_link(INDEX_NAME, line.target)
+    topic = ws.store.topics.get(resolved) if resolved else None
+    indent = _line_prefix(text)
+    short = indent + fit_line(line.title, line.target, line.hook, MAX_LINE - len(indent))
+    if topic is not None and editable(topic):
+        if normalize(line.hook) and normalize(line.hook) not in normalize("\n".join(topic.text.lines)):
+            ensure_frontmatter(ws, topic, "the full index hook was moved into it")
+            topic.append_body([line.hook])
+            where = resolved
+        else:
+            where = f"{resolved} (already there)"
+    else:
+        where = archive_lines(ws, [text], "full text of an index line that was shortened")
+    ws.change("shortened", INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
+              f"full text kept in {where}", resolved or "")
+    return short
+
+
+def _demote_line(ws: Workspace, text: str, line: IndexLine) -> str:
+    """Move a long line without a link into its own topic file; index that file."""
+    store = ws.store
+    content = line.hook if line.kind == "rule" else text.strip().lstrip("#> ").strip()
+    type_ = "feedback" if re.match(r"^\W*(always|never|don'?t|do not|prefer|use)\b", content, re.I) else "project"
+    from .consolidate import slug  # shared naming rule
+
+    path = store.free_path(f"{type_}_{slug(content)}")
+    title = shorten(re.sub(r"[*_`]", "", content), 50)
+    store.add_topic(path, new_topic_text(title, shorten(content, MAX_LINE), type_, [content],
+                                         newline=store.newline))
+    ws.change("created", path, "holds the full text of an index line over the length limit", shorten(content, 100))
+    indent = _line_prefix(text) if line.kind == "rule" else ""
+    short = indent + fit_line(title, path, content, MAX_LINE - len(indent))
+    ws.change("shortened", INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
+              f"full text kept in {path}", path)
+    return short
+
+
+# ---------------------------------------------------------------- budget
+
+
+def _size(lines: list[str], newline: str) -> int:
+    return sum(len(line.encode("utf-8")) + len(newline) for line in lines)
+
+
+def enforce_budget(ws: Workspace) -> None:
+    store = ws.store
+    lines = store.index_lines
+    newline = store.newline
+    if len(lines) <= MAX_INDEX_LINES and _size(lines, newline) <= MAX_INDEX_BYTES:
+        return
+    archive = archive_path(ws)
+    if not any(_pointed(parse_index_line(t), archive) for t in lines):
+        lines.append(fit_line("Archive", archive, ARCHIVE_HOOK))  # reserve its line first
+    parsed = [parse_index_line(t) for t in lines]
+    order = [i for i, p in enumerate(parsed) if p.is_entry and not _pointed(p, archive)]
+    order += [i for i, p in enumerate(parsed) if p.kind == "prose"]
+    order += [i for i, p in enumerate(parsed) if p.kind in ("heading", "blank")]
+    count, size = len(lines), _size(lines, newline)
+    moved: set[int] = set()
+    for i in order:
+        if count <= MAX_INDEX_LINES and size <= MAX_INDEX_BYTES:
+            break
+        moved.add(i)
+        count -= 1
+        size -= len(lines[i].encode("utf-8")) + len(newline)
+    archived = [lines[i] for i in sorted(moved) if lines[i].strip()]
+    lines[:] = [t for i, t in enumerate(lines) if i not in moved]
+    archive_lines(ws, archived, "oldest entries, moved to keep the index within budget")
+    ws.change("archived", INDEX_NAME,
+              f"index over budget ({MAX_INDEX_LINES} lines / {MAX_INDEX_BYTES} bytes)",
+              f"moved the {len(moved)} oldest line(s) to {archive}")

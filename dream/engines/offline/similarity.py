@@ -1,0 +1,136 @@
+"""Finding near-duplicate texts without comparing every pair.
+
+Comparing all pairs is quadratic: 5,000 memories would be 12.5 million
+rapidfuzz calls. Instead we use *prefix filtering*: each text's tokens are
+sorted from rarest to commonest, and two texts are compared only if they
+share one of the rare tokens at the front of that order. Two texts that are
+90% alike share most of their tokens, so they almost surely share a rare one;
+texts without any rare token in common are never compared. A length filter
+then drops pairs whose sizes alone rule out the threshold, and rapidfuzz
+scores what is left.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import defaultdict
+
+from rapidfuzz import fuzz
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = re.compile(r"\w+")
+
+
+def normalize(text: str) -> str:
+    """Lowercase, unify Unicode forms, drop punctuation and extra spaces."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = re.sub(r"[^\w\s]", " ", text)
+    return " ".join(text.split())
+
+
+def tokens(normalized: str) -> set[str]:
+    """Words for alphabetic scripts, character pairs for CJK (no spaces there)."""
+    found: set[str] = set()
+    for word in _WORD.findall(normalized):
+        if _CJK.search(word):
+            chars = [c for c in word]
+            found.update(a + b for a, b in zip(chars, chars[1:]))
+            if len(chars) == 1:
+                found.add(word)
+        else:
+            found.add(word)
+    return found
+
+
+def _prefix_length(size: int, threshold: float) -> int:
+    """How many rarest tokens to index so that similar texts share one.
+
+    For a token-overlap threshold t, two sets whose overlap reaches t share
+    at least one of the first size - ceil(t * size) + 1 tokens. Character
+    ratio and token overlap are not the same measure, so t is set a good
+    deal below the rapidfuzz threshold to stay generous.
+    """
+    overlap = max(0.4, threshold / 100 - 0.2)
+    return max(1, size - math.ceil(overlap * size) + 1)
+
+
+def similar_pairs(texts: list[str], threshold: float, scopes: list[str] | None = None
+                  ) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, score) with i < j whose rapidfuzz ratio reaches `threshold`.
+
+    Texts are compared only within the same scope (e.g. ``team`` vs personal
+    memories). Empty texts never match.
+    """
+    scopes = scopes or [""] * len(texts)
+    norms = [normalize(t) for t in texts]
+    token_sets = [tokens(n) for n in norms]
+    frequency: dict[tuple[str, str], int] = defaultdict(int)
+    for scope, toks in zip(scopes, token_sets):
+        for tok in toks:
+            frequency[(scope, tok)] += 1
+    postings: dict[tuple[str, str], list[int]] = defaultdict(list)
+    pairs: list[tuple[int, int, float]] = []
+    for j, (scope, toks) in enumerate(zip(scopes, token_sets)):
+        if not norms[j]:
+            continue
+        ordered = sorted(toks, key=lambda t: (frequency[(scope, t)], t))
+        prefix = ordered[: _prefix_length(len(ordered), threshold)]
+        candidates: set[int] = set()
+        for tok in prefix:
+            candidates.update(postings[(scope, tok)])
+            postings[(scope, tok)].append(j)
+        for i in sorted(candidates):
+            score = _score(norms[i], norms[j], threshold)
+            if score is not None:
+                pairs.append((i, j, score))
+    return pairs
+
+
+def _score(a: str, b: str, threshold: float) -> float | None:
+    if a == b:
+        return 100.0
+    shorter, longer = sorted((len(a), len(b)))
+    if 200 * shorter / (shorter + longer) < threshold:  # ratio can't reach it
+        return None
+    score = fuzz.ratio(a, b, score_cutoff=threshold)
+    return score if score >= threshold else None
+
+
+def group_pairs(count: int, pairs: list[tuple[int, int, float]]) -> list[list[int]]:
+    """Connected groups (size >= 2) of the pairs, each sorted, in order of first member."""
+    parent = list(range(count))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j, _ in pairs:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for x in range(count):
+        groups[find(x)].append(x)
+    return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
+
+
+def best_match(query: str, texts: list[str], threshold: float) -> tuple[int | None, float, bool]:
+    """The text that best contains the query's words: (index, score, ambiguous).
+
+    Uses token_set_ratio, which reaches 100 when every word of the query is
+    in the text; `ambiguous` is True when two texts share the best score.
+    """
+    q = normalize(query)
+    if not q:
+        return None, 0.0, False
+    scored = [(fuzz.token_set_ratio(q, normalize(t)), i) for i, t in enumerate(texts)]
+    scored = [(s, i) for s, i in scored if s >= threshold]
+    if not scored:
+        return None, 0.0, False
+    scored.sort(key=lambda si: (-si[0], si[1]))
+    ambiguous = len(scored) > 1 and scored[1][0] == scored[0][0]
+    return scored[0][1], scored[0][0], ambiguous
