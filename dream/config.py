@@ -31,7 +31,7 @@ class Settings(BaseModel):
     min_sessions: int = Field(5, ge=0)
     # engine
     engine: Literal["auto", "offline", "claude"] = "auto"
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"  # a current Sonnet from anthropic.types.Model
     instructions: str | None = None
     similarity_threshold: float = Field(90.0, ge=0, le=100)
     # claude engine budgets

@@ -1,0 +1,221 @@
+"""The Claude engine: a forked agent that consolidates the staging copy through the Messages API.
+
+One run is one conversation driven by the SDK's tool runner: the stable
+system prompt and tool definitions first (marked for prompt caching), then
+tonight's dream prompt, then as many model turns as the model needs and the
+budgets allow. The agent's only tools are the memory tool rooted at staging
+and the read-only log tools; there is no shell and no network tool.
+
+The SDK client retries 429, 5xx, 529 (overloaded) and dropped connections
+with backoff (`MAX_RETRIES`). When the retries run out the engine raises
+`EngineFailed(reason="api")`; a budget passed raises `BudgetExceeded`. Either
+way the pipeline discards the staging copy, so nothing partial is proposed.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from ...errors import EngineFailed, RunFailed
+from ...outcomes import Usage
+from ...tree import Tree, read_tree
+from ..base import Change, EngineInput, EngineResult
+from .budget import Budget
+from .log_tools import make_log_tools
+from .memory_tool import StagingMemoryTool
+from .prompts import render_dream, render_system
+
+MAX_RETRIES = 4
+MAX_REQUEST_SECONDS = 600.0
+CACHE = {"type": "ephemeral"}
+SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
+
+
+class ClaudeEngine:
+    """The `claude` engine. One instance serves one run (consolidate, then maybe one correction)."""
+
+    name = "claude"
+
+    def __init__(self, client: anthropic.Anthropic | None = None) -> None:
+        self._client = client
+        self._budget: Budget | None = None
+        self._transcript: list[dict[str, Any]] = []  # the conversation so far, for the corrective turn
+        self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
+
+    # -- the engine contract -----------------------------------------------------
+
+    def consolidate(self, inp: EngineInput) -> EngineResult:
+        self._budget = Budget(inp.settings)
+        first = {"role": "user", "content": [{"type": "text", "text": self._dream_prompt(inp)}]}
+        self._transcript = [first]
+        return self._converse(inp)
+
+    def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
+        """One corrective turn: tell the model what validation found, and let it fix the staging copy.
+
+        On the instance that ran `consolidate`, the conversation goes on. On a
+        fresh instance, a new conversation starts from the store as the first
+        pass left it, with a fresh budget.
+        """
+        listed = "\n".join(f"- {p}" for p in problems) or "- (no details)"
+        if self._budget is None or not self._transcript:
+            self._budget = Budget(inp.settings)
+            first = (
+                self._dream_prompt(inp)
+                + "\n\nAn earlier pass already did tonight's dream; the store above is its result. It does not"
+                " pass validation yet:\n"
+                f"{listed}\n\nFix exactly these problems with the memory tool, change nothing else, and reply"
+                " with a summary of your fixes."
+            )
+            self._transcript = [{"role": "user", "content": [{"type": "text", "text": first}]}]
+        else:
+            self._append_user_text(
+                "The store you left does not pass validation, so it cannot be proposed yet:\n"
+                f"{listed}\n\nFix exactly these problems with the memory tool, then reply with your summary again."
+            )
+        return self._converse(inp)
+
+    # -- one conversation ------------------------------------------------------
+
+    def _converse(self, inp: EngineInput) -> EngineResult:
+        assert self._budget is not None
+        before = read_tree(inp.staging)
+        spent_before = Usage(**vars(self._budget.usage))
+        memory = StagingMemoryTool(inp.staging)
+        final = self._run_tools(inp, memory)
+        self.refusals.extend(memory.refusals)
+        summary = _text_of(final)
+        changes = describe_changes(before, read_tree(inp.staging), summary)
+        return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before))
+
+    def _run_tools(self, inp: EngineInput, memory: StagingMemoryTool) -> Any:
+        assert self._budget is not None
+        settings = inp.settings
+        tools = [memory, *make_log_tools(inp.sessions, inp.catalog)]
+        system = [{"type": "text", "text": render_system(), "cache_control": CACHE}]
+        self._budget.check_time_left()
+        runner = self._client_for(settings).beta.messages.tool_runner(
+            model=settings.model,
+            max_tokens=min(settings.max_tokens_per_turn, settings.max_output_tokens),
+            system=system,
+            tools=tools,
+            messages=list(self._transcript),
+            cache_control=CACHE,  # also cache the conversation so far, turn after turn
+            thread=False,  # send the whole history each turn; the cache makes the repeat cheap
+            max_iterations=settings.max_turns + 1,
+        )
+        final = None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "tool not found": the model gets an error result
+                for reply in runner:
+                    final = reply
+                    self._take_turn(runner, reply)
+        except RunFailed as err:
+            raise self._with_usage(err) from None
+        except anthropic.APIStatusError as err:
+            raise self._with_usage(EngineFailed(_describe_status(err), reason="api")) from None
+        except anthropic.APIConnectionError as err:
+            self._raise_if_out_of_time()
+            message = _describe_connection(err, self._client_for(settings))
+            raise self._with_usage(EngineFailed(message, reason="api")) from None
+        except anthropic.AnthropicError as err:
+            raise self._with_usage(EngineFailed(f"the Anthropic SDK failed: {err}", reason="api")) from None
+        if final is None:
+            raise EngineFailed("the Anthropic API returned no reply", reason="api")
+        return final
+
+    def _take_turn(self, runner: Any, reply: Any) -> None:
+        """Account for one reply; record it and its tool results in the transcript."""
+        assert self._budget is not None
+        wants_tools = reply.stop_reason == "tool_use"
+        self._budget.record(reply.usage)
+        self._budget.check(wants_more=wants_tools)
+        self._transcript.append(reply.to_param())  # the same param the runner sends back
+        if wants_tools:
+            results = runner.generate_tool_call_response()  # cached: the runner sends these same results
+            if results is not None:
+                self._transcript.append(results)
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _with_usage(self, err: RunFailed) -> RunFailed:
+        """Attach what the run spent, so a failed run's history still shows its tokens."""
+        err.usage = Usage(**vars(self._budget.usage)) if self._budget else Usage()  # type: ignore[attr-defined]
+        return err
+
+    def _raise_if_out_of_time(self) -> None:
+        """A request that timed out after the wall clock ran out is the timeout budget, not an API fault."""
+        if self._budget is not None:
+            try:
+                self._budget.check_time_left()
+            except RunFailed as err:
+                raise self._with_usage(err) from None
+
+    def _client_for(self, settings: Any) -> anthropic.Anthropic:
+        """The SDK client: it reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself."""
+        if self._client is None:
+            if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+                raise EngineFailed("ANTHROPIC_API_KEY is not set; the claude engine needs it", reason="api")
+            self._client = anthropic.Anthropic(
+                max_retries=MAX_RETRIES, timeout=min(settings.timeout_seconds, MAX_REQUEST_SECONDS)
+            )
+        return self._client
+
+    def _dream_prompt(self, inp: EngineInput) -> str:
+        return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions)
+
+    def _append_user_text(self, text: str) -> None:
+        self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})
+
+
+def describe_changes(before: Tree, after: Tree, summary: str) -> list[Change]:
+    """What changed in staging, file by file, with the model's own reason where its summary gives one."""
+    changes = []
+    for path in sorted(before.keys() | after.keys()):
+        if before.get(path) == after.get(path):
+            continue
+        action = "created" if path not in before else "deleted" if path not in after else "updated"
+        line = _summary_line_for(path, summary)
+        if line and action == "deleted" and line.lower().lstrip("-* ").startswith("merged"):
+            action = "merged"
+        reason = line or "changed by the model; its summary gives no reason for this file"
+        changes.append(Change(action=action, path=path, reason=reason, source="claude"))
+    return changes
+
+
+def _summary_line_for(path: str, summary: str) -> str:
+    name = Path(path).name
+    for line in summary.splitlines():
+        text = line.strip().lstrip("-* ").strip()
+        if (path in text or name in text) and text.lower().startswith(SUMMARY_VERBS):
+            return text
+    for line in summary.splitlines():
+        if path in line or name in line:
+            return line.strip().lstrip("-* ").strip()
+    return ""
+
+
+def _text_of(message: Any) -> str:
+    return "\n".join(b.text for b in message.content if getattr(b, "type", "") == "text").strip()
+
+
+def _minus(total: Usage, earlier: Usage) -> Usage:
+    return Usage(**{k: v - getattr(earlier, k) for k, v in vars(total).items()})
+
+
+def _describe_status(err: anthropic.APIStatusError) -> str:
+    message = err.message if isinstance(err.message, str) else str(err)
+    retried = err.status_code in (408, 409, 429) or err.status_code >= 500
+    after = f" after {MAX_RETRIES} retries" if retried else ""
+    return f"the Anthropic API answered {err.status_code}{after}: {message}"[:500]
+
+
+def _describe_connection(err: anthropic.APIConnectionError, client: anthropic.Anthropic) -> str:
+    kind = "timed out" if isinstance(err, anthropic.APITimeoutError) else "failed"
+    return f"the connection to the Anthropic API at {client.base_url} {kind} after {MAX_RETRIES} retries"

@@ -1,0 +1,139 @@
+"""Read-only tools over the gathered, redacted sessions.
+
+The agent never reads log files from disk: it reads the rows the pipeline
+gathered and redacted (a polars DataFrame with columns session, date, seq,
+role, text). Three tools, SDK function tools (`BetaFunctionTool`):
+
+- ``list_sessions``: the catalog (id, date, title, entries, characters);
+- ``read_session``: a window of entries of one session;
+- ``search_logs``: a case-insensitive regular expression over all entries,
+  with a cap on the hits.
+
+Bad arguments come back as tool errors (`ToolError`), never as exceptions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import polars as pl
+from anthropic.lib.tools import BetaFunctionTool, ToolError
+
+MAX_WINDOW = 200  # entries per read_session call
+MAX_HITS = 50  # hits per search_logs call
+MAX_ENTRY_CHARS = 2000  # one entry shown in full up to this length
+MAX_PATTERN_CHARS = 200
+
+
+class LogTool(BetaFunctionTool[Any]):
+    """A function tool whose bad input comes back as a clear tool error.
+
+    The SDK's function tool raises ValueError on arguments that don't fit the
+    signature; the runner would turn that into an error result too, but would
+    also log a traceback. Here it is one line for the model and nothing else.
+    """
+
+    def call(self, input: object) -> Any:
+        try:
+            return super().call(input)
+        except (ValueError, TypeError) as err:
+            cause = err.__cause__ or err
+            first = cause.errors()[0] if hasattr(cause, "errors") else None
+            detail = f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}" if first else str(err)
+            raise ToolError(f"Malformed input for {self.name}: {detail}") from None
+
+
+def make_log_tools(sessions: pl.DataFrame, catalog: list[Any]) -> list[BetaFunctionTool[Any]]:
+    """The three log tools, bound to this run's sessions."""
+    rows = _ordered(sessions)
+    by_session: dict[str, pl.DataFrame] = {}
+    if not rows.is_empty():
+        by_session = {str(sid): frame for (sid,), frame in rows.group_by("session", maintain_order=True)}
+    titles = {str(getattr(s, "session_id", "")): s for s in catalog}
+
+    def list_sessions() -> str:
+        """List the sessions gathered for this dream: id, date, title, number of entries and characters."""
+        if not by_session:
+            return "No sessions changed since the last dream."
+        lines = ["session | date | title | entries | chars"]
+        for sid, frame in by_session.items():
+            meta = titles.get(sid)
+            title = getattr(meta, "title", "") or ""
+            day = frame["date"][0] if "date" in frame.columns else getattr(meta, "date", "")
+            chars = sum(len(t or "") for t in frame["text"])
+            lines.append(f"{sid} | {day} | {title} | {frame.height} | {chars}")
+        return "\n".join(lines)
+
+    def read_session(session_id: str, start: int = 1, count: int = 100) -> str:
+        """Read a window of entries of one session, in order.
+
+        Args:
+            session_id: the id shown by list_sessions.
+            start: the first entry to show, counting from 1.
+            count: how many entries to show (at most 200).
+        """
+        frame = by_session.get(session_id)
+        if frame is None:
+            raise ToolError(f"Unknown session {session_id!r}; list_sessions shows the ids")
+        if start < 1 or count < 1:
+            raise ToolError("start and count must be at least 1")
+        count = min(count, MAX_WINDOW)
+        window = frame.slice(start - 1, count)
+        if window.height == 0:
+            raise ToolError(f"Session {session_id} has {frame.height} entries; start {start} is past the end")
+        end = start + window.height - 1
+        header = f"Session {session_id}, entries {start}-{end} of {frame.height}:"
+        body = [_entry(start + i, row) for i, row in enumerate(window.iter_rows(named=True))]
+        return "\n".join([header, *body])
+
+    def search_logs(pattern: str, session_id: str | None = None, max_hits: int = 20) -> str:
+        """Search the entries of the gathered sessions with a case-insensitive regular expression.
+
+        Args:
+            pattern: a Python regular expression (plain words work too).
+            session_id: search only this session (optional).
+            max_hits: how many matching entries to return (at most 50).
+        """
+        regex = _compile(pattern)
+        max_hits = max(1, min(max_hits, MAX_HITS))
+        frames = by_session.items() if session_id is None else [(session_id, by_session.get(session_id))]
+        hits: list[str] = []
+        total = 0
+        for sid, frame in frames:
+            if frame is None:
+                raise ToolError(f"Unknown session {session_id!r}; list_sessions shows the ids")
+            for i, row in enumerate(frame.iter_rows(named=True), start=1):
+                if regex.search(row["text"] or ""):
+                    total += 1
+                    if len(hits) < max_hits:
+                        hits.append(f"{sid} " + _entry(i, row))
+        if not hits:
+            return f"No entries match {pattern!r}."
+        more = f" (showing {len(hits)}; narrow the pattern to see the rest)" if total > len(hits) else ""
+        return f"{total} matching entries{more}:\n" + "\n".join(hits)
+
+    return [LogTool(list_sessions), LogTool(read_session), LogTool(search_logs)]
+
+
+def _ordered(sessions: pl.DataFrame) -> pl.DataFrame:
+    if sessions.is_empty():
+        return sessions
+    keys = [c for c in ("date", "session", "seq") if c in sessions.columns]
+    return sessions.sort(keys)
+
+
+def _entry(number: int, row: dict[str, Any]) -> str:
+    text = row.get("text") or ""
+    if len(text) > MAX_ENTRY_CHARS:
+        text = text[:MAX_ENTRY_CHARS] + f" […{len(text) - MAX_ENTRY_CHARS} more characters]"
+    return f"#{number} [{row.get('role', '?')}] {text}"
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    if not pattern or len(pattern) > MAX_PATTERN_CHARS:
+        raise ToolError(f"The pattern must be 1 to {MAX_PATTERN_CHARS} characters long")
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as err:
+        raise ToolError(f"Bad regular expression {pattern!r}: {err}") from None

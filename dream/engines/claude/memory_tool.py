@@ -1,0 +1,260 @@
+"""The memory tool the agent edits its store with, rooted at the run's staging copy.
+
+It speaks the SDK's ``memory_20250818`` commands (view, create, str_replace,
+insert, delete, rename) on top of `BetaAbstractMemoryTool`, so the tool
+definition and the command parsing are the SDK's. The agent sees the staging
+folder as ``/memories``. Everything it may not do is refused with the SDK's
+`ToolError`, which the tool runner hands back to the model as an ``is_error``
+tool result: the run goes on and nothing on disk changes.
+
+Refused:
+- paths that are not under ``/memories``, ``..`` parts, hidden parts, and any
+  symlink on the way (checked on the resolved path as well);
+- anything under ``logs/``, ``sessions/`` or ``.dream/`` (logs are read with
+  the log tools, and ``.dream/`` belongs to dream);
+- a new file in ``team/`` (create, or rename into it), and moving a team file
+  out of it; editing or deleting existing team files is allowed, so that
+  duplicates within ``team/`` can be merged;
+- a file over 100 KB, content that is not text (NUL or other control bytes,
+  unpaired surrogates), a file that is not ``.md``;
+- deleting or renaming a folder, and malformed commands.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pydantic
+from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.types.beta import (
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+from ...tree import NOT_MEMORY_DIRS, atomic_write
+
+ROOT = "/memories"
+MAX_FILE_BYTES = 100 * 1024
+TEAM_DIR = "team"
+# Control characters that have no place in a markdown memory (tab, LF, CR and FF are fine).
+_ALLOWED_CONTROLS = {"\t", "\n", "\r", "\f"}
+
+_COMMANDS: dict[str, type[pydantic.BaseModel]] = {
+    "view": BetaMemoryTool20250818ViewCommand,
+    "create": BetaMemoryTool20250818CreateCommand,
+    "str_replace": BetaMemoryTool20250818StrReplaceCommand,
+    "insert": BetaMemoryTool20250818InsertCommand,
+    "delete": BetaMemoryTool20250818DeleteCommand,
+    "rename": BetaMemoryTool20250818RenameCommand,
+}
+
+
+class StagingMemoryTool(BetaAbstractMemoryTool):
+    """`memory_20250818` over one staging folder, with dream's refusals."""
+
+    def __init__(self, staging: Path) -> None:
+        super().__init__()
+        self.root = Path(staging).resolve()
+        self.refusals: list[str] = []  # every refused call, for the run's log and the tests
+
+    # -- input -----------------------------------------------------------------
+
+    def call(self, input: object) -> Any:
+        """Parse the command strictly (the SDK's base parses without checking), then run it."""
+        try:
+            command = _parse_command(input)
+            return self.execute(command)  # type: ignore[arg-type]
+        except ToolError as err:
+            self.refusals.append(str(err))
+            raise
+
+    # -- paths -----------------------------------------------------------------
+
+    def _relative(self, path: str) -> str:
+        """The path under the root ('' for the root itself), or a refusal."""
+        if not isinstance(path, str) or not path:
+            raise ToolError("Refused: a path is required, like /memories/topic.md")
+        if "\x00" in path:
+            raise ToolError("Refused: the path contains a NUL character")
+        if path != ROOT and not path.startswith(ROOT + "/"):
+            raise ToolError(f"Refused: {path!r} is outside {ROOT}; every path starts with {ROOT}/")
+        parts = [p for p in PurePosixPath(path[len(ROOT) :]).parts if p != "/"]
+        if ".." in parts or "." in parts:
+            raise ToolError(f"Refused: {path!r} uses '..' or '.'; give the plain path under {ROOT}")
+        if any(p.startswith(".") for p in parts):
+            raise ToolError(f"Refused: {path!r} names a hidden file or folder, which the agent may not touch")
+        if parts and parts[0] in NOT_MEMORY_DIRS:
+            raise ToolError(
+                f"Refused: {ROOT}/{parts[0]}/ is not memory; read sessions with list_sessions, "
+                "read_session and search_logs"
+            )
+        return "/".join(parts)
+
+    def _full(self, rel: str) -> Path:
+        """The real path for `rel`, refusing symlinks on the way and anything resolving outside the root."""
+        current = self.root
+        for part in rel.split("/") if rel else []:
+            current = current / part
+            if current.is_symlink():
+                raise ToolError(f"Refused: {ROOT}/{rel} goes through a symlink, which the agent may not follow")
+        resolved = current.resolve()
+        if resolved != self.root and self.root not in resolved.parents:
+            raise ToolError(f"Refused: {ROOT}/{rel} resolves outside {ROOT}")
+        return current
+
+    def _writable(self, path: str, *, new_file: bool) -> tuple[str, Path]:
+        rel = self._relative(path)
+        if not rel:
+            raise ToolError(f"Refused: {ROOT} itself cannot be written, deleted or renamed")
+        if not rel.endswith(".md"):
+            raise ToolError(f"Refused: {path!r} is not a .md file; memory files are markdown")
+        full = self._full(rel)
+        if new_file and rel.split("/")[0] == TEAM_DIR:
+            raise ToolError(
+                f"Refused: {path!r} would be a new file in team/; team memories are never created "
+                "by a dream (merge into an existing team file instead)"
+            )
+        return rel, full
+
+    def _existing_file(self, path: str) -> tuple[str, Path]:
+        rel, full = self._writable(path, new_file=False)
+        if not full.is_file():
+            raise ToolError(f"The path {path} does not exist or is not a file.")
+        return rel, full
+
+    # -- content ---------------------------------------------------------------
+
+    def _read(self, full: Path, path: str) -> str:
+        data = full.read_bytes()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"Refused: {path} is not UTF-8 text") from None
+
+    def _write(self, full: Path, path: str, text: str) -> None:
+        _check_text(text, path)
+        data = text.encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:
+            raise ToolError(
+                f"Refused: {path} would be {len(data)} bytes; the limit is {MAX_FILE_BYTES} bytes (100 KB)"
+            )
+        atomic_write(full, data)
+
+    # -- commands --------------------------------------------------------------
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        rel = self._relative(command.path)
+        full = self._full(rel)
+        if full.is_dir():
+            return self._listing(full, command.path.rstrip("/") or ROOT)
+        if not full.is_file():
+            raise ToolError(f"The path {command.path} does not exist.")
+        lines = self._read(full, command.path).split("\n")
+        start, end = 1, len(lines)
+        if command.view_range:
+            if len(command.view_range) != 2:
+                raise ToolError("view_range takes two numbers: [first_line, last_line] (-1 for the end)")
+            start = max(1, command.view_range[0])
+            end = len(lines) if command.view_range[1] == -1 else min(len(lines), command.view_range[1])
+        numbered = [f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1)]
+        return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(numbered)
+
+    def _listing(self, folder: Path, shown: str) -> str:
+        rows = [f"{_size(folder)}\t{shown}"]
+        for dirpath, dirnames, filenames in os.walk(folder):
+            here = Path(dirpath)
+            rel_dir = here.relative_to(folder)
+            prefix = "" if rel_dir == Path(".") else rel_dir.as_posix() + "/"
+            visible = sorted(d for d in dirnames if not d.startswith(".") and not (here / d).is_symlink())
+            for d in visible:
+                rows.append(f"{_size(here / d)}\t{shown}/{prefix}{d}/")
+            for name in sorted(filenames):
+                entry = here / name
+                if not name.startswith(".") and not entry.is_symlink():
+                    rows.append(f"{_size(entry)}\t{shown}/{prefix}{name}")
+            dirnames[:] = visible if len(rel_dir.parts) < 1 else []  # two levels deep, like the SDK's tool
+        header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
+        return header + "\n" + "\n".join(rows)
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        _, full = self._writable(command.path, new_file=True)
+        if full.exists():
+            raise ToolError(f"File {command.path} already exists; use str_replace to edit it")
+        self._write(full, command.path, command.file_text)
+        return f"File created successfully at: {command.path}"
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        _, full = self._existing_file(command.path)
+        content = self._read(full, command.path)
+        count = content.count(command.old_str) if command.old_str else 0
+        if count != 1:
+            how = "did not appear verbatim" if count == 0 else f"appears {count} times; make it unique"
+            raise ToolError(f"No replacement was performed: old_str {how} in {command.path}.")
+        self._write(full, command.path, content.replace(command.old_str, command.new_str))
+        return f"The memory file {command.path} has been edited."
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        _, full = self._existing_file(command.path)
+        lines = self._read(full, command.path).split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if not 0 <= command.insert_line <= len(lines):
+            raise ToolError(f"Invalid insert_line {command.insert_line}: it must be within [0, {len(lines)}].")
+        lines.insert(command.insert_line, command.insert_text.rstrip("\n"))
+        self._write(full, command.path, "\n".join(lines) + "\n")
+        return f"The file {command.path} has been edited."
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        _, full = self._existing_file(command.path)
+        full.unlink()
+        return f"Successfully deleted {command.path}"
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        old_rel, old_full = self._existing_file(command.old_path)
+        new_rel, new_full = self._writable(command.new_path, new_file=True)
+        if (old_rel.split("/")[0] == TEAM_DIR) != (new_rel.split("/")[0] == TEAM_DIR):
+            raise ToolError("Refused: files do not move into or out of team/")
+        if new_full.exists():
+            raise ToolError(f"The destination {command.new_path} already exists")
+        new_full.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(old_full, new_full)
+        return f"Successfully renamed {command.old_path} to {command.new_path}"
+
+
+def _parse_command(input: object) -> pydantic.BaseModel:
+    """One of the SDK's command models, or a ToolError naming what is wrong with the input."""
+    if not isinstance(input, dict):
+        raise ToolError("Refused: malformed memory command; the input must be an object")
+    name = input.get("command")
+    model = _COMMANDS.get(name) if isinstance(name, str) else None
+    if model is None:
+        raise ToolError(f"Refused: unknown memory command {name!r}; use one of {', '.join(_COMMANDS)}")
+    try:
+        return model.model_validate(input, strict=True)
+    except pydantic.ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "input"
+        raise ToolError(f"Refused: malformed {name} command: {where}: {first['msg']}") from None
+
+
+def _check_text(text: str, path: str) -> None:
+    if not isinstance(text, str):
+        raise ToolError(f"Refused: content for {path} is not text")
+    bad = next((c for c in text if (c < " " and c not in _ALLOWED_CONTROLS) or c == "\x7f"), None)
+    if bad is not None:
+        raise ToolError(f"Refused: content for {path} holds the control character {bad!r}; only text is stored")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError(f"Refused: content for {path} is not valid Unicode text") from None
+
+
+def _size(path: Path) -> str:
+    size = path.stat().st_size
+    return f"{size}B" if size < 1024 else f"{size / 1024:.1f}K"

@@ -1,0 +1,87 @@
+"""Render the agent's prompts from the Jinja2 templates in the repo's `prompts/` folder.
+
+`system.md.j2` is the stable part: who the agent is, its tools, the limits,
+the four phases and the team rules. It depends on nothing that changes from
+run to run, so it can sit in the cached prefix. `dream.md.j2` is tonight's
+part: the date, the store as it is, the sessions to read and the user's own
+instructions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+import dream
+
+from ...tree import INDEX_NAME, read_tree
+from .memory_tool import MAX_FILE_BYTES, ROOT
+
+PROMPTS_DIR = Path(dream.__file__).resolve().parents[1] / "prompts"
+MAX_INDEX_CHARS_SHOWN = 30_000
+
+LIMITS = {
+    "index_lines": 200,
+    "index_kb": 25,
+    "line_chars": 150,
+    "file_kb": MAX_FILE_BYTES // 1024,
+    "types": ["user", "feedback", "project", "reference"],
+}
+
+
+@dataclass
+class Prompts:
+    system: str
+    dream: str
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(PROMPTS_DIR),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def render_system() -> str:
+    return _environment().get_template("system.md.j2").render(root=ROOT, limits=LIMITS)
+
+
+def render_dream(staging: Path, catalog: list[Any], today: date, instructions: str | None) -> str:
+    tree = read_tree(staging)
+    files = [
+        {"path": f"{ROOT}/{rel}", "size": len(data), "lines": data.count(b"\n") + (0 if data.endswith(b"\n") else 1)}
+        for rel, data in sorted(tree.items())
+    ]
+    index = tree.get(INDEX_NAME)
+    index_text = None if index is None else index.decode("utf-8", errors="replace")[:MAX_INDEX_CHARS_SHOWN]
+    sessions = [
+        {
+            "id": getattr(s, "session_id", ""),
+            "date": getattr(s, "date", ""),
+            "title": getattr(s, "title", "") or "",
+            "size": getattr(s, "size", 0),
+        }
+        for s in catalog
+    ]
+    return (
+        _environment()
+        .get_template("dream.md.j2")
+        .render(
+            root=ROOT,
+            today=today.isoformat(),
+            files=files,
+            index=index_text,
+            catalog=sessions,
+            instructions=instructions,
+        )
+    )
+
+
+def render(staging: Path, catalog: list[Any], today: date, instructions: str | None) -> Prompts:
+    return Prompts(system=render_system(), dream=render_dream(staging, catalog, today, instructions))
