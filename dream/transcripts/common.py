@@ -1,0 +1,249 @@
+"""What every transcript reader produces, and how it becomes an activity log.
+
+A reader turns one agent transcript (JSONL) into a `Session`: a list of
+`Entry` objects, each one line of the activity log format (``> `` user,
+``< `` assistant, ``. `` tool call). This module owns the parts both
+formats share: JSON decoding that never raises, the log's file name (date and
+slug), cutting long texts, redaction and rendering.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+from typing import Any, Literal
+
+from ..redact import redact
+
+try:  # orjson parses big string-heavy lines about twice as fast as json
+    import orjson
+
+    _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
+
+    def _loads(line: bytes) -> Any:
+        return orjson.loads(line)
+
+except ImportError:  # pragma: no cover - orjson ships with prefect
+    import json
+
+    _JSON_ERRORS = (ValueError, UnicodeDecodeError)
+
+    def _loads(line: bytes) -> Any:
+        return json.loads(line)
+
+
+Kind = Literal["user", "assistant", "tool"]
+PREFIX: dict[str, str] = {"user": "> ", "assistant": "< ", "tool": ". "}
+
+# Secrets are redacted before a text is cut, so that cutting can never leave
+# half a secret the redactor no longer recognises. To keep redaction cheap on
+# huge texts, readers keep only this much beyond the cut (longer than any
+# secret the redactor knows, PEM keys included).
+REDACT_MARGIN = 8192
+TOOL_SUMMARY_CHARS = 200
+SLUG_MAX_CHARS = 40
+SLUG_MAX_WORDS = 6
+
+
+def parse_json_line(line: bytes) -> dict | None:
+    """The record on one JSONL line, or None if it is not a JSON object.
+
+    A line cut mid-JSON (an agent killed while writing), bytes that are not
+    UTF-8, or a bare value (``42``, ``"text"``) all give None.
+    """
+    try:
+        record = _loads(line)
+    except _JSON_ERRORS:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """An ISO-8601 timestamp as an aware UTC datetime, or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return stamp.astimezone(timezone.utc)
+
+
+@dataclass(slots=True)
+class Entry:
+    """One line (plus continuation lines) of an activity log.
+
+    `text` may already be shortened to the configured length plus
+    `REDACT_MARGIN`; `length` is the length of the original text, so the cut
+    marker can say how much was left out.
+    """
+
+    kind: Kind
+    text: str
+    length: int
+    sidechain: bool = False
+
+
+def make_entry(kind: Kind, text: str, max_chars: int, sidechain: bool = False) -> Entry:
+    """An entry whose text is bounded, so a 1 MB paste costs no more than needed."""
+    keep = max_chars + REDACT_MARGIN
+    return Entry(kind, text[:keep] if len(text) > keep else text, len(text), sidechain)
+
+
+@dataclass
+class Session:
+    """One transcript, read: what the importer needs to write its log."""
+
+    session_id: str
+    started: datetime | None = None
+    entries: list[Entry] = field(default_factory=list)
+    records: int = 0
+    skipped: int = 0  # unknown record types and malformed lines
+    malformed: int = 0  # of which: lines that are not a JSON object
+
+    @property
+    def has_conversation(self) -> bool:
+        """True if anyone said or did anything (summaries alone do not count)."""
+        return any(not e.text.startswith("[summary]") for e in self.entries)
+
+    def first_user_text(self) -> str:
+        for entry in self.entries:
+            if entry.kind == "user" and not entry.sidechain:
+                return entry.text
+        return ""
+
+
+# --- names -----------------------------------------------------------------
+
+
+def slugify(text: str) -> str:
+    """A short kebab-case ASCII name for a request, or ``session``.
+
+    Accented Latin letters lose their accents (``café`` → ``cafe``); scripts
+    without an ASCII spelling (Chinese, Cyrillic, …) leave nothing, and then
+    the slug is ``session``.
+    """
+    text = text[:500].replace("\u2019", "'")
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower().replace("'", ""))
+    slug = ""
+    for word in words[:SLUG_MAX_WORDS]:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > SLUG_MAX_CHARS:
+            break
+        slug = candidate
+    return slug or "session"
+
+
+def safe_id(session_id: str) -> str:
+    """A session id usable as a file name (ids come from untrusted files)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", session_id).strip("._")
+    return cleaned[:80] or "session"
+
+
+def log_relpath(session: Session, fallback: datetime, tag: str = "") -> str:
+    """``logs/YYYY/MM/DD/<id>-<slug>.md`` for a session.
+
+    The date is the session's own start (UTC, so that a log never moves when
+    the machine's time zone changes), else `fallback` (the file's mtime).
+    `tag` tells apart two transcripts that claim the same session id.
+    """
+    day = (session.started or fallback).astimezone(timezone.utc)
+    stem = safe_id(session.session_id) + (f"-{tag}" if tag else "")
+    name = f"{stem}-{slugify(session.first_user_text())}.md"
+    return str(PurePosixPath("logs", f"{day:%Y}", f"{day:%m}", f"{day:%d}", name))
+
+
+# --- tool call summaries -----------------------------------------------------
+
+
+def one_line(text: str, limit: int = TOOL_SUMMARY_CHARS + REDACT_MARGIN) -> str:
+    """Collapse whitespace and cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text[: limit * 2].split())  # never split a megabyte to show 200 chars
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def relative_to(path: str, cwd: str | None) -> str:
+    """`path` relative to the session's working folder, when it lies inside it."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
+
+
+# --- rendering ----------------------------------------------------------------
+
+
+def cut(text: str, length: int, max_chars: int) -> str:
+    """`text` cut to `max_chars`, with a marker saying how much was left out."""
+    if length <= max_chars and len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars].rstrip()} […cut {length - max_chars} chars]"
+
+
+def format_entry(prefix: str, text: str) -> str:
+    """One entry as log lines: the prefix on the first line, two spaces after.
+
+    Indenting continuation lines means a line of the text that itself starts
+    with ``> ``, ``< `` or ``. `` can never be read as a new entry. Blank
+    lines inside the text are dropped for the same reason: a reader may treat
+    them as separators.
+    """
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    lines = [line for line in lines if line.strip()] or [""]
+    head, rest = lines[0], lines[1:]
+    return "\n".join([prefix + head.lstrip(), *("  " + line for line in rest)])
+
+
+def render_log(entries: list[Entry], max_chars: int) -> tuple[str, int]:
+    """The activity log text for `entries`, and how many secrets were redacted."""
+    redactions = 0
+    blocks: list[str] = []
+    for entry in entries:
+        text, count = redact(entry.text)
+        redactions += count
+        if entry.kind == "tool":  # a short hint on one line, cut after redaction
+            text = one_line(text, min(max_chars, TOOL_SUMMARY_CHARS))
+        else:
+            text = cut(text, entry.length + len(text) - len(entry.text), max_chars)
+        if entry.sidechain:
+            text = "[sidechain] " + text
+        blocks.append(format_entry(PREFIX[entry.kind], text))
+    return ("\n".join(blocks) + "\n" if blocks else ""), redactions
+
+
+# Argument keys that say best what a tool call was about, most telling first.
+_TELLING_KEYS = (
+    "file_path", "notebook_path", "path", "command", "cmd", "pattern",
+    "query", "url", "description", "prompt", "skill", "name",
+)
+
+
+def summarize_arguments(args: Any, cwd: str | None = None) -> str:
+    """A short, one-line hint of a tool call's arguments.
+
+    The most telling argument (a path, a command, a pattern…) is shown alone;
+    other tools get their arguments as compact ``key=value`` pairs.
+    """
+    if isinstance(args, str):
+        return one_line(args)
+    if not isinstance(args, dict):
+        return ""
+    for key in _TELLING_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            if key.endswith("path"):
+                value = relative_to(value, cwd)
+            return one_line(value)
+    pairs = [f"{k}={v}" for k, v in args.items() if isinstance(v, (str, int, float, bool))]
+    return one_line(" ".join(pairs))
+
+
+def tool_entry(name: str, summary: str, max_chars: int, sidechain: bool = False) -> Entry:
+    """A ``. name summary`` entry; it is cut to one short line when rendered."""
+    text = f"{name} {summary}".strip() if summary else name
+    return make_entry("tool", one_line(text), max_chars, sidechain)

@@ -1,0 +1,57 @@
+"""Find the memory stores on a machine.
+
+A store is a folder with a ``MEMORY.md``. Claude Code keeps one per project
+at ``~/.claude/projects/<project>/memory``, which is where `discover_stores`
+looks when given no roots. Given roots, it walks each one a few levels deep,
+without following symlinks and without entering hidden folders, a store's
+own folders or folders of dependencies.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from .importer import claude_home
+
+INDEX_NAME = "MEMORY.md"
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "logs", "sessions", "venv"})
+DEFAULT_DEPTH = 4
+
+
+def default_roots() -> list[Path]:
+    return [claude_home() / "projects"]
+
+
+def discover_stores(roots: Iterable[Path] | None = None, max_depth: int = DEFAULT_DEPTH) -> list[Path]:
+    """Every store under `roots` (default: Claude Code's projects), sorted, resolved."""
+    found: set[Path] = set()
+    for root in list(roots) if roots is not None else default_roots():
+        root = Path(root).expanduser()
+        if root.is_dir():
+            found.update(_walk(root, max_depth))
+    return sorted(found)
+
+
+def _walk(root: Path, max_depth: int) -> list[Path]:
+    stores: list[Path] = []
+    pending = [(root, 0)]
+    while pending:
+        folder, depth = pending.pop()
+        if (folder / INDEX_NAME).is_file():
+            stores.append(folder.resolve())
+            continue  # a store's sub-folders (team/, …) belong to it
+        if depth >= max_depth:
+            continue
+        try:
+            with os.scandir(folder) as entries:
+                subdirs = [
+                    Path(e.path) for e in entries
+                    if e.is_dir(follow_symlinks=False)
+                    and not e.name.startswith(".") and e.name not in SKIP_DIRS
+                ]
+        except OSError:
+            continue  # unreadable folders are not stores we can use
+        pending.extend((d, depth + 1) for d in subdirs)
+    return stores

@@ -1,0 +1,279 @@
+"""Turn an agent's session transcripts into a store's activity logs.
+
+``import_transcripts`` reads each transcript whose size or modification time
+changed since the last import, and (re)writes that session's log under
+``<store>/logs/YYYY/MM/DD/``. What it saw last time is kept in
+``.dream/import-state.json``. Importing again with nothing new reads
+nothing and writes nothing, so log mtimes — which tell the gate which
+sessions changed — only move when a session really did.
+
+Import writes only logs it derived itself and its own state file: never a
+memory file, never a transcript.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from filelock import FileLock, Timeout
+
+from ..config import Settings
+from ..errors import BadInput, Refused
+from ..tree import atomic_write
+from . import claude_code, codex
+from .common import Session, log_relpath, render_log
+
+Source = Literal["claude-code", "codex"]
+SOURCES: tuple[Source, ...] = ("claude-code", "codex")
+
+# Bump when readers or rendering change what a log says: every transcript is
+# then read again on the next import.
+FORMAT_VERSION = 1
+STATE_NAME = "import-state.json"
+LOCK_NAME = "import.lock"
+LOCK_TIMEOUT_SECONDS = 120.0
+
+
+@dataclass
+class ImportResult:
+    source: str
+    transcripts: Path  # the file or folder imported from
+    sessions_written: int = 0
+    sessions_unchanged: int = 0
+    records_skipped: int = 0  # unknown record types and malformed lines
+    redactions: int = 0
+    warnings: list[str] = field(default_factory=list)
+    logs_written: list[Path] = field(default_factory=list)
+    logs_removed: list[Path] = field(default_factory=list)  # replaced by a renamed log
+
+
+# --- where transcripts are ------------------------------------------------------
+
+
+def claude_home() -> Path:
+    """Claude Code's folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(explicit).expanduser() if explicit else Path.home() / ".claude"
+
+
+def codex_home() -> Path:
+    """Codex's folder: ``$CODEX_HOME``, else ``~/.codex``."""
+    explicit = os.environ.get("CODEX_HOME")
+    return Path(explicit).expanduser() if explicit else Path.home() / ".codex"
+
+
+def default_source_path(store_root: Path, source: Source) -> Path:
+    """Where `source` keeps transcripts when the user names no path.
+
+    Claude Code keeps a project's memory at ``~/.claude/projects/<p>/memory``
+    and its sessions beside it, so a store laid out that way finds them
+    itself; any other store must be told where they are.
+    """
+    if source == "codex":
+        return codex_home() / "sessions"
+    store = store_root.expanduser().resolve()
+    if store.name == "memory" and store.parent.parent.name == "projects":
+        return store.parent
+    raise BadInput(
+        f"{store_root}: not a Claude Code memory folder (~/.claude/projects/<project>/memory); "
+        "name the folder of its session transcripts"
+    )
+
+
+def resolve_source_path(store_root: Path, source: Source, path: Path | None, settings: Settings) -> Path:
+    """The explicit path, else the store's configured one, else the default."""
+    if path is None and settings.transcripts_path:
+        path = Path(settings.transcripts_path).expanduser()
+        if not path.is_absolute():
+            path = store_root / path
+    found = path.expanduser() if path is not None else default_source_path(store_root, source)
+    if not found.exists():
+        raise BadInput(f"{found}: no {source} transcripts there (path does not exist)")
+    return found
+
+
+def list_transcripts(source: Source, path: Path) -> list[Path]:
+    """The transcript files at `path` (a file, or a folder of them), sorted.
+
+    Claude Code: the ``*.jsonl`` files directly in a project folder. Codex:
+    ``rollout-*.jsonl`` anywhere below the sessions folder.
+    """
+    if path.is_file():
+        return [path]
+    if source == "claude-code":
+        with os.scandir(path) as found:
+            files = [Path(e.path) for e in found if e.name.endswith(".jsonl") and e.is_file()]
+    else:
+        files = [p for p in path.rglob("rollout-*.jsonl") if p.is_file()]
+    return sorted(files)
+
+
+def read_transcript(source: Source, path: Path, settings: Settings) -> Session:
+    if source == "claude-code":
+        return claude_code.read_session(path, settings.include_sidechains, settings.max_entry_chars)
+    return codex.read_session(path, settings.max_entry_chars)
+
+
+# --- state ----------------------------------------------------------------------------
+
+
+def state_path(store_root: Path) -> Path:
+    return store_root / ".dream" / STATE_NAME
+
+
+def load_state(store_root: Path) -> dict[str, dict]:
+    """What the last import saw, per transcript path; empty if unreadable.
+
+    A lost or damaged state only costs a full re-read: the logs it would
+    produce are compared with the files on disk before anything is written.
+    """
+    try:
+        data = json.loads(state_path(store_root).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    transcripts = data.get("transcripts") if isinstance(data, dict) else None
+    return transcripts if isinstance(transcripts, dict) else {}
+
+
+def save_state(store_root: Path, transcripts: dict[str, dict]) -> None:
+    """Write the state only if it changed, so a no-op import touches nothing."""
+    data = json.dumps({"transcripts": transcripts}, indent=1, sort_keys=True).encode() + b"\n"
+    target = state_path(store_root)
+    try:
+        if target.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    atomic_write(target, data)
+
+
+def render_key(source: Source, settings: Settings) -> str:
+    """What, besides the transcript itself, decides a log's bytes."""
+    return f"{FORMAT_VERSION}:{source}:{settings.include_sidechains}:{settings.max_entry_chars}"
+
+
+# --- import --------------------------------------------------------------------------------
+
+
+def import_transcripts(
+    store_root: Path, source: Source, path: Path | None, settings: Settings
+) -> ImportResult:
+    """Bring the store's activity logs up to date with `source`'s transcripts."""
+    if source not in SOURCES:
+        raise BadInput(f"unknown transcript source {source!r} (use one of {', '.join(SOURCES)})")
+    store_root = Path(store_root)
+    if not store_root.is_dir():
+        raise BadInput(f"{store_root}: store folder does not exist")
+    found = resolve_source_path(store_root, source, path, settings)
+    (store_root / ".dream").mkdir(exist_ok=True)
+    lock = FileLock(str(store_root / ".dream" / LOCK_NAME))
+    try:
+        with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
+            return _Import(store_root, source, settings).run(found)
+    except Timeout:
+        raise Refused(f"{store_root}: another import into this store is still running") from None
+
+
+def import_configured(store_root: Path, settings: Settings) -> ImportResult | None:
+    """The import a store's config asks for before a run (``transcripts = …``), if any."""
+    if settings.transcripts is None:
+        return None
+    return import_transcripts(store_root, settings.transcripts, None, settings)
+
+
+class _Import:
+    """One import: compares each transcript with the state and updates its log."""
+
+    def __init__(self, store_root: Path, source: Source, settings: Settings):
+        self.store = store_root
+        self.source = source
+        self.settings = settings
+        self.key = render_key(source, settings)
+        self.state = load_state(store_root)
+        self.claimed = {v.get("log"): k for k, v in self.state.items() if isinstance(v, dict)}
+
+    def run(self, found: Path) -> ImportResult:
+        result = ImportResult(self.source, found)
+        try:
+            transcripts = list_transcripts(self.source, found)
+        except OSError as exc:
+            raise BadInput(f"{found}: cannot list transcripts: {exc.strerror or exc}") from None
+        for transcript in transcripts:
+            try:
+                self._one(transcript, result)
+            except OSError as exc:
+                result.warnings.append(f"{transcript}: skipped, cannot read: {exc.strerror or exc}")
+        save_state(self.store, self.state)
+        return result
+
+    def _one(self, transcript: Path, result: ImportResult) -> None:
+        name = str(transcript.resolve())
+        stat = transcript.stat()
+        seen = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": self.key}
+        before = self.state.get(name) if isinstance(self.state.get(name), dict) else {}
+        if self._unchanged(before, seen):
+            result.sessions_unchanged += 1
+            return
+        session = read_transcript(self.source, transcript, self.settings)
+        result.records_skipped += session.skipped
+        if session.malformed:
+            result.warnings.append(f"{transcript}: {session.malformed} malformed line(s) skipped")
+        log = self._write_log(name, session, stat.st_mtime, result) if session.has_conversation else None
+        old = before.get("log")
+        if old and old != log:
+            self._remove_log(old, name, result)
+        self.state[name] = {**seen, "log": log}
+        if log:
+            self.claimed[log] = name
+
+    def _unchanged(self, before: dict, seen: dict) -> bool:
+        if any(before.get(k) != v for k, v in seen.items()):
+            return False
+        log = before.get("log")
+        return log is None or (self.store / log).is_file()  # a deleted log is written again
+
+    def _write_log(self, name: str, session: Session, mtime: float, result: ImportResult) -> str:
+        """Write the session's log if its bytes differ; return its store-relative path."""
+        text, redactions = render_log(session.entries, self.settings.max_entry_chars)
+        result.redactions += redactions
+        fallback = datetime.fromtimestamp(mtime, timezone.utc)
+        rel = log_relpath(session, fallback)
+        if self.claimed.get(rel, name) != name:  # two transcripts, one session id
+            rel = log_relpath(session, fallback, tag=hashlib.sha1(name.encode()).hexdigest()[:8])
+        target = self.store / rel
+        data = text.encode()
+        if _same_bytes(target, data):
+            result.sessions_unchanged += 1
+        else:
+            atomic_write(target, data)
+            result.sessions_written += 1
+            result.logs_written.append(target)
+        return rel
+
+    def _remove_log(self, rel: str, name: str, result: ImportResult) -> None:
+        """Remove the log this transcript had before under another name.
+
+        That happens when a session's first request arrives after an import
+        (the slug changes); the old file was derived by import, not written
+        by anyone else.
+        """
+        if self.claimed.get(rel) != name:
+            return
+        target = self.store / rel
+        if target.is_file():
+            target.unlink()
+            result.logs_removed.append(target)
+        del self.claimed[rel]
+
+
+def _same_bytes(target: Path, data: bytes) -> bool:
+    try:
+        return target.stat().st_size == len(data) and target.read_bytes() == data
+    except OSError:
+        return False
