@@ -131,16 +131,16 @@ class ClaudeEngine:
         return final
 
     def _take_turn(self, runner: Any, reply: Any) -> None:
-        """Account for one reply; record it and its tool results in the transcript."""
+        """Account for one reply, run its tools, and record both in the transcript."""
         assert self._budget is not None
         wants_tools = reply.stop_reason == "tool_use"
         self._budget.record(reply.usage)
         self._budget.check(wants_more=wants_tools)
+        results = runner.generate_tool_call_response() if wants_tools else None  # cached: the runner sends these
+        _fold_surrogates(reply)  # after the tools saw the input as sent, so the reply can be sent back
         self._transcript.append(reply.to_param())  # the same param the runner sends back
-        if wants_tools:
-            results = runner.generate_tool_call_response()  # cached: the runner sends these same results
-            if results is not None:
-                self._transcript.append(results)
+        if results is not None:
+            self._transcript.append(results)
 
     # -- helpers ---------------------------------------------------------------
 
@@ -203,6 +203,29 @@ def _summary_line_for(path: str, summary: str) -> str:
 
 def _text_of(message: Any) -> str:
     return "\n".join(b.text for b in message.content if getattr(b, "type", "") == "text").strip()
+
+
+def _fold_surrogates(reply: Any) -> None:
+    """Replace unpaired surrogates in the reply's text and tool input with U+FFFD.
+
+    JSON can carry them, Python strings can hold them, but UTF-8 cannot, so the
+    SDK could not send such a reply back as history and the run would die.
+    """
+    for block in reply.content:
+        if getattr(block, "type", "") == "text":
+            block.text = _folded(block.text)
+        elif getattr(block, "type", "") == "tool_use":
+            block.input = _folded(block.input)
+
+
+def _folded(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_folded(k): _folded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_folded(v) for v in value]
+    return value
 
 
 def _minus(total: Usage, earlier: Usage) -> Usage:
