@@ -233,12 +233,12 @@ def file_memory(ws: Workspace, request: Request) -> None:
         return
     type_ = memory_type(request, text)
     path = store.free_path(f"{type_}_{slug(text)}")
-    title = shorten(text, 60)
+    title = shorten(text, 50)
     topic_lines = [text, "", f"Source: session {request.session} ({request.date.isoformat()})."]
     extra = {"created": request.date.isoformat(), "originSessionId": request.session}
     store.add_topic(path, new_topic_text(title, shorten(text, MAX_LINE), type_, topic_lines,
                                          extra, store.newline))
-    store.index_lines.append(fit_line(title, path, text))
+    store.index_lines.append(fit_line(title, path, text if title != text else ""))
     ws.change("created", path, f"{request.kind} request in session {request.session}",
               f"{type_}: {shorten(text, 120)}", request.session)
 

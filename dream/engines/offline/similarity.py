@@ -118,13 +118,21 @@ def group_pairs(count: int, pairs: list[tuple[int, int, float]]) -> list[list[in
     return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
 
 
+# Words that say nothing about which memory is meant ("forget about the X").
+_STOPWORDS = frozenset("""
+a an the this that these those my our your its about all any of to for on in at with and or
+everything anything stuff thing things what
+""".split())
+
+
 def best_match(query: str, texts: list[str], threshold: float) -> tuple[int | None, float, bool]:
     """The text that best contains the query's words: (index, score, ambiguous).
 
-    Uses token_set_ratio, which reaches 100 when every word of the query is
-    in the text; `ambiguous` is True when two texts share the best score.
+    Uses token_set_ratio, which reaches 100 when every word of the query
+    (stopwords aside) is in the text; `ambiguous` is True when two texts share the best score.
     """
-    q = normalize(query)
+    words = normalize(query).split()
+    q = " ".join(w for w in words if w not in _STOPWORDS) or " ".join(words)
     if not q:
         return None, 0.0, False
     scored = [(fuzz.token_set_ratio(q, normalize(t)), i) for i, t in enumerate(texts)]

@@ -1,0 +1,307 @@
+"""The offline engine, phase by phase, on small hand-written stores."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from dream.config import Settings
+from dream.engines.base import EngineInput
+from dream.engines.offline import OfflineEngine
+from dream.engines.offline.gather import extract, gather_requests
+from dream.engines.offline.similarity import similar_pairs
+from dream.tree import materialize, read_tree
+from dream.validate import errors, validate_tree
+
+TODAY = date(2026, 3, 10)
+
+
+def topic(name: str, description: str, type_: str, body: str, **extra: str) -> bytes:
+    keys = "".join(f"{k}: {v}\n" for k, v in extra.items())
+    return f"---\nname: {name}\ndescription: {description}\ntype: {type_}\n{keys}---\n\n{body}\n".encode()
+
+
+def sessions(*rows: tuple[str, date, str, str]) -> pl.DataFrame:
+    data = {"session": [], "date": [], "seq": [], "role": [], "text": []}
+    for seq, (session, day, role, text) in enumerate(rows):
+        for key, value in zip(data, (session, day, seq, role, text)):
+            data[key].append(value)
+    return pl.DataFrame(data, schema={"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64,
+                                      "role": pl.Utf8, "text": pl.Utf8})
+
+
+def run(tmp_path: Path, tree: dict[str, bytes], rows: pl.DataFrame | None = None):
+    staging = tmp_path / "staging"
+    staging.mkdir(parents=True, exist_ok=True)
+    materialize(tree, staging)
+    inp = EngineInput(tmp_path, staging, rows if rows is not None else sessions(), [],
+                      Settings(), TODAY)
+    result = OfflineEngine().consolidate(inp)
+    return read_tree(staging), result
+
+
+def actions(result) -> list[tuple[str, str]]:
+    return [(c.action, c.path) for c in result.changes]
+
+
+def test_near_duplicates_are_merged_keeping_extra_lines(tmp_path):
+    body_a = "Run the test suite with pytest -x before pushing any branch to origin."
+    body_b = "Run the test suite with pytest -x before pushing any branch to origin!\nAlso on CI."
+    tree = {
+        "MEMORY.md": b"- [Tests](tests.md) \xe2\x80\x94 run tests\n- [Tests again](tests2.md) \xe2\x80\x94 run tests\n",
+        "tests.md": topic("tests", "run tests", "feedback", body_a),
+        "tests2.md": topic("tests2", "run tests", "feedback", body_b),
+    }
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("merged", "tests.md")]
+    assert "tests2.md" not in out
+    assert out["MEMORY.md"] == b"- [Tests](tests.md) \xe2\x80\x94 run tests\n"
+    assert out["tests.md"] == topic("tests", "run tests", "feedback", body_a + "\n\nAlso on CI.")
+
+
+def test_exact_duplicate_inline_rules_merge(tmp_path):
+    tree = {"MEMORY.md": b"- Always use uv run.\n- Never push to main.\n- always use UV run\n"}
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("merged", "MEMORY.md")]
+    assert out["MEMORY.md"] == b"- Always use uv run.\n- Never push to main.\n"
+
+
+def test_different_memories_are_not_merged(tmp_path):
+    tree = {
+        "MEMORY.md": b"- [A](a.md) \xe2\x80\x94 a\n- [B](b.md) \xe2\x80\x94 b\n",
+        "a.md": topic("a", "a", "project", "The database runs PostgreSQL 16 on port 5433."),
+        "b.md": topic("b", "b", "project", "Deploys happen on Fridays through the release train."),
+    }
+    out, result = run(tmp_path, tree)
+    assert result.changes == [] and out == tree
+
+
+def test_team_duplicates_merge_only_when_identical(tmp_path):
+    body = "Code review needs two approvals from the platform team members."
+    tree = {
+        "MEMORY.md": b"- [R](team/r.md) \xe2\x80\x94 r\n- [R2](team/r2.md) \xe2\x80\x94 r\n- [R3](team/r3.md) \xe2\x80\x94 r\n",
+        "team/r.md": topic("r", "r", "project", body),
+        "team/r2.md": topic("r2", "r", "project", body + "!"),  # same after normalization
+        "team/r3.md": topic("r3", "r", "project", body.replace("two", "three")),  # near, not equal
+    }
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("merged", "team/r.md")]
+    assert sorted(out) == ["MEMORY.md", "team/r.md", "team/r3.md"]
+
+
+def test_relative_dates_use_the_files_own_date(tmp_path):
+    tree = {
+        "MEMORY.md": b"- [Deploy](deploy.md) \xe2\x80\x94 deploy\n- [Z](zh.md) \xe2\x80\x94 z\n- [N](nodate.md) \xe2\x80\x94 n\n",
+        "deploy.md": topic("deploy", "deploy", "project",
+                           "Deploy broke yesterday; fix ships next Friday.\n`yesterday` in code stays.",
+                           created="2026-03-04"),
+        "zh.md": topic("zh", "z", "project", "昨天修好了", metadata_date="x")
+        .replace(b"metadata_date: x\n", b"metadata:\n  updated: 2026-02-01\n"),
+        "nodate.md": topic("nodate", "n", "project", "We met yesterday."),
+    }
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("dated", "deploy.md"), ("dated", "zh.md")]
+    assert out["deploy.md"] == topic("deploy", "deploy", "project",
+                                     "Deploy broke 2026-03-03; fix ships 2026-03-06.\n`yesterday` in code stays.",
+                                     created="2026-03-04")
+    assert "2026-01-31修好了" in out["zh.md"].decode()
+    assert out["nodate.md"] == tree["nodate.md"]
+    assert "nodate.md: relative dates left as they are: no source date" in result.summary
+
+
+def test_requests_are_filed_indexed_and_dated_from_the_session(tmp_path):
+    tree = {"MEMORY.md": b"# Memory\n"}
+    rows = sessions(
+        ("s1", date(2026, 3, 2), "user", "Thanks. Remember that the staging database moved to port 5433 yesterday."),
+        ("s1", date(2026, 3, 2), "assistant", "Remember that I am an assistant."),
+        ("s2", date(2026, 3, 5), "user", "Never force-push to the main branch."),
+        ("s2", date(2026, 3, 5), "user", "should we always squash?"),
+    )
+    out, result = run(tmp_path, tree, rows)
+    assert actions(result) == [("created", "project_the_staging_database_moved_to_port.md"),
+                               ("created", "feedback_never_force_push_to_the_main.md")]
+    assert out["project_the_staging_database_moved_to_port.md"] == (
+        b"---\nname: the staging database moved to port 5433 2026-03-01\n"
+        b"description: the staging database moved to port 5433 2026-03-01\ntype: project\n"
+        b"created: 2026-03-02\noriginSessionId: s1\n---\n\n"
+        b"the staging database moved to port 5433 2026-03-01\n\nSource: session s1 (2026-03-02).\n")
+    assert out["MEMORY.md"].decode().splitlines() == [
+        "# Memory",
+        "- [the staging database moved to port 5433 2026-03-01](project_the_staging_database_moved_to_port.md)",
+        "- [Never force-push to the main branch](feedback_never_force_push_to_the_main.md)",
+    ]
+    assert result.changes[1].source == "s2"
+
+
+def test_request_already_known_is_not_filed_twice(tmp_path):
+    tree = {"MEMORY.md": b"- Never force-push to the main branch.\n"}
+    rows = sessions(("s1", date(2026, 3, 2), "user", "never force-push to the main branch"))
+    out, result = run(tmp_path, tree, rows)
+    assert actions(result) == [("merged", "MEMORY.md")]
+    assert out == tree
+
+
+def test_forget_removes_the_matching_memory(tmp_path):
+    tree = {
+        "MEMORY.md": b"- [Old deploy script](deploy_script.md) \xe2\x80\x94 how deploy.sh works\n"
+                     b"- [Port](port.md) \xe2\x80\x94 db port\n",
+        "deploy_script.md": topic("old deploy script", "how deploy.sh works", "project", "Run ./deploy.sh"),
+        "port.md": topic("port", "db port", "project", "Port 5433"),
+    }
+    rows = sessions(("s9", date(2026, 3, 8), "user", "Please forget about the old deploy script."),
+                    ("s9", date(2026, 3, 8), "user", "Forget the kubernetes cluster"))
+    out, result = run(tmp_path, tree, rows)
+    assert actions(result) == [("forgotten", "deploy_script.md")]
+    assert result.changes[0].source == "s9"
+    assert sorted(out) == ["MEMORY.md", "port.md"]
+    assert out["MEMORY.md"] == b"- [Port](port.md) \xe2\x80\x94 db port\n"
+    assert "forget “the kubernetes cluster” (session s9): no memory matches" in result.summary
+
+
+def test_correction_updates_the_contradicted_memory(tmp_path):
+    tree = {"MEMORY.md": b"- [DB](db.md) \xe2\x80\x94 database\n",
+            "db.md": topic("db", "database", "project", "- The staging database listens on port 5432.")}
+    rows = sessions(("s3", date(2026, 3, 9), "user", "Actually, the staging database listens on 5433, not 5432."))
+    out, result = run(tmp_path, tree, rows)
+    assert actions(result) == [("updated", "db.md")]
+    assert out["db.md"] == topic("db", "database", "project",
+                                 "- ~~The staging database listens on port 5432.~~ (corrected 2026-03-09: "
+                                 "the staging database listens on 5433, not 5432)")
+
+
+def test_pointer_to_moved_file_is_repaired(tmp_path):
+    tree = {"MEMORY.md": b"- [Style](style.md) \xe2\x80\x94 code style\n",
+            "notes/style.md": topic("style", "code style", "feedback", "Use black.")}
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("repaired", "MEMORY.md")]
+    assert out["MEMORY.md"] == b"- [Style](notes/style.md) \xe2\x80\x94 code style\n"
+
+
+def test_pointer_repaired_by_frontmatter_name(tmp_path):
+    tree = {"MEMORY.md": b"- [Style](code-style.md) \xe2\x80\x94 code style\n",
+            "feedback_style.md": topic("code-style", "code style", "feedback", "Use black.")}
+    out, _ = run(tmp_path, tree)
+    assert out["MEMORY.md"] == b"- [Style](feedback_style.md) \xe2\x80\x94 code style\n"
+
+
+def test_broken_pointer_is_archived_not_deleted(tmp_path):
+    tree = {"MEMORY.md": b"- [Gone](gone.md) \xe2\x80\x94 a note that was lost\n- [Tasks](../TASKS.md) \xe2\x80\x94 outside\n"}
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("archived", "MEMORY.md"), ("created", "archive.md"), ("indexed", "MEMORY.md")]
+    assert out["MEMORY.md"].decode().splitlines() == [
+        "- [Tasks](../TASKS.md) — outside",
+        "- [Archive](archive.md) — entries moved out of this index; look here when a pointer seems missing"]
+    archive = out["archive.md"].decode()
+    assert "type: reference" in archive
+    assert "## 2026-03-10 — pointers to files that no longer exist\n\n- [Gone](gone.md) — a note that was lost\n" in archive
+    assert "../TASKS.md leaves the store" in result.summary
+
+
+def test_orphan_topic_is_indexed(tmp_path):
+    tree = {"MEMORY.md": b"# Index\n", "user_profile.md": topic("User profile", "Backend dev, likes Rust", "user", "x")}
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("indexed", "MEMORY.md")]
+    assert out["MEMORY.md"].decode() == "# Index\n- [User profile](user_profile.md) — Backend dev, likes Rust\n"
+
+
+def test_long_index_line_is_shortened_and_detail_kept(tmp_path):
+    hook = "word " * 40
+    tree = {"MEMORY.md": f"- [A](a.md) — {hook.strip()}\n".encode(),
+            "a.md": topic("a", "short", "project", "body")}
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("shortened", "MEMORY.md")]
+    line = out["MEMORY.md"].decode().rstrip("\n")
+    assert len(line) <= 150 and line.startswith("- [A](a.md) — word word") and line.endswith("…")
+    assert out["a.md"] == topic("a", "short", "project", "body\n\n" + hook.strip())
+
+
+def test_long_inline_rule_is_demoted_to_a_topic_file(tmp_path):
+    rule = "Always " + "check the migration plan twice " * 6
+    tree = {"MEMORY.md": f"- {rule.strip()}\n".encode()}
+    out, result = run(tmp_path, tree)
+    assert [a for a, _ in actions(result)] == ["created", "shortened"]
+    new_path = result.changes[0].path
+    assert new_path.startswith("feedback_always_check_the_migration")
+    assert rule.strip() in out[new_path].decode()
+    assert len(out["MEMORY.md"].decode().rstrip("\n")) <= 150
+    assert errors(validate_tree(out, {"MEMORY.md", new_path})) == []
+
+
+def test_over_budget_index_archives_oldest_entries(tmp_path):
+    lines = "".join(f"- Rule {i}: {hashlib.sha256(str(i).encode()).hexdigest()}\n" for i in range(250))
+    tree = {"MEMORY.md": ("# Index\n" + lines).encode()}
+    out, result = run(tmp_path, tree)
+    index = out["MEMORY.md"].decode().splitlines()
+    assert len(index) == 200
+    assert index[0] == "# Index" and index[1].startswith("- Rule 52: ")
+    assert index[-1].startswith("- [Archive](archive.md)")
+    archive = out["archive.md"].decode()
+    # 250 rules + heading + the archive's own line = 252: the 52 oldest moved.
+    assert "\n- Rule 0: " in archive and "\n- Rule 51: " in archive
+    assert "Rule 52:" not in archive
+    assert errors(validate_tree(out, set(out))) == []
+
+
+def test_second_run_is_a_noop(tmp_path):
+    tree = {
+        "MEMORY.md": ("- [Gone](gone.md) — lost\n- " + "x " * 100 + "\n").encode(),
+        "orphan.md": topic("orphan", "o", "project", "Met yesterday.", created="2026-01-05"),
+        "a.md": topic("a", "d", "project", "Same text in two files here."),
+        "b.md": topic("b", "d", "project", "Same text in two files here."),
+    }
+    rows = sessions(("s1", date(2026, 3, 2), "user", "Remember that backups run nightly at 02:00."))
+    first, result = run(tmp_path, tree, rows)
+    assert result.changes
+    second, again = run(tmp_path / "again", first)
+    assert again.changes == [] and second == first
+
+
+def test_files_with_odd_frontmatter_are_not_edited(tmp_path):
+    weird = b"---\nname: infra\ndescription: ports\ntype: infrastructure\ncreated: 2026-01-01\n---\nWe moved it yesterday.\n"
+    tree = {"MEMORY.md": b"- [Infra](infra.md) \xe2\x80\x94 ports\n", "infra.md": weird}
+    out, result = run(tmp_path, tree)
+    assert out == tree and result.changes == []
+    assert "infra.md: relative dates left as they are" in result.summary
+
+
+def test_deterministic(tmp_path):
+    tree = {"MEMORY.md": b"- [A](a.md)\n- [Gone](g.md)\n", "a.md": topic("a", "a", "user", "yesterday", date="2026-01-02"),
+            "o.md": topic("o", "o", "project", "orphan")}
+    first, r1 = run(tmp_path / "1", tree)
+    second, r2 = run(tmp_path / "2", tree)
+    assert first == second and r1 == r2
+
+
+@pytest.mark.parametrize("sentence,expected", [
+    ("Remember that the API key lives in 1Password.", ("remember", "the API key lives in 1Password")),
+    ("don't use emoji in commit messages", ("rule", "Don't use emoji in commit messages")),
+    ("Correction: the repo is on GitLab, not GitHub", ("correction", "the repo is on GitLab, not GitHub")),
+    ("forget that I use vim", ("forget", "I use vim")),
+    ("记住：周五不部署", ("remember", "周五不部署")),
+    ("recuerda que el servidor está en Madrid", ("remember", "el servidor está en Madrid")),
+    ("Can you remember the port?", None),
+    ("don't worry about it", None),
+    ("always = foo(); bar();", None),
+    ("I always forget this", None),
+])
+def test_request_extraction(sentence, expected):
+    assert extract(sentence) == expected
+
+
+def test_only_user_lines_are_requests():
+    rows = sessions(("s1", date(2026, 3, 1), "assistant", "Remember that I did it."),
+                    ("s1", date(2026, 3, 1), "tool", "always true"),
+                    ("s1", date(2026, 3, 1), "user", "ok. Always pin versions."))
+    found = gather_requests(rows)
+    assert [(r.kind, r.text, r.session, r.seq) for r in found] == [("rule", "Always pin versions", "s1", 2)]
+
+
+def test_blocking_finds_near_duplicates_among_many():
+    texts = [f"memory number {i} about subsystem {i * 7} and owner team{i % 13}" for i in range(400)]
+    texts.append(texts[123] + " extra")
+    pairs = similar_pairs(texts, 90)
+    assert (123, 400) in {(i, j) for i, j, _ in pairs}
