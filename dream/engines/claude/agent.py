@@ -99,7 +99,8 @@ class ClaudeEngine:
         tools = [memory, *make_log_tools(inp.sessions, inp.catalog)]
         system = [{"type": "text", "text": render_system(), "cache_control": CACHE}]
         self._budget.check_time_left()
-        runner = self._client_for(settings).beta.messages.tool_runner(
+        client = self._client_for(settings)
+        runner = client.beta.messages.tool_runner(
             model=settings.model,
             max_tokens=min(settings.max_tokens_per_turn, settings.max_output_tokens),
             system=system,
@@ -119,10 +120,10 @@ class ClaudeEngine:
         except RunFailed as err:
             raise self._with_usage(err) from None
         except anthropic.APIStatusError as err:
-            raise self._with_usage(EngineFailed(_describe_status(err), reason="api")) from None
+            raise self._with_usage(EngineFailed(_describe_status(err, client), reason="api")) from None
         except anthropic.APIConnectionError as err:
             self._raise_if_out_of_time()
-            message = _describe_connection(err, self._client_for(settings))
+            message = _describe_connection(err, client)
             raise self._with_usage(EngineFailed(message, reason="api")) from None
         except anthropic.AnthropicError as err:
             raise self._with_usage(EngineFailed(f"the Anthropic SDK failed: {err}", reason="api")) from None
@@ -232,13 +233,15 @@ def _minus(total: Usage, earlier: Usage) -> Usage:
     return Usage(**{k: v - getattr(earlier, k) for k, v in vars(total).items()})
 
 
-def _describe_status(err: anthropic.APIStatusError) -> str:
-    message = err.message if isinstance(err.message, str) else str(err)
+def _describe_status(err: anthropic.APIStatusError, client: anthropic.Anthropic) -> str:
+    body = err.body if isinstance(err.body, dict) else {}
+    detail = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else None
+    message = detail or (err.message if isinstance(err.message, str) else str(err))
     retried = err.status_code in (408, 409, 429) or err.status_code >= 500
-    after = f" after {MAX_RETRIES} retries" if retried else ""
+    after = f" after {client.max_retries} retries" if retried else ""
     return f"the Anthropic API answered {err.status_code}{after}: {message}"[:500]
 
 
 def _describe_connection(err: anthropic.APIConnectionError, client: anthropic.Anthropic) -> str:
     kind = "timed out" if isinstance(err, anthropic.APITimeoutError) else "failed"
-    return f"the connection to the Anthropic API at {client.base_url} {kind} after {MAX_RETRIES} retries"
+    return f"the connection to the Anthropic API at {client.base_url} {kind} after {client.max_retries} retries"
