@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 import pytest
 
@@ -134,3 +136,22 @@ def test_column_without_secrets_is_returned_unchanged() -> None:
     column, count = redact_column(series)
     assert count == 0
     assert column.to_list() == PROSE
+
+
+def test_every_match_contains_its_pattern_hint() -> None:
+    """The cheap pre-check (union of hints) must never hide a real match."""
+    checked = 0
+    for text, _ in CASES:
+        for pattern in PATTERNS:
+            for match in re.finditer(pattern.python_regex(), text):
+                assert re.search(pattern.hint, match.group(0)), (pattern.kind, match.group(0))
+                checked += 1
+    assert checked >= len(CASES)
+
+
+def test_forms_agree_next_to_non_ascii_text() -> None:
+    texts = [f"é{AWS_ID}ü", f"日本{GITHUB_CLASSIC}語", f"naïve sk-{'é' * 30}", f"ß://ä:ö@host"]
+    column, count = redact_column(pl.Series(texts))
+    singles = [redact(t) for t in texts]
+    assert column.to_list() == [s for s, _ in singles]
+    assert count == sum(n for _, n in singles) >= 2
