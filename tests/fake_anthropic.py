@@ -78,6 +78,7 @@ class FakeAnthropic:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     protocol_errors: list[str] = field(default_factory=list)
+    usages: list[dict[str, int]] = field(default_factory=list)  # the usage of every reply sent
     cached_prefixes: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _tool_ids: int = 0
@@ -118,6 +119,7 @@ class FakeAnthropic:
         self.requests.clear()
         self.headers.clear()
         self.protocol_errors.clear()
+        self.usages.clear()
         self._repeat = 0
 
     # -- what tests read -------------------------------------------------------
@@ -195,6 +197,11 @@ class FakeAnthropic:
                 self._tool_ids += 1
                 block = {**block, "id": f"toolu_fake_{self._tool_ids:04d}"}
             content.append(block)
+        usage = {
+            **self._input_usage(body),
+            "output_tokens": step.output_tokens if step.output_tokens is not None else estimate_tokens(content),
+        }
+        self.usages.append(usage)
         stop = step.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
         return {
             "id": f"msg_fake_{len(self.requests):04d}",
@@ -204,10 +211,7 @@ class FakeAnthropic:
             "content": content,
             "stop_reason": stop,
             "stop_sequence": None,
-            "usage": {
-                **self._input_usage(body),
-                "output_tokens": step.output_tokens if step.output_tokens is not None else estimate_tokens(content),
-            },
+            "usage": usage,
         }
 
     def _input_usage(self, body: dict[str, Any]) -> dict[str, int]:
