@@ -90,7 +90,7 @@ def test_no_sessions() -> None:
 def test_prompts_carry_store_catalog_limits_team_rules_and_instructions(tmp_path: Path) -> None:
     staging, _ = make_store(tmp_path)
     prompts = render(staging, [Catalog("s1", date(2025, 3, 2), "tests", 60)], date(2025, 3, 3), "Prefer British spelling.")
-    assert "200" in prompts.system and "25 KB" in prompts.system and "150" in prompts.system
+    assert "200" in prompts.system and "25,000 bytes" in prompts.system and "150" in prompts.system
     assert "user, feedback, project, reference" in prompts.system
     assert "never create a file in `team/`" in prompts.system
     assert "delete the personal one" in prompts.system

@@ -18,18 +18,21 @@ import jinja2
 
 import dream
 
+from ...store import VALID_TYPES
 from ...tree import INDEX_NAME, read_tree
+from ...validate import MAX_INDEX_BYTES, MAX_INDEX_LINES, MAX_LINE_CHARS
 from .memory_tool import MAX_FILE_BYTES, ROOT
 
 PROMPTS_DIR = Path(dream.__file__).resolve().parents[1] / "prompts"
 MAX_INDEX_CHARS_SHOWN = 30_000
 
+# The same limits the validation applies to the staged tree.
 LIMITS = {
-    "index_lines": 200,
-    "index_kb": 25,
-    "line_chars": 150,
+    "index_lines": MAX_INDEX_LINES,
+    "index_bytes": MAX_INDEX_BYTES,
+    "line_chars": MAX_LINE_CHARS,
     "file_kb": MAX_FILE_BYTES // 1024,
-    "types": ["user", "feedback", "project", "reference"],
+    "types": list(VALID_TYPES),
 }
 
 
