@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .common import (
+    is_blank,
+    iter_lines,
     Entry,
     Session,
     make_entry,
@@ -70,9 +72,8 @@ def is_tool_result_line(line: bytes) -> bool:
 def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Session:
     """Read one transcript; the session id is the file name without ``.jsonl``."""
     reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
-    with path.open("rb") as fh:
-        for line in fh:
-            reader.feed(line)
+    for line in iter_lines(path):
+        reader.feed(line)
     return reader.session
 
 
@@ -85,8 +86,8 @@ class _Reader:
         self.max_chars = max_chars
         self.cwd: str | None = None
 
-    def feed(self, line: bytes) -> None:
-        if not line.strip():
+    def feed(self, line: memoryview) -> None:
+        if is_blank(line):
             return
         self.session.records += 1
         if is_tool_result_line(line):

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from .common import (
+    is_blank,
+    iter_lines,
     Entry,
     Session,
     make_entry,
@@ -75,9 +77,8 @@ def read_session(path: Path, max_chars: int) -> Session:
     """Read one rollout file into a session."""
     named = session_id_from_name(path)
     reader = _Reader(Session(session_id=named or path.stem), max_chars, named_by_file=named is not None)
-    with path.open("rb") as fh:
-        for line in fh:
-            reader.feed(line)
+    for line in iter_lines(path):
+        reader.feed(line)
     reader.session.entries = reader.finish()
     return reader.session
 
@@ -91,8 +92,8 @@ class _Reader:
         self.tagged: list[tuple[str, Entry]] = []
         self.cwd: str | None = None
 
-    def feed(self, line: bytes) -> None:
-        if not line.strip():
+    def feed(self, line: memoryview) -> None:
+        if is_blank(line):
             return
         self.session.records += 1
         head = _PAYLOAD_TYPE.search(line, 0, _HEAD_BYTES)

@@ -9,11 +9,13 @@ slug), cutting long texts, redaction and rendering.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import PurePosixPath
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from ..redact import redact
@@ -23,7 +25,7 @@ try:  # orjson parses big string-heavy lines about twice as fast as json
 
     _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
 
-    def _loads(line: bytes) -> Any:
+    def _loads(line: bytes | memoryview) -> Any:
         return orjson.loads(line)
 
 except ImportError:  # pragma: no cover - orjson ships with prefect
@@ -31,8 +33,8 @@ except ImportError:  # pragma: no cover - orjson ships with prefect
 
     _JSON_ERRORS = (ValueError, UnicodeDecodeError)
 
-    def _loads(line: bytes) -> Any:
-        return json.loads(line)
+    def _loads(line: bytes | memoryview) -> Any:
+        return json.loads(bytes(line))
 
 
 Kind = Literal["user", "assistant", "tool"]
@@ -48,7 +50,52 @@ SLUG_MAX_CHARS = 40
 SLUG_MAX_WORDS = 6
 
 
-def parse_json_line(line: bytes) -> dict | None:
+READ_CHUNK = 4 << 20
+
+
+def iter_lines(path: Path) -> Iterator[memoryview]:
+    """The lines of a file (without the newline), as views into a reused buffer.
+
+    Transcripts hold multi-megabyte lines (tool output) that readers mostly
+    skip after a glance at their first bytes. Reading into one buffer and
+    handing out views avoids allocating and copying a new object per line,
+    which is most of the cost of ``for line in file`` on such files. A view is
+    only valid until the next line is asked for.
+    """
+    start = end = 0  # unread lines are buf[start:end]
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        buf = bytearray(min(READ_CHUNK, size + 4096))  # small files, small buffer
+        while True:
+            if end == len(buf):  # no room left: move the partial line to the front
+                if start == 0:  # a line longer than the buffer: grow
+                    bigger = bytearray(2 * len(buf))
+                    bigger[:end] = buf
+                    buf = bigger
+                else:
+                    buf[: end - start] = buf[start:end]
+                    start, end = 0, end - start
+            view = memoryview(buf)
+            got = fh.readinto(view[end:])
+            if not got:
+                if start < end:
+                    yield view[start:end]  # a last line without newline
+                return
+            scan = end
+            end += got
+            while True:
+                newline = buf.find(b"\n", scan, end)
+                if newline < 0:
+                    break
+                yield view[start:newline]
+                start = scan = newline + 1
+
+
+def is_blank(line: bytes | memoryview) -> bool:
+    return len(line) == 0 or (len(line) < 64 and not bytes(line).strip())
+
+
+def parse_json_line(line: bytes | memoryview) -> dict | None:
     """The record on one JSONL line, or None if it is not a JSON object.
 
     A line cut mid-JSON (an agent killed while writing), bytes that are not
