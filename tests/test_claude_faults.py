@@ -166,3 +166,22 @@ def test_correct_on_a_fresh_engine_starts_from_the_store_as_left(tmp_path: Path,
     (message,) = fake_api.requests[0]["messages"]
     prompt = message["content"][0]["text"]
     assert "/memories/testing.md" in prompt and "type is missing" in prompt and "change nothing else" in prompt
+
+
+def test_a_request_still_hanging_when_the_clock_runs_out_is_the_timeout_budget(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    fake_api.play(Reply([text("too late")], delay=1.0))
+    client = anthropic.Anthropic(max_retries=0, timeout=0.3)
+    with pytest.raises(BudgetExceeded) as caught:
+        ClaudeEngine(client=client).consolidate(engine_input(tmp_path, timeout_seconds=0.2))
+    assert caught.value.reason == "budget_timeout"
+
+
+def test_each_request_gets_a_share_of_the_wall_clock() -> None:
+    from dream.engines.claude.agent import request_timeout
+
+    assert request_timeout(900) == 180  # five tries fit in the budget
+    assert request_timeout(100) == 60  # but a reply gets at least a minute
+    assert request_timeout(0.5) == 0.5  # and never more than the budget
+    assert request_timeout(86_400) == 600  # nor more than the SDK's ceiling

@@ -32,6 +32,7 @@ from .prompts import render_dream, render_system
 
 MAX_RETRIES = 4
 MAX_REQUEST_SECONDS = 600.0
+MIN_REQUEST_SECONDS = 60.0
 CACHE = {"type": "ephemeral"}
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 
@@ -163,9 +164,7 @@ class ClaudeEngine:
         if self._client is None:
             if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
                 raise EngineFailed("ANTHROPIC_API_KEY is not set; the claude engine needs it", reason="api")
-            self._client = anthropic.Anthropic(
-                max_retries=MAX_RETRIES, timeout=min(settings.timeout_seconds, MAX_REQUEST_SECONDS)
-            )
+            self._client = anthropic.Anthropic(max_retries=MAX_RETRIES, timeout=request_timeout(settings.timeout_seconds))
         return self._client
 
     def _dream_prompt(self, inp: EngineInput) -> str:
@@ -173,6 +172,17 @@ class ClaudeEngine:
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})
+
+
+def request_timeout(budget_seconds: float) -> float:
+    """The timeout of one request, so that a hanging API cannot hold a run far past its wall-clock budget.
+
+    A request may be tried 1 + MAX_RETRIES times, so each try gets a share of
+    the budget, but at least a minute (a long reply takes that) and never more
+    than the budget itself or the SDK's ten-minute ceiling for a request.
+    """
+    share = budget_seconds / (MAX_RETRIES + 1)
+    return min(budget_seconds, MAX_REQUEST_SECONDS, max(MIN_REQUEST_SECONDS, share))
 
 
 def describe_changes(before: Tree, after: Tree, summary: str) -> list[Change]:
