@@ -47,9 +47,8 @@ _TWO_DIGITS_RE = re.compile(r"\d{2}")
 # newline becomes a NUL (never present in accepted files) to split on.
 _ENTRY_BOUNDARY = r"\n([<>.] )"
 _SPLIT_MARK = "\x00"
-# A file whose content begins with something else has lines before its first entry.
-_STARTS_WITH_ENTRY = r"\A[<>.] "
-_ONLY_WHITESPACE = r"\A\s*\z"
+# Blank lines, then the first entry or the end: no text before the first entry.
+_CLEAN_START = r"\A(?:[ \t]*\n)*(?:[<>.] |[ \t]*\z)"
 
 
 # --------------------------------------------------------------------------
@@ -292,9 +291,7 @@ def _files_frame(contents: list[bytes], kept: list[SessionFile], warnings: list[
 
 def _warn_lines_before_first_entry(frame: pl.DataFrame, kept: list[SessionFile], warnings: list[str]) -> None:
     content = pl.col("content")
-    orphan = frame.select(
-        ~content.str.contains(_STARTS_WITH_ENTRY) & ~content.str.contains(_ONLY_WHITESPACE)
-    ).to_series()
+    orphan = frame.select(~content.str.contains(_CLEAN_START)).to_series()
     for i in orphan.arg_true().to_list():
         warnings.append(f"{kept[i].rel}: text before the first entry (no '> ', '< ' or '. ' prefix), dropped")
 
@@ -311,7 +308,7 @@ def _split_entries(frame: pl.DataFrame) -> pl.DataFrame:
             .str.replace_all(_ENTRY_BOUNDARY, _SPLIT_MARK + "${1}")
             .str.split(_SPLIT_MARK)
         )
-        .explode("content")
+        .explode("content", empty_as_null=False)
         .rename({"content": "piece"})
         # Only the first piece of a file can lack a prefix: lines before the first entry.
         .filter(pl.col("piece").str.slice(1, 1) == " ")
