@@ -305,3 +305,18 @@ def test_blocking_finds_near_duplicates_among_many():
     texts.append(texts[123] + " extra")
     pairs = similar_pairs(texts, 90)
     assert (123, 400) in {(i, j) for i, j, _ in pairs}
+
+
+@pytest.mark.parametrize("phrase", [
+    "yesterday", "today", "tomorrow", "tonight", "3 days ago", "in two days", "next Friday",
+    "last week", "2 weeks ago", "last month", "this year", "昨天", "上周", "上个月", "去年",
+    "昨日", "先週", "来月", "어제", "지난주", "ayer", "la semana pasada", "ontem", "gestern",
+    "letzte Woche", "aujourd'hui", "la semaine dernière", "le mois dernier", "ieri", "вчера",
+    "на прошлой неделе", "в прошлом месяце",
+])
+def test_every_date_phrase_passes_the_quick_filter_and_is_rewritten(phrase):
+    from dream.engines.offline.dates import has_relative_dates, rewrite_line
+
+    assert has_relative_dates([f"x {phrase} y"])
+    new, found = rewrite_line(f"x {phrase} y", date(2026, 3, 4))
+    assert [p for p, _ in found] == [phrase] and phrase not in new

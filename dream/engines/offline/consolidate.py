@@ -29,30 +29,72 @@ def merge_duplicates(ws: Workspace) -> None:
     """Merge near-duplicate topic files, and near-duplicate inline rules.
 
     Team memories only merge when identical (after normalization): other
-    people rely on them, so we stay conservative there.
+    people rely on them, so we stay conservative there. Index lines are
+    parsed once and rewritten in one pass at the end, so the cost stays
+    linear in the size of the index however many merges there are.
     """
     found = memories(ws.store)
     threshold = ws.settings.similarity_threshold
+    pointers = _IndexPointers(ws)
     for kind, scope, limit in (("topic", "personal", threshold), ("rule", "personal", threshold),
                                ("topic", "team", 100.0)):
         pool = [m for m in found if m.kind == kind and m.scope == scope]
         if len(pool) < 2:
             continue
         pairs = similar_pairs([m.text for m in pool], limit)
-        scores = {(i, j): s for i, j, s in pairs}
+        best: dict[int, float] = {}
+        for _, j, score in pairs:
+            best[j] = max(best.get(j, 0.0), score)
         for group in group_pairs(len(pool), pairs):
             survivor = pool[group[0]]
             for other in group[1:]:
-                score = scores.get((group[0], other)) or max(
-                    s for (i, j), s in scores.items() if other in (i, j))
-                _merge(ws, survivor, pool[other], score)
+                if kind == "topic":
+                    _merge_topics(ws, pointers, survivor.key, pool[other].key, best.get(other, limit))
+                else:
+                    _merge_rules(ws, survivor, pool[other], best.get(other, limit))
+    pointers.apply()
 
 
-def _merge(ws: Workspace, survivor: Memory, dup: Memory, score: float) -> None:
-    if survivor.kind == "topic":
-        _merge_topics(ws, survivor.key, dup.key, score)
-    else:
-        _merge_rules(ws, survivor, dup, score)
+class _IndexPointers:
+    """Which index lines point where, and the repointing merges ask for."""
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.hooks: dict[str, list[str]] = {}
+        self.linked: set[str] = set()
+        for line in ws.store.parsed_index():
+            for target in line.links:
+                resolved = resolve_link(INDEX_NAME, target)
+                if resolved:
+                    self.linked.add(resolved)
+            if line.kind == "link":
+                resolved = resolve_link(INDEX_NAME, line.target)
+                if resolved:
+                    self.hooks.setdefault(resolved, []).append(line.hook)
+        self.replaced_by: dict[str, str] = {}
+
+    def replace(self, dup: str, keep: str) -> None:
+        self.replaced_by[dup] = keep
+
+    def apply(self) -> None:
+        """Drop index lines of merged files, or repoint one if the survivor had none."""
+        if not self.replaced_by:
+            return
+        lines = self.ws.store.index_lines
+        out = []
+        for text in lines:
+            line = parse_index_line(text)
+            dup = resolve_link(INDEX_NAME, line.target) if line.kind == "link" else None
+            if dup not in self.replaced_by:
+                out.append(text)
+                continue
+            keep = self.replaced_by[dup]
+            while keep in self.replaced_by:  # a survivor merged later into another
+                keep = self.replaced_by[keep]
+            if keep not in self.linked:
+                out.append(text.replace(f"]({line.target})", f"]({keep})", 1))
+                self.linked.add(keep)
+        lines[:] = out
 
 
 def _missing_lines(candidates: list[str], known_text: str) -> list[str]:
@@ -77,14 +119,13 @@ def _lines_to_carry(dup: TopicFile, hooks: list[str], survivor_text: str) -> lis
     return _missing_lines([dup.description] + hooks + body, survivor_text)
 
 
-def _merge_topics(ws: Workspace, keep_path: str, dup_path: str, score: float) -> None:
+def _merge_topics(ws: Workspace, pointers: _IndexPointers, keep_path: str, dup_path: str,
+                  score: float) -> None:
     store = ws.store
     keep, dup = store.topics.get(keep_path), store.topics.get(dup_path)
     if keep is None or dup is None:
         return
-    hooks = [line.hook for line in store.parsed_index()
-             if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == dup_path]
-    carry = _lines_to_carry(dup, hooks, "\n".join(keep.text.lines))
+    carry = _lines_to_carry(dup, pointers.hooks.get(dup_path, []), "\n".join(keep.text.lines))
     if carry and not editable(keep):
         ws.note(f"{dup_path} looks like a duplicate of {keep_path} ({score:.0f}%), but {keep_path} "
                 f"cannot be edited safely ({'; '.join(keep.format_problems)}); both kept")
@@ -92,26 +133,10 @@ def _merge_topics(ws: Workspace, keep_path: str, dup_path: str, score: float) ->
     if carry:
         ensure_frontmatter(ws, keep, f"lines of {dup_path} were merged into it")
         keep.append_body(carry)
-    _drop_pointers(ws, dup_path, keep_path)
+    pointers.replace(dup_path, keep_path)
     store.remove(dup_path)
     detail = f"removed {dup_path}; carried over {len(carry)} line(s) it had that {keep_path} lacked"
     ws.change("merged", keep_path, f"near-duplicate of {dup_path} (similarity {score:.0f}%)", detail, dup_path)
-
-
-def _drop_pointers(ws: Workspace, dup_path: str, keep_path: str) -> None:
-    """Remove index lines pointing to `dup_path`, or repoint one if `keep_path` has none."""
-    lines = ws.store.index_lines
-    parsed = [parse_index_line(line) for line in lines]
-    keep_linked = any(resolve_link(INDEX_NAME, t) == keep_path for p in parsed for t in p.links)
-    out = []
-    for text, line in zip(lines, parsed):
-        if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == dup_path:
-            if not keep_linked:
-                out.append(text.replace(f"]({line.target})", f"]({keep_path})", 1))
-                keep_linked = True
-            continue
-        out.append(text)
-    lines[:] = out
 
 
 def _merge_rules(ws: Workspace, keep: Memory, dup: Memory, score: float) -> None:

@@ -179,8 +179,28 @@ def rewrite_lines(lines: list[str], base: date, start: int = 0) -> tuple[list[st
     return out, rewrites
 
 
+# Every phrase above contains one of these (lowercased); checking them with
+# `in` first spares the big regex on most files, which matters at 10,000 files.
+_ANCHORS = (
+    "day", "tomorrow", "tonight", "week", "month", "year",
+    "前天", "昨", "今", "明", "后天", "周", "星期", "月", "去年", "週",
+    "그저께", "어제", "오늘", "내일", "모레", "주",
+    "ayer", "hoy", "mañana", "semana", "mes", "ontem", "hoje", "amanhã",
+    "gestern", "heute", "morgen", "woche", "monat", "hier", "demain", "aujourd", "semaine", "mois",
+    "ieri", "oggi", "domani", "settimana", "вчера", "сегодня", "завтра", "недел", "месяц",
+)
+
+
+def might_have_relative_dates(text: str) -> bool:
+    lowered = text.lower()
+    return any(anchor in lowered for anchor in _ANCHORS)
+
+
 def has_relative_dates(lines: list[str]) -> bool:
-    pattern = _WITH_HIER if looks_french("\n".join(lines)) else _DEFAULT
+    text = "\n".join(lines)
+    if not might_have_relative_dates(text):
+        return False
+    pattern = _WITH_HIER if looks_french(text) else _DEFAULT
     in_fence = False
     for line in lines:
         if _FENCE.match(line):
