@@ -48,6 +48,7 @@ SILENT_BLOCKS = frozenset(
 # 1 MB tool output is skipped without being parsed at all. The pattern can
 # only match JSON structure: inside a JSON string every quote is escaped.
 _HEAD_BYTES = 4096
+_TOOL_RESULT_WORD = re.compile(rb"tool_result")
 _FIRST_CONTENT_KEY = re.compile(rb'"content"\s*:\s*')
 _TOOL_RESULT_FIRST = re.compile(rb'\[\s*\{[^{}]*?"type"\s*:\s*"tool_result"')
 
@@ -65,6 +66,8 @@ _INJECTED_PREFIXES = (
 def is_tool_result_line(line: bytes) -> bool:
     """True if the record's message content starts with a tool_result block."""
     head = line[:_HEAD_BYTES]
+    if _TOOL_RESULT_WORD.search(head) is None:  # one fast scan settles most lines
+        return False
     key = _FIRST_CONTENT_KEY.search(head)
     return bool(key and _TOOL_RESULT_FIRST.match(head, key.end()))
 

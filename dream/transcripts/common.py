@@ -18,7 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from ..redact import redact
+import polars as pl
+
+from ..redact import redact_column
 
 try:  # orjson parses big string-heavy lines about twice as fast as json
     import orjson
@@ -240,21 +242,30 @@ def format_entry(prefix: str, text: str) -> str:
     lines inside the text are dropped for the same reason: a reader may treat
     them as separators.
     """
-    lines = [line.rstrip() for line in text.strip().splitlines()]
-    lines = [line for line in lines if line.strip()] or [""]
-    head, rest = lines[0], lines[1:]
-    return "\n".join([prefix + head.lstrip(), *("  " + line for line in rest)])
+    text = text.strip()
+    if "\n" not in text and "\r" not in text:
+        return prefix + text
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return "\n".join([prefix + lines[0], *("  " + line for line in lines[1:])])
+
+
+def redact_texts(texts: list[str]) -> tuple[list[str], int]:
+    """Redact many texts at once (Rust regex through polars: several times faster
+    than one Python call per text, and the same result; dream.redact checks that)."""
+    if not texts:
+        return texts, 0
+    redacted, count = redact_column(pl.Series(texts, dtype=pl.Utf8))
+    return (redacted.to_list() if count else texts), count
 
 
 def render_log(entries: list[Entry], max_chars: int) -> tuple[str, int]:
     """The activity log text for `entries`, and how many secrets were redacted."""
-    redactions = 0
+    texts, redactions = redact_texts([entry.text for entry in entries])
     blocks: list[str] = []
-    for entry in entries:
-        text, count = redact(entry.text)
-        redactions += count
+    tool_chars = min(max_chars, TOOL_SUMMARY_CHARS)
+    for entry, text in zip(entries, texts):
         if entry.kind == "tool":  # a short hint on one line, cut after redaction
-            text = one_line(text, min(max_chars, TOOL_SUMMARY_CHARS))
+            text = one_line(text, tool_chars)
         else:
             text = cut(text, entry.length + len(text) - len(entry.text), max_chars)
         if entry.sidechain:

@@ -21,13 +21,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
+from concurrent.futures import ThreadPoolExecutor
+
 from filelock import FileLock, Timeout
 
 from ..config import Settings
 from ..errors import BadInput, Refused
 from ..tree import atomic_write
-from . import claude_code, codex
 from .common import Session, log_relpath, render_log
+from . import claude_code, codex
 
 Source = Literal["claude-code", "codex"]
 SOURCES: tuple[Source, ...] = ("claude-code", "codex")
@@ -38,6 +40,7 @@ FORMAT_VERSION = 1
 STATE_NAME = "import-state.json"
 LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
+WRITE_THREADS = 8
 
 
 @dataclass
@@ -204,72 +207,86 @@ class _Import:
             transcripts = list_transcripts(self.source, found)
         except OSError as exc:
             raise BadInput(f"{found}: cannot list transcripts: {exc.strerror or exc}") from None
-        for transcript in transcripts:
+        writes: list[tuple[Path, bytes]] = []
+        removals: list[Path] = []
+        for path, seen, name in self._changed(transcripts, result):
             try:
-                self._one(transcript, result)
+                session = read_transcript(self.source, path, self.settings)
             except OSError as exc:
-                result.warnings.append(f"{transcript}: skipped, cannot read: {exc.strerror or exc}")
+                result.warnings.append(f"{path}: skipped, cannot read: {exc.strerror or exc}")
+                continue
+            self._update(path, name, seen, session, result, writes, removals)
+        self._apply(writes, removals, result)
         save_state(self.store, self.state)
         return result
 
-    def _one(self, transcript: Path, result: ImportResult) -> None:
-        name = str(transcript.resolve())
-        stat = transcript.stat()
-        seen = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": self.key}
-        before = self.state.get(name) if isinstance(self.state.get(name), dict) else {}
-        if self._unchanged(before, seen):
-            result.sessions_unchanged += 1
-            return
-        session = read_transcript(self.source, transcript, self.settings)
+    def _changed(self, transcripts: list[Path], result: ImportResult) -> list[tuple[Path, dict, str]]:
+        """(path, what stat says now, state key) of transcripts to read again."""
+        changed = []
+        for transcript in transcripts:
+            try:
+                name = str(transcript.resolve())
+                stat = transcript.stat()
+            except OSError as exc:
+                result.warnings.append(f"{transcript}: skipped, cannot read: {exc.strerror or exc}")
+                continue
+            seen = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": self.key}
+            before = self.state.get(name)
+            if isinstance(before, dict) and self._unchanged(before, seen):
+                result.sessions_unchanged += 1
+            else:
+                changed.append((transcript, seen, name))
+        return changed
+
+    def _update(self, path: Path, name: str, seen: dict, session: Session, result: ImportResult,
+                writes: list[tuple[Path, bytes]], removals: list[Path]) -> None:
+        """Plan the new log of one session that was read again."""
         result.records_skipped += session.skipped
         if session.malformed:
-            result.warnings.append(f"{transcript}: {session.malformed} malformed line(s) skipped")
-        log = self._write_log(name, session, stat.st_mtime, result) if session.has_conversation else None
+            result.warnings.append(f"{path}: {session.malformed} malformed line(s) skipped")
+        log = None
+        if session.has_conversation:
+            mtime = datetime.fromtimestamp(seen["mtime_ns"] / 1e9, timezone.utc)
+            log, data = self._render(name, session, mtime, result)
+            if _same_bytes(self.store / log, data):
+                result.sessions_unchanged += 1
+            else:
+                writes.append((self.store / log, data))
+        before = self.state.get(name) if isinstance(self.state.get(name), dict) else {}
         old = before.get("log")
-        if old and old != log:
-            self._remove_log(old, name, result)
+        if old and old != log and self.claimed.get(old) == name:
+            removals.append(self.store / old)  # renamed (e.g. a first request arrived)
+            del self.claimed[old]
         self.state[name] = {**seen, "log": log}
         if log:
             self.claimed[log] = name
+
+    def _render(self, name: str, session: Session, fallback: datetime, result: ImportResult
+                ) -> tuple[str, bytes]:
+        """The session's log: its store-relative path and bytes."""
+        text, redactions = render_log(session.entries, self.settings.max_entry_chars)
+        result.redactions += redactions
+        rel = log_relpath(session, fallback)
+        if self.claimed.get(rel, name) != name:  # two transcripts, one session id
+            rel = log_relpath(session, fallback, tag=hashlib.sha1(name.encode()).hexdigest()[:8])
+        return rel, text.encode()
+
+    def _apply(self, writes: list[tuple[Path, bytes]], removals: list[Path], result: ImportResult) -> None:
+        """Write new logs (in threads: each write waits on fsync), then remove renamed ones."""
+        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+            list(pool.map(lambda job: atomic_write(*job), writes))
+        result.sessions_written += len(writes)
+        result.logs_written.extend(target for target, _ in writes)
+        for target in removals:
+            if target.is_file():
+                target.unlink()
+                result.logs_removed.append(target)
 
     def _unchanged(self, before: dict, seen: dict) -> bool:
         if any(before.get(k) != v for k, v in seen.items()):
             return False
         log = before.get("log")
         return log is None or (self.store / log).is_file()  # a deleted log is written again
-
-    def _write_log(self, name: str, session: Session, mtime: float, result: ImportResult) -> str:
-        """Write the session's log if its bytes differ; return its store-relative path."""
-        text, redactions = render_log(session.entries, self.settings.max_entry_chars)
-        result.redactions += redactions
-        fallback = datetime.fromtimestamp(mtime, timezone.utc)
-        rel = log_relpath(session, fallback)
-        if self.claimed.get(rel, name) != name:  # two transcripts, one session id
-            rel = log_relpath(session, fallback, tag=hashlib.sha1(name.encode()).hexdigest()[:8])
-        target = self.store / rel
-        data = text.encode()
-        if _same_bytes(target, data):
-            result.sessions_unchanged += 1
-        else:
-            atomic_write(target, data)
-            result.sessions_written += 1
-            result.logs_written.append(target)
-        return rel
-
-    def _remove_log(self, rel: str, name: str, result: ImportResult) -> None:
-        """Remove the log this transcript had before under another name.
-
-        That happens when a session's first request arrives after an import
-        (the slug changes); the old file was derived by import, not written
-        by anyone else.
-        """
-        if self.claimed.get(rel) != name:
-            return
-        target = self.store / rel
-        if target.is_file():
-            target.unlink()
-            result.logs_removed.append(target)
-        del self.claimed[rel]
 
 
 def _same_bytes(target: Path, data: bytes) -> bool:

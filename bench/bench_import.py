@@ -1,0 +1,189 @@
+"""Benchmark: importing Claude Code transcripts into activity logs.
+
+Generates realistic transcripts (default 512 MB: many turns, tool outputs of
+a few KB with some over 1 MB, thinking, edits), then in the same run:
+
+* ``cat`` over the same files to /dev/null (the baseline: reading the bytes);
+* a full import into a fresh store, several times (median);
+* one session grows by a turn, and the incremental import is timed (median).
+
+Targets (issue 6): full import at least 1/4 of cat's throughput; the
+incremental import under 1 s.
+
+    /work/venv/bin/python bench/bench_import.py            # 512 MB
+    /work/venv/bin/python bench/bench_import.py --mb 50    # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+try:
+    import orjson
+
+    def dumps(record: dict) -> bytes:
+        return orjson.dumps(record)
+except ImportError:  # pragma: no cover
+    import json
+
+    def dumps(record: dict) -> bytes:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+
+from dream.config import Settings
+from dream.transcripts.claude_code import is_tool_result_line
+from dream.transcripts.importer import import_transcripts
+from dream.transcripts.synthetic import ClaudeSession
+
+START = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)
+WORDS = ("build", "cache", "index", "merge", "retry", "deploy", "parse", "token", "schema",
+         "query", "route", "fixture", "timeout", "render", "queue", "ledger", "webhook")
+
+
+def output_text(rng: random.Random, size: int) -> str:
+    line = " ".join(rng.choice(WORDS) for _ in range(12)) + ' {"ok": true}\n'
+    return (line * (size // len(line) + 1))[:size]
+
+
+def generate_session(path: Path, seed: int, target_bytes: int) -> int:
+    """Write one session of about `target_bytes`; return bytes written."""
+    rng = random.Random(seed)
+    session = ClaudeSession(path.stem, START + timedelta(hours=seed))
+    written = 0
+    with path.open("wb") as fh:
+        while written < target_bytes:
+            session.records.clear()
+            ask = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 30)))
+            session.user(f"please {ask}")
+            session.assistant(output_text(rng, rng.randint(200, 1500)),
+                              thinking=output_text(rng, rng.randint(100, 800)))
+            for _ in range(rng.randint(1, 4)):
+                kind = rng.choice(("Bash", "Read", "Edit"))
+                if kind == "Edit":
+                    args = {"file_path": f"/work/app/src/{rng.choice(WORDS)}.py",
+                            "old_string": output_text(rng, rng.randint(100, 3000)),
+                            "new_string": output_text(rng, rng.randint(100, 3000))}
+                elif kind == "Read":
+                    args = {"file_path": f"/work/app/src/{rng.choice(WORDS)}.py"}
+                else:
+                    args = {"command": f"pytest -q -k {rng.choice(WORDS)}", "description": "run tests"}
+                tool = session.tool_use(kind, args)
+                size = 1_200_000 if rng.random() < 0.01 else int(rng.lognormvariate(8.3, 1.0))
+                session.tool_result(tool, output_text(rng, size))
+            chunk = b"".join(dumps(r) + b"\n" for r in session.records)
+            fh.write(chunk)
+            written += len(chunk)
+    return written
+
+
+def generate(folder: Path, total_mb: float) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    total = int(total_mb * 1e6)
+    rng = random.Random(7)
+    files, written, seed = [], 0, 0
+    while written < total:
+        size = min(int(rng.lognormvariate(15.0, 0.9)), 40_000_000, total - written)  # median ~3 MB
+        path = folder / f"{seed:08d}-0000-4000-8000-{seed:012d}.jsonl"
+        written += generate_session(path, seed, max(size, 20_000))
+        files.append(path)
+        seed += 1
+    return files
+
+
+def median_time(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def tool_result_share(files: list[Path]) -> float:
+    total = skipped = 0
+    for path in files:
+        with path.open("rb") as fh:
+            for line in fh:
+                total += len(line)
+                if is_tool_result_line(line):
+                    skipped += len(line)
+    return skipped / total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=512, help="megabytes of transcripts (default 512)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per measurement (median)")
+    parser.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp folder)")
+    args = parser.parse_args()
+
+    work = args.dir or Path(tempfile.mkdtemp(prefix="dream-bench-import-"))
+    project = work / "project"
+    try:
+        t0 = time.perf_counter()
+        files = generate(project, args.mb)
+        size = sum(p.stat().st_size for p in files)
+        mb = size / 1e6
+        print(f"generated {len(files)} sessions, {mb:.0f} MB in {time.perf_counter() - t0:.1f} s")
+        print(f"bytes in tool-result records: {tool_result_share(files):.0%}")
+
+        cat = ["cat", *map(str, files)]
+        subprocess.run(cat, stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+        cat_s = median_time(lambda: subprocess.run(cat, stdout=subprocess.DEVNULL, check=True), args.runs)
+
+        settings = Settings()
+        stores: list[Path] = []
+
+        def full_import() -> None:
+            store = work / f"store-{len(stores)}"
+            if store.exists():
+                shutil.rmtree(store)
+            store.mkdir()
+            stores.append(store)
+            result = import_transcripts(store, "claude-code", project, settings)
+            assert result.sessions_written == len(files), result
+
+        import_s = median_time(full_import, args.runs)
+        store = stores[-1]
+
+        growing = max(files, key=lambda p: p.stat().st_size)
+        rounds = iter(range(1000))
+
+        def grow_and_import() -> None:
+            session = ClaudeSession(growing.stem, START)
+            session.user(f"one more thing, round {next(rounds)}")
+            session.assistant("Done.")
+            with growing.open("ab") as fh:
+                fh.write(b"".join(dumps(r) + b"\n" for r in session.records))
+            result = import_transcripts(store, "claude-code", project, settings)
+            assert result.sessions_written == 1 and result.sessions_unchanged == len(files) - 1, result
+
+        grow_s = median_time(grow_and_import, args.runs)
+        noop_s = median_time(lambda: import_transcripts(store, "claude-code", project, settings), args.runs)
+
+        print(f"\n{'':32} {'seconds':>9} {'MB/s':>9}")
+        print(f"{'cat > /dev/null (baseline)':32} {cat_s:9.3f} {mb / cat_s:9.0f}")
+        print(f"{'full import, fresh store':32} {import_s:9.3f} {mb / import_s:9.0f}")
+        ratio = cat_s / import_s
+        print(f"\nimport throughput / cat throughput = {ratio:.3f}  (target >= 0.25: "
+              f"{'met' if ratio >= 0.25 else 'NOT met'})")
+        print(f"incremental import after one session grew "
+              f"({growing.stat().st_size / 1e6:.0f} MB session): {grow_s:.3f} s  "
+              f"(target < 1 s: {'met' if grow_s < 1 else 'NOT met'})")
+        print(f"import with nothing changed ({len(files)} transcripts): {noop_s:.3f} s")
+        return 0
+    finally:
+        if args.dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
