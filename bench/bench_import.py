@@ -139,6 +139,14 @@ def main() -> int:
         subprocess.run(cat, stdout=subprocess.DEVNULL, check=True)  # warm the page cache
         cat_s = median_time(lambda: subprocess.run(cat, stdout=subprocess.DEVNULL, check=True), args.runs)
 
+        def python_read() -> None:  # context: the floor for any Python reader
+            for path in files:
+                with path.open("rb") as fh:
+                    while fh.read(4 << 20):
+                        pass
+
+        read_s = median_time(python_read, args.runs)
+
         settings = Settings()
         stores: list[Path] = []
 
@@ -171,6 +179,7 @@ def main() -> int:
 
         print(f"\n{'':32} {'seconds':>9} {'MB/s':>9}")
         print(f"{'cat > /dev/null (baseline)':32} {cat_s:9.3f} {mb / cat_s:9.0f}")
+        print(f"{'python read(), 4 MB chunks':32} {read_s:9.3f} {mb / read_s:9.0f}")
         print(f"{'full import, fresh store':32} {import_s:9.3f} {mb / import_s:9.0f}")
         ratio = cat_s / import_s
         print(f"\nimport throughput / cat throughput = {ratio:.3f}  (target >= 0.25: "

@@ -64,9 +64,9 @@ def test_default_claude_path_is_beside_the_memory_folder(project):
     assert result.transcripts == project
     assert (result.sessions_written, result.sessions_unchanged) == (3, 0)
     assert logs(store) == [
-        "logs/2026/04/02/sess-0-set-up-ci.md",
-        "logs/2026/04/02/sess-1-fix-flaky-test.md",
-        "logs/2026/04/02/sess-2-bump-deps.md",
+        "logs/2026/04/02/sess_0-set-up-ci.md",
+        "logs/2026/04/02/sess_1-fix-flaky-test.md",
+        "logs/2026/04/02/sess_2-bump-deps.md",
     ]
     text = (store / logs(store)[0]).read_text()
     assert text.startswith("> set up ci\n. Bash pytest -q tests/test_")
@@ -92,11 +92,11 @@ def test_grown_session_rewrites_only_its_own_log(project):
 
     result = import_transcripts(store, "claude-code", None, Settings())
 
-    assert result.logs_written == [store / "logs/2026/04/02/sess-1-fix-flaky-test.md"]
+    assert result.logs_written == [store / "logs/2026/04/02/sess_1-fix-flaky-test.md"]
     after = snapshot(store)
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-    assert changed == {"logs/2026/04/02/sess-1-fix-flaky-test.md", ".dream/import-state.json"}
-    assert after["logs/2026/04/02/sess-1-fix-flaky-test.md"][0].endswith(b"> also pin pytest to 8.3\n")
+    assert changed == {"logs/2026/04/02/sess_1-fix-flaky-test.md", ".dream/import-state.json"}
+    assert after["logs/2026/04/02/sess_1-fix-flaky-test.md"][0].endswith(b"> also pin pytest to 8.3\n")
 
 
 def test_memory_files_and_transcripts_are_never_touched(project):
@@ -125,7 +125,7 @@ def test_planted_secrets_never_reach_logs_or_dream_folder(project):
             data = path.read_bytes()
             assert ANTHROPIC_KEY.encode() not in data, path
             assert GITHUB_TOKEN.encode() not in data, path
-    log = next((store / "logs").rglob("sess-secret-*.md")).read_text()
+    log = next((store / "logs").rglob("sess_secret-*.md")).read_text()
     assert "[REDACTED:anthropic-key]" in log and "[REDACTED:github-token]" in log
 
 
@@ -160,22 +160,22 @@ def test_slug_change_replaces_the_old_log(project):
     early.assistant("Ready.")  # Claude Code can answer before the first request
     write_jsonl(project / "sess-new.jsonl", early.records)
     import_transcripts(store, "claude-code", None, Settings())
-    assert "logs/2026/04/02/sess-new-session.md" in logs(store)
+    assert "logs/2026/04/02/sess_new-session.md" in logs(store)
 
     later = ClaudeSession("sess-new", START)
     later.user("write the release notes")
     write_jsonl(project / "sess-new.jsonl", later.records, append=True)
     result = import_transcripts(store, "claude-code", None, Settings())
 
-    assert "logs/2026/04/02/sess-new-session.md" not in logs(store)
-    assert "logs/2026/04/02/sess-new-write-the-release-notes.md" in logs(store)
-    assert result.logs_removed == [store / "logs/2026/04/02/sess-new-session.md"]
+    assert "logs/2026/04/02/sess_new-session.md" not in logs(store)
+    assert "logs/2026/04/02/sess_new-write-the-release-notes.md" in logs(store)
+    assert result.logs_removed == [store / "logs/2026/04/02/sess_new-session.md"]
 
 
 def test_changed_settings_reimport_and_deleted_log_comes_back(project):
     store = project / "memory"
     import_transcripts(store, "claude-code", None, Settings())
-    target = store / "logs/2026/04/02/sess-0-set-up-ci.md"
+    target = store / "logs/2026/04/02/sess_0-set-up-ci.md"
     short = import_transcripts(store, "claude-code", None, Settings(max_entry_chars=80))
     assert short.sessions_unchanged == 3  # all read again, logs identical (short texts)
     target.unlink()

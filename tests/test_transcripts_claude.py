@@ -118,7 +118,7 @@ def test_session_spanning_midnight_is_filed_under_its_start_date(tmp_path):
     write_jsonl(path, session.records)
     assert session.records[-1]["timestamp"].startswith("2026-03-15")
     read = read_session(path, False, 2000)
-    assert log_relpath(read, START) == "logs/2026/03/14/s-night-step-0.md"
+    assert log_relpath(read, START) == "logs/2026/03/14/s_night-step-0.md"
 
 
 def test_sidechains_left_out_or_marked(tmp_path):
@@ -151,7 +151,7 @@ def test_non_english_text_and_slug(tmp_path):
     write_jsonl(path, session.records)
     read = read_session(path, False, 2000)
     assert render_log(read.entries, 2000)[0] == "> 修复登录页面的错误\n< 好的，我来看看。\n"
-    assert log_relpath(read, START).endswith("/s-zh-session.md")
+    assert log_relpath(read, START).endswith("/s_zh-session.md")
     assert slugify("Réparer le cache de l'index") == "reparer-le-cache-de-lindex"
 
 

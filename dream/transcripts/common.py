@@ -189,9 +189,18 @@ def slugify(text: str) -> str:
     return slug or "session"
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def safe_id(session_id: str) -> str:
-    """A session id usable as a file name (ids come from untrusted files)."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", session_id).strip("._")
+    """A session id usable as a file name (ids come from untrusted files).
+
+    Log readers split ``<id>-<slug>`` at the first hyphen unless the id is a
+    UUID, so other ids keep no hyphen (``agent-a1b2`` → ``agent_a1b2``).
+    """
+    if _UUID.fullmatch(session_id):
+        return session_id
+    cleaned = re.sub(r"[^A-Za-z0-9_.]+", "_", session_id).strip("._")
     return cleaned[:80] or "session"
 
 
