@@ -320,3 +320,29 @@ def test_every_date_phrase_passes_the_quick_filter_and_is_rewritten(phrase):
     assert has_relative_dates([f"x {phrase} y"])
     new, found = rewrite_line(f"x {phrase} y", date(2026, 3, 4))
     assert [p for p, _ in found] == [phrase] and phrase not in new
+
+
+def test_blocking_misses_no_pair_that_brute_force_finds():
+    import random
+
+    from rapidfuzz import fuzz
+
+    from dream.engines.offline.similarity import normalize
+
+    rng = random.Random(3)
+    vocabulary = [f"w{i}" for i in range(3000)]
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    texts: list[str] = []
+    for _ in range(600):
+        if texts and rng.random() < 0.15:
+            words = rng.choice(texts).split()
+            for _ in range(rng.randint(1, 3)):
+                words[rng.randrange(len(words))] = rng.choice(vocabulary[:200])
+            texts.append(" ".join(words))
+        else:
+            texts.append(" ".join(rng.choices(vocabulary, weights, k=rng.randint(20, 50))))
+    norms = [normalize(t) for t in texts]
+    brute = {(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts))
+             if fuzz.ratio(norms[i], norms[j]) >= 90}
+    found = {(i, j) for i, j, _ in similar_pairs(texts, 90)}
+    assert len(brute) > 50 and found == brute

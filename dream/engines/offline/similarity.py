@@ -21,6 +21,7 @@ from rapidfuzz import fuzz
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _WORD = re.compile(r"\w+")
+MAX_BLOCK = 40  # tokens in more texts than this are not used to pick candidates
 
 
 def normalize(text: str) -> str:
@@ -52,7 +53,7 @@ def _prefix_length(size: int, threshold: float) -> int:
     ratio and token overlap are not the same measure, so t is set a good
     deal below the rapidfuzz threshold to stay generous.
     """
-    overlap = max(0.4, threshold / 100 - 0.2)
+    overlap = max(0.4, threshold / 100 - 0.15)
     return max(1, size - math.ceil(overlap * size) + 1)
 
 
@@ -77,6 +78,10 @@ def similar_pairs(texts: list[str], threshold: float, scopes: list[str] | None =
             continue
         ordered = sorted(toks, key=lambda t: (frequency[(scope, t)], t))
         prefix = ordered[: _prefix_length(len(ordered), threshold)]
+        # A token found in very many texts blocks nothing: comparing along it
+        # is what makes all-pairs quadratic. Near-duplicates share nearly all
+        # their tokens, so they still meet on a rarer one.
+        prefix = [t for t in prefix if frequency[(scope, t)] <= MAX_BLOCK] or prefix[:1]
         candidates: set[int] = set()
         for tok in prefix:
             candidates.update(postings[(scope, tok)])
