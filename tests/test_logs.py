@@ -255,11 +255,29 @@ def test_unreadable_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
 
 
 def test_long_entries_are_cut_with_a_marker(tmp_path: Path) -> None:
-    write_log(tmp_path, "2025/03/04", "s1-long.md", "> " + "é" * 30 + "\n< short\n")
+    write_log(tmp_path, "2025/03/04", "s1-long.md", "> " + "é" * 30 + "\n< short\n< " + "ü" * 10 + "\n")
     assert rows(tmp_path, max_entry_chars=10) == [
         ("s1", 0, "user", "é" * 10 + " […cut 20 chars]"),
         ("s1", 1, "assistant", "short"),
+        ("s1", 2, "assistant", "ü" * 10),  # 20 bytes but 10 characters: not cut
     ]
+
+
+def test_gathered_text_matches_redact_on_each_entry(tmp_path: Path) -> None:
+    from dream.redact import redact
+
+    entries = [
+        "> deploy with ghp_" + "Ab12" * 9,
+        "< done; see https://ci.example.com/run/1",
+        "< Authorization: Basic dXNlcjpwYXNz and sk-learn-compatible code",
+        ". Bash curl -H 'Authorization: Bearer " + "t0k3n" * 5 + "'",
+    ]
+    write_log(tmp_path, "2025/03/04", "s1-a.md", "\n".join(entries[:2]) + "\n")
+    write_log(tmp_path, "2025/03/05", "s2-b.md", "\n".join(entries[2:]) + "\n")
+    gathered = read_sessions(scan_sessions(tmp_path))
+    expected = [redact(e[2:]) for e in entries]
+    assert gathered.sessions.get_column("text").to_list() == [t for t, _ in expected]
+    assert gathered.redactions == sum(n for _, n in expected) == 3
 
 
 @pytest.mark.slow
