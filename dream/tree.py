@@ -114,3 +114,9 @@ def materialize(tree: Tree, dest: Path) -> None:
 def changed_paths(old: Tree, new: Tree) -> list[str]:
     """Paths added, removed or modified between two trees (sorted)."""
     return sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
+
+
+def escapes_root(root: Path, rel: str) -> bool:
+    """True when writing `rel` under `root` would land outside it (through `..` or a symlinked folder)."""
+    target = (root / rel).parent.resolve()
+    return target != root.resolve() and root.resolve() not in target.parents

@@ -1,0 +1,6 @@
+"""`dream` command line. Importing a command module registers its commands on `app`."""
+
+from . import commands  # noqa: F401  (registers the core commands)
+from .app import app, main
+
+__all__ = ["app", "main"]

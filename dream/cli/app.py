@@ -1,0 +1,62 @@
+"""The `dream` command: a thin layer over the library.
+
+Every command takes `--store` and `--json`. With `--json`, stdout carries one
+JSON object and nothing else. Exit codes: 0 success, skip or noop; 1 a failed
+run or a refused operation; 2 bad usage or bad input (one line on stderr).
+Commands live in modules beside this one, grouped by concern.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..console import error_line
+from ..errors import DreamError
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    help="Consolidate an AI agent's markdown memory offline, as a reviewable proposal.",
+)
+
+StoreOpt = Annotated[Path, typer.Option("--store", "-s", envvar="DREAM_STORE", help="Memory store folder.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
+CommentOpt = Annotated[Optional[str], typer.Option("--comment", "-m", help="Why, for the audit trail.")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: turns every error into one line on stderr and an exit code."""
+    command = typer.main.get_command(app)  # commands are registered by dream.cli
+    try:
+        code = command.main(args=argv, prog_name="dream", standalone_mode=False)
+    except typer.Abort:
+        error_line("aborted")
+        return _exit(130)
+    except typer.TyperException as exc:  # click's usage errors, vendored by Typer
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.stdout.write(exc.ctx.get_help() + "\n") if getattr(exc, "ctx", None) else None
+            return _exit(0)
+        error_line(exc.format_message() if hasattr(exc, "format_message") else str(exc))
+        return _exit(getattr(exc, "exit_code", 2) or 2)
+    except DreamError as exc:
+        error_line(str(exc))
+        return _exit(exc.exit_code)
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        return _exit(130)
+    except Exception as exc:  # a bug: still one line, the traceback only on request
+        if os.environ.get("DREAM_DEBUG"):
+            traceback.print_exc()
+        error_line(f"internal error: {type(exc).__name__}: {exc} (set DREAM_DEBUG=1 for a traceback)")
+        return _exit(1)
+    return _exit(code if isinstance(code, int) else 0)
+
+
+def _exit(code: int) -> int:
+    sys.stdout.flush()
+    raise SystemExit(code)

@@ -1,0 +1,213 @@
+"""The core commands: run, status, proposals, diff, accept, reject, rollback, history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .. import __version__
+from .. import accept as decide
+from .. import history as hist
+from .. import pipeline
+from ..console import emit_json, err, out, print_diff, table, when
+from .app import CommentOpt, JsonOpt, StoreOpt, app
+from ..layout import Layout
+from ..outcomes import Status
+from ..proposals import Proposals
+from ..status import store_status
+
+
+
+@app.command()
+def run(
+    store: StoreOpt = Path("."),
+    engine: Annotated[Optional[str], typer.Option(help="auto | offline | claude (auto: claude when ANTHROPIC_API_KEY is set).")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Claude model for the claude engine.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Skip the hours and sessions checks (never the lock).")] = False,
+    min_hours: Annotated[Optional[float], typer.Option(help="Override min_hours for this run.")] = None,
+    min_sessions: Annotated[Optional[int], typer.Option(help="Override min_sessions for this run.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Dream once: gate, lock, snapshot, gather, consolidate, validate, propose."""
+    overrides = {"model": model, "min_hours": min_hours, "min_sessions": min_sessions}
+    with _gather_progress(enabled=not as_json) as progress:
+        outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides, on_progress=progress)
+    if as_json:
+        emit_json(outcome.to_json())
+    else:
+        _print_outcome(outcome, store)
+    if outcome.status == Status.FAILED:
+        raise typer.Exit(1)
+
+
+class _gather_progress:
+    """A progress bar on stderr while gathering many megabytes of logs (people only)."""
+
+    MIN_BYTES = 5_000_000
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and err.is_terminal
+        self.bar = None
+        self.task = None
+
+    def __enter__(self):
+        return self.update if self.enabled else None
+
+    def update(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if total < self.MIN_BYTES:
+                return
+            from rich.progress import Progress
+
+            self.bar = Progress(console=err, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("gathering sessions", total=total)
+        self.bar.update(self.task, completed=done)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _print_outcome(outcome, store: Path) -> None:
+    s = outcome.status
+    line = f"[bold]{s}[/bold]"
+    if outcome.reason:
+        line += f" ({outcome.reason})"
+    out.print(f"{line}  engine={outcome.engine}  sessions={outcome.sessions_read}  changes={outcome.changes}")
+    if outcome.error:
+        out.print(outcome.error, markup=False)
+    if outcome.redactions:
+        out.print(f"{outcome.redactions} secret(s) redacted from the logs")
+    if s == Status.PROPOSED:
+        out.print(f"proposal {outcome.proposal_id} on base version {outcome.base_version}")
+        out.print(f"review: dream diff --store {store}   then: dream accept --store {store}", markup=False)
+
+
+@app.command()
+def status(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
+    """Gate, lock holder, current version and pending proposals."""
+    info = store_status(store)
+    if as_json:
+        emit_json(info)
+        return
+    g = info["gate"]
+    gate_text = "open" if g["open"] else f"closed ({g['reason']}: {g['message']})"
+    lock = info["lock"]
+    lock_text = "free" if not lock else f"held by run {lock['run_id']} pid {lock['pid']}@{lock['host']} since {when(lock['started_at'])}"
+    out.print(f"store            {info['store']}", markup=False)
+    out.print(f"gate             {gate_text}", markup=False)
+    out.print(f"sessions waiting {g['sessions_waiting']}")
+    out.print(f"last dream       {when(info['last_consolidated_at'])}")
+    out.print(f"lock             {lock_text}", markup=False)
+    out.print(f"current version  {info['current_version']}")
+    out.print(f"pending          {', '.join(info['pending']) or 'none'}")
+
+
+@app.command()
+def proposals(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
+    """List proposals, newest last."""
+    items = Proposals(Layout.open(store)).all()
+    if as_json:
+        emit_json({"proposals": [
+            {"id": p.id, "status": p.status, "base_version": p.base_version, "engine": p.engine,
+             "created_at": p.created_at, "files_changed": len(p.changed), "accepted_version": p.accepted_version}
+            for p in items
+        ]})
+        return
+    rows = [[p.id, p.status, p.base_version, p.engine, len(p.changed), when(p.created_at)] for p in items]
+    out.print(table("proposals", ["id", "status", "base", "engine", "files", "created"], rows))
+
+
+@app.command()
+def diff(
+    proposal_id: Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")] = None,
+    store: StoreOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a proposal's report and unified diff."""
+    props = Proposals(Layout.open(store))
+    proposal = props.resolve(proposal_id)
+    text = props.diff(proposal)
+    if as_json:
+        emit_json({"proposal_id": proposal.id, "status": proposal.status, "base_version": proposal.base_version,
+                   "files_changed": proposal.changed, "diff": text, "report": props.report(proposal)})
+        return
+    out.print(props.report_md(proposal), markup=False)
+    print_diff(text)
+
+
+@app.command("accept")
+def accept_cmd(
+    proposal_id: Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")] = None,
+    store: StoreOpt = Path("."),
+    comment: CommentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make a proposal the store's next version (atomically)."""
+    _print_decision(decide.accept(store, proposal_id, comment), as_json)
+
+
+@app.command()
+def reject(
+    proposal_id: Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")] = None,
+    store: StoreOpt = Path("."),
+    comment: CommentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Reject a proposal; the store is not touched."""
+    _print_decision(decide.reject(store, proposal_id, comment), as_json)
+
+
+@app.command()
+def rollback(
+    version: Annotated[int, typer.Argument(help="Version number to restore.")],
+    store: StoreOpt = Path("."),
+    comment: CommentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Restore version N's bytes as a new version."""
+    _print_decision(decide.rollback(store, version, comment), as_json)
+
+
+def _print_decision(decision, as_json: bool) -> None:
+    if as_json:
+        emit_json(decision.to_json())
+        return
+    what = f"proposal {decision.proposal_id} " if decision.proposal_id else ""
+    version = f"; the store is now version {decision.version}" if decision.version else ""
+    out.print(f"{what}{decision.status}{version}")
+
+
+@app.command()
+def history(
+    store: StoreOpt = Path("."),
+    limit: Annotated[int, typer.Option(help="How many rows.")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """Past runs (with tokens and cost) and review actions."""
+    layout = Layout.open(store)
+    runs, events = hist.runs(layout, limit), hist.events(layout, limit)
+    if as_json:
+        emit_json({"runs": runs, "events": events})
+        return
+    rows = [[r["started_at"].strftime("%Y-%m-%d %H:%M:%S") if r["started_at"] else "", r["status"], r["reason"] or "",
+             r["engine"] or "", r["sessions_read"], r["changes"], r["proposal_id"] or "",
+             f"{r['input_tokens']}/{r['output_tokens']}", r["cache_read_tokens"], f"{r['cost_usd']:.4f}",
+             f"{r['duration_s']:.2f}"] for r in runs]
+    out.print(table("runs", ["started", "status", "reason", "engine", "sessions", "changes", "proposal",
+                             "tokens in/out", "cache read", "cost $", "secs"], rows))
+    if events:
+        erows = [[e["at"].strftime("%Y-%m-%d %H:%M:%S"), e["action"], e["proposal_id"] or "", e["version"],
+                  e["actor"], e["comment"] or ""] for e in events]
+        out.print(table("review actions", ["at", "action", "proposal", "version", "who", "comment"], erows))
+
+
+@app.command()
+def version() -> None:
+    """Print dream's version."""
+    out.print(__version__)
+
+

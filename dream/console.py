@@ -1,0 +1,58 @@
+"""Output for people (Rich) and for scripts (one JSON object on stdout)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, default=str, ensure_ascii=False) + "\n")
+
+
+def error_line(message: str) -> None:
+    # One line, no markup interpretation: messages quote user paths verbatim.
+    sys.stderr.write(f"dream: error: {' '.join(str(message).split())}\n")
+
+
+def when(epoch: float | None) -> str:
+    if epoch is None:
+        return "never"
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
+    t = Table(title=title, title_justify="left")
+    for c in columns:
+        t.add_column(c)
+    for r in rows:
+        t.add_row(*["" if v is None else str(v) for v in r])
+    return t
+
+
+def print_diff(diff: str) -> None:
+    if not diff:
+        out.print("(no differences)")
+        return
+    if not out.is_terminal:
+        sys.stdout.write(diff)
+        return
+    for line in diff.splitlines():
+        style = None
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        out.print(line, style=style, markup=False, soft_wrap=True)

@@ -1,0 +1,62 @@
+"""The gate: is a dream due for this store?
+
+Cheap by design, since a scan may check hundreds of stores every few
+minutes: it reads ``.dream/state.json`` and stats the activity logs, and
+never reads a log or opens the history database. The checks run in a fixed
+order and the first closed one names the reason:
+``disabled`` → ``backoff`` → ``hours`` → ``sessions``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .config import Settings
+from .layout import Layout
+from .logs import scan_sessions
+from .outcomes import SkipReason
+from .state import StoreState, load_state
+
+
+@dataclass
+class GateDecision:
+    open: bool
+    reason: SkipReason | None
+    message: str
+    hours_since: float | None  # None: never consolidated
+    sessions_waiting: int
+
+    def to_json(self) -> dict:
+        return {
+            "open": self.open,
+            "reason": None if self.reason is None else str(self.reason),
+            "message": self.message,
+            "hours_since_last": None if self.hours_since is None else round(self.hours_since, 2),
+            "sessions_waiting": self.sessions_waiting,
+        }
+
+
+def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
+               now: float | None = None, state: StoreState | None = None) -> GateDecision:
+    now = time.time() if now is None else now
+    state = state or load_state(layout)
+    since = state.last_consolidated_at
+    hours = None if since is None else (now - since) / 3600
+    waiting = len(scan_sessions(layout.root, since=since))
+
+    def closed(reason: SkipReason, message: str) -> GateDecision:
+        return GateDecision(False, reason, message, hours, waiting)
+
+    if not settings.enabled:
+        return closed(SkipReason.DISABLED, "dreaming is disabled for this store (enabled = false)")
+    if not force:
+        if state.backoff_until and now < state.backoff_until:
+            left = (state.backoff_until - now) / 60
+            return closed(SkipReason.BACKOFF, f"backing off after {state.failures} failed run(s), {left:.0f} min left")
+        if hours is not None and hours < settings.min_hours:
+            return closed(SkipReason.HOURS, f"{hours:.1f} h since the last dream, min_hours is {settings.min_hours:g}")
+        if waiting < settings.min_sessions:
+            return closed(SkipReason.SESSIONS, f"{waiting} session(s) changed since the last dream, min_sessions is {settings.min_sessions}")
+    why = "forced" if force else "due"
+    return GateDecision(True, None, why, hours, waiting)

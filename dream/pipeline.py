@@ -1,0 +1,266 @@
+"""A dream run, stage by stage:
+
+    gate → lock → snapshot → gather → consolidate → validate → propose
+
+Each stage is a function of its own so that the Prefect flow can run them
+as separate tasks; `run` composes them for the command line. Nothing here
+writes to the store's memory files: the engine works on a staging copy under
+``.dream/staging/`` and the result is a proposal that waits for review.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import history
+from .config import Settings, load_settings
+from .engines import EngineInput, EngineResult, resolve_engine_name, select_engine
+from .errors import RunFailed, ValidationFailed
+from .gate import GateDecision, check_gate
+from .layout import Layout
+from .lock import LockBusy, store_lock
+from .logs import Gathered, read_sessions, scan_sessions
+from .outcomes import NoopReason, RunOutcome, SkipReason, Status
+from .proposals import PENDING, SUPERSEDED, Proposal, Proposals, new_proposal_id
+from .recovery import recover
+from .report import build_report, render_markdown
+from .diffing import tree_diff
+from .state import StoreState, backoff_seconds, load_state, save_state
+from .tree import Tree, changed_paths, materialize, read_tree
+from .validate import errors as validation_errors
+from .validate import validate_tree
+from .versions import Versions
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class RunContext:
+    layout: Layout
+    settings: Settings
+    engine: str  # resolved: offline | claude
+    force: bool
+    run_id: str
+    started_at: float
+    today: date
+    state: StoreState
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Snapshot:
+    version: int
+    tree: Tree
+    changed: bool  # the memory files differed from the latest version (or there was none)
+
+
+@dataclass
+class Staged:
+    tree: Tree
+    result: EngineResult
+    changed: list[str]
+
+
+# ---------------------------------------------------------------- stages
+
+
+def begin(store: str | Path, *, engine: str | None = None, force: bool = False,
+          overrides: dict | None = None, now: float | None = None) -> RunContext:
+    layout = Layout.open(store)
+    settings = load_settings(layout.root, {**(overrides or {}), "engine": engine})
+    started = time.time() if now is None else now
+    return RunContext(
+        layout=layout, settings=settings, engine=resolve_engine_name(settings.engine), force=force,
+        run_id=uuid.uuid4().hex[:12], started_at=started,
+        today=datetime.fromtimestamp(started).date(), state=load_state(layout),
+    )
+
+
+def gate(ctx: RunContext) -> GateDecision:
+    return check_gate(ctx.layout, ctx.settings, force=ctx.force, now=ctx.started_at, state=ctx.state)
+
+
+@contextmanager
+def lock(ctx: RunContext) -> Iterator[None]:
+    """Hold the store's lock; raises `LockBusy` at once if another run has it."""
+    with store_lock(ctx.layout, ctx.run_id):
+        recover(ctx.layout)  # finish an accept that a crash interrupted
+        ctx.state = load_state(ctx.layout)  # re-read: a run may have ended while we gated
+        yield
+
+
+def snapshot(ctx: RunContext) -> Snapshot:
+    """The live memory files become the base version (recorded if they changed)."""
+    ctx.layout.ensure()
+    versions = Versions(ctx.layout)
+    tree = read_tree(ctx.layout.root)
+    current = versions.current()
+    if current is not None and versions.tree(current) == tree:
+        return Snapshot(current, tree, changed=False)
+    version = versions.record(tree, "snapshot", note=f"store as found by run {ctx.run_id}")
+    return Snapshot(version.number, tree, changed=True)
+
+
+def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
+    files = scan_sessions(ctx.layout.root, since=ctx.state.last_consolidated_at)
+    return read_sessions(files, on_progress=on_progress, max_entry_chars=ctx.settings.max_entry_chars)
+
+
+def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path) -> EngineInput:
+    return EngineInput(
+        store_root=ctx.layout.root, staging=staging, sessions=gathered.sessions,
+        catalog=gathered.files, settings=ctx.settings, today=ctx.today, run_id=ctx.run_id,
+    )
+
+
+@contextmanager
+def staging_copy(ctx: RunContext, snap: Snapshot) -> Iterator[Path]:
+    """A private copy of the base version for the engine, removed afterwards."""
+    staging = ctx.layout.staging / ctx.run_id
+    materialize(snap.tree, staging)
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path) -> Staged:
+    engine = select_engine(ctx.engine)
+    result = engine.consolidate(_engine_input(ctx, gathered, staging))
+    tree = read_tree(staging)
+    return Staged(tree, result, changed_paths(snap.tree, tree))
+
+
+def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path, staged: Staged) -> list:
+    """Check the staged tree; give the engine one corrective pass before failing."""
+    findings = validate_tree(staged.tree, set(staged.changed), base=snap.tree)
+    errors = validation_errors(findings)
+    if not errors:
+        return findings
+    problems = [f"{f.path}: {f.rule}: {f.message}" for f in errors]
+    fix = select_engine(ctx.engine).correct(_engine_input(ctx, gathered, staging), problems)
+    staged.result.changes += fix.changes
+    staged.result.usage.add(fix.usage)
+    staged.tree = read_tree(staging)
+    staged.changed = changed_paths(snap.tree, staged.tree)
+    findings = validate_tree(staged.tree, set(staged.changed), base=snap.tree)
+    errors = validation_errors(findings)
+    if errors:
+        first = errors[0]
+        raise ValidationFailed(
+            f"staged tree breaks {len(errors)} rule(s), first: {first.path}: {first.rule}: {first.message}",
+            findings,
+        )
+    return findings
+
+
+def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged, findings: list) -> RunOutcome:
+    outcome = _outcome(ctx, gathered, staged.result)
+    outcome.base_version = snap.version
+    if not staged.changed:
+        outcome.status, outcome.reason = Status.NOOP, str(NoopReason.NO_CHANGES)
+        return outcome
+    proposals = Proposals(ctx.layout)
+    proposal = Proposal(
+        id=new_proposal_id(), created_at=time.time(), base_version=snap.version, engine=ctx.engine,
+        run_id=ctx.run_id, files=proposals.blobs.put_tree(staged.tree), changed=staged.changed,
+    )
+    report = build_report(
+        proposal_id=proposal.id, run_id=ctx.run_id, engine=ctx.engine, base_version=snap.version,
+        result=staged.result, changed=staged.changed, findings=findings,
+        sessions_read=len(gathered.files), redactions=gathered.redactions,
+        duration_s=time.time() - ctx.started_at, warnings=ctx.warnings + gathered.warnings,
+    )
+    for older in proposals.pending():
+        proposals.set_status(older, SUPERSEDED)
+    proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, render_markdown(report))
+    outcome.status, outcome.proposal_id = Status.PROPOSED, proposal.id
+    outcome.changes = len(staged.result.changes) or len(staged.changed)
+    return outcome
+
+
+def _outcome(ctx: RunContext, gathered: Gathered | None = None, result: EngineResult | None = None) -> RunOutcome:
+    outcome = RunOutcome(status=Status.NOOP, engine=ctx.engine, run_id=ctx.run_id)
+    if gathered is not None:
+        outcome.sessions_read = len(gathered.files)
+        outcome.redactions = gathered.redactions
+    if result is not None:
+        outcome.usage = result.usage
+    return outcome
+
+
+def finish(ctx: RunContext, outcome: RunOutcome, holds_lock: bool = True) -> RunOutcome:
+    """Record the outcome in the history and, for runs that held the lock, in the state."""
+    outcome.duration_s = round(time.time() - ctx.started_at, 3)
+    if holds_lock:
+        _update_state(ctx, outcome)
+    history.record_run(ctx.layout, outcome, ctx.started_at)
+    return outcome
+
+
+def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
+    state = load_state(ctx.layout)
+    state.last_run_id, state.last_status = ctx.run_id, str(outcome.status)
+    if outcome.status in (Status.PROPOSED, Status.NOOP):
+        state.last_consolidated_at = ctx.started_at
+        state.failures, state.backoff_until = 0, None
+    elif outcome.status == Status.FAILED:
+        state.failures += 1
+        wait = backoff_seconds(state.failures, ctx.settings.backoff_minutes, ctx.settings.backoff_max_hours)
+        state.backoff_until = time.time() + wait
+    save_state(ctx.layout, state)
+
+
+def skipped(ctx: RunContext, reason: SkipReason, message: str) -> RunOutcome:
+    outcome = _outcome(ctx)
+    outcome.status, outcome.reason, outcome.error = Status.SKIPPED, str(reason), message
+    return outcome
+
+
+def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:
+    outcome = _outcome(ctx, gathered)
+    outcome.status, outcome.reason, outcome.error = Status.FAILED, exc.reason, str(exc)
+    return outcome
+
+
+# ---------------------------------------------------------------- the whole run
+
+
+def run(store: str | Path, *, engine: str | None = None, force: bool = False, overrides: dict | None = None,
+        now: float | None = None, on_progress: Progress | None = None) -> RunOutcome:
+    """One dream on one store. Returns the outcome; raises only for bad input."""
+    ctx = begin(store, engine=engine, force=force, overrides=overrides, now=now)
+    decision = gate(ctx)
+    if not decision.open:
+        return finish(ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)
+    try:
+        with lock(ctx):
+            return finish(ctx, _locked_run(ctx, on_progress))
+    except LockBusy as busy:
+        holder = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
+        return finish(ctx, skipped(ctx, SkipReason.LOCK, f"store is locked by {holder}"), holds_lock=False)
+
+
+def _locked_run(ctx: RunContext, on_progress: Progress | None) -> RunOutcome:
+    snap = snapshot(ctx)
+    gathered = gather(ctx, on_progress)
+    if not gathered.files and not snap.changed:
+        outcome = _outcome(ctx, gathered)
+        outcome.base_version, outcome.reason = snap.version, str(NoopReason.NO_SIGNAL)
+        return outcome
+    try:
+        with staging_copy(ctx, snap) as staging:
+            staged = consolidate(ctx, snap, gathered, staging)
+            findings = validate(ctx, snap, gathered, staging, staged)
+            return propose(ctx, snap, gathered, staged, findings)
+    except RunFailed as exc:
+        outcome = failed(ctx, exc, gathered)
+        outcome.base_version = snap.version
+        return outcome

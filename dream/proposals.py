@@ -1,0 +1,121 @@
+"""Proposals: a candidate tree, its diff against the base version, and a report.
+
+Each proposal lives in ``.dream/proposals/<id>/``:
+``proposal.json`` (metadata, status and the full tree as path -> sha256, the
+bytes being in the shared blob store), ``diff.patch``, ``report.json`` and
+``report.md``. Only ``status`` ever changes after creation.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import BadInput, UnknownProposal
+from .layout import Layout
+from .tree import Tree, atomic_write
+from .versions import Blobs
+
+PENDING = "pending"
+ACCEPTED = "accepted"
+REJECTED = "rejected"
+SUPERSEDED = "superseded"
+
+
+@dataclass
+class Proposal:
+    id: str
+    created_at: float
+    base_version: int
+    engine: str
+    run_id: str
+    files: dict[str, str]  # the whole proposed tree: path -> sha256
+    changed: list[str]  # paths that differ from the base version
+    status: str = PENDING
+    decided_at: float | None = None
+    accepted_version: int | None = None
+    meta: dict = field(default_factory=dict)
+
+
+def new_proposal_id(now: float | None = None) -> str:
+    stamp = datetime.fromtimestamp(now or time.time(), tz=timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+class Proposals:
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self.blobs = Blobs(layout)
+
+    def dir(self, proposal_id: str) -> Path:
+        return self.layout.proposals / proposal_id
+
+    def create(self, proposal: Proposal, diff: str, report: dict, report_md: str) -> Proposal:
+        """Write every file of the proposal, then its manifest last, so a crash leaves no half proposal."""
+        folder = self.dir(proposal.id)
+        folder.mkdir(parents=True, exist_ok=False)
+        atomic_write(folder / "diff.patch", diff.encode())
+        atomic_write(folder / "report.json", (json.dumps(report, indent=2, default=str) + "\n").encode())
+        atomic_write(folder / "report.md", report_md.encode())
+        self._save(proposal)
+        return proposal
+
+    def _save(self, proposal: Proposal) -> None:
+        atomic_write(self.dir(proposal.id) / "proposal.json", json.dumps(asdict(proposal), indent=1).encode())
+
+    def ids(self) -> list[str]:
+        if not self.layout.proposals.is_dir():
+            return []
+        return sorted(p.name for p in self.layout.proposals.iterdir() if (p / "proposal.json").is_file())
+
+    def get(self, proposal_id: str) -> Proposal:
+        path = self.dir(proposal_id) / "proposal.json"
+        if "/" in proposal_id or proposal_id in {"", ".", ".."} or not path.is_file():
+            raise UnknownProposal(f"{self.layout.root}: no proposal {proposal_id!r}")
+        try:
+            return Proposal(**json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, TypeError) as exc:
+            raise BadInput(f"{path}: damaged proposal manifest: {exc}") from None
+
+    def all(self) -> list[Proposal]:
+        return [self.get(i) for i in self.ids()]
+
+    def pending(self) -> list[Proposal]:
+        return [p for p in self.all() if p.status == PENDING]
+
+    def latest_pending(self) -> Proposal | None:
+        pending = self.pending()
+        return pending[-1] if pending else None
+
+    def resolve(self, proposal_id: str | None) -> Proposal:
+        """`None` or "latest" means the newest pending proposal."""
+        if proposal_id in (None, "latest"):
+            latest = self.latest_pending()
+            if latest is None:
+                raise UnknownProposal(f"{self.layout.root}: no pending proposal")
+            return latest
+        return self.get(proposal_id)
+
+    def tree(self, proposal: Proposal) -> Tree:
+        return self.blobs.get_tree(proposal.files)
+
+    def diff(self, proposal: Proposal) -> str:
+        return (self.dir(proposal.id) / "diff.patch").read_text(encoding="utf-8")
+
+    def report(self, proposal: Proposal) -> dict:
+        return json.loads((self.dir(proposal.id) / "report.json").read_text(encoding="utf-8"))
+
+    def report_md(self, proposal: Proposal) -> str:
+        return (self.dir(proposal.id) / "report.md").read_text(encoding="utf-8")
+
+    def set_status(self, proposal: Proposal, status: str, accepted_version: int | None = None) -> Proposal:
+        proposal.status = status
+        proposal.decided_at = time.time()
+        if accepted_version is not None:
+            proposal.accepted_version = accepted_version
+        self._save(proposal)
+        return proposal

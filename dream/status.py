@@ -1,0 +1,45 @@
+"""What `dream status` reports about a store: gate, lock, versions, pending proposals."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .config import load_settings
+from .gate import check_gate
+from .layout import Layout
+from .lock import LockBusy, current_holder, store_lock
+from .proposals import Proposals
+from .recovery import recover
+from .state import load_state
+from .versions import Versions
+
+
+def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, Any]:
+    layout = Layout.open(store)
+    settings = load_settings(layout.root, overrides)
+    finish_interrupted_accept(layout)
+    state = load_state(layout)
+    holder = current_holder(layout)
+    return {
+        "store": str(layout.root),
+        "gate": check_gate(layout, settings, state=state).to_json(),
+        "lock": None if holder is None else asdict(holder),
+        "current_version": Versions(layout).current(),
+        "pending": [p.id for p in Proposals(layout).pending()],
+        "last_consolidated_at": state.last_consolidated_at,
+        "failures": state.failures,
+        "interrupted_accept": layout.journal.exists(),
+    }
+
+
+def finish_interrupted_accept(layout: Layout) -> None:
+    """Roll forward an accept that a crash interrupted, unless someone holds the lock."""
+    if not layout.journal.exists():
+        return
+    try:
+        with store_lock(layout, "recover", purpose="recover"):
+            recover(layout)
+    except LockBusy:
+        pass  # the holder recovers it itself

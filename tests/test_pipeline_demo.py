@@ -1,0 +1,94 @@
+"""The whole path on the demo store, driven through the CLI as a user would."""
+
+from __future__ import annotations
+
+from dream.tree import read_tree
+
+
+def snapshot_bytes(root):
+    """Every file under the store except dream's own folder, as bytes."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".dream" not in p.relative_to(root).parts
+    }
+
+
+def test_run_diff_accept_noop_rollback(demo_store, cli):
+    original = snapshot_bytes(demo_store)
+
+    run = cli("run", "--store", str(demo_store), "--json")
+    assert run.code == 0, run.stderr
+    out = run.json
+    assert out["status"] == "proposed"
+    assert out["engine"] == "offline"
+    assert out["base_version"] == 1
+    assert out["changes"] > 0
+    assert snapshot_bytes(demo_store) == original, "a run must not touch the store"
+
+    diff = cli("diff", "--store", str(demo_store), "--json").json
+    patch = diff["diff"]
+    # merged duplicates: the exact duplicate's file goes away
+    assert "+++ /dev/null" in patch
+    # the moved pointer now points into ops/
+    assert any(l.startswith("+") and "ops/oncall_runbook.md" in l for l in patch.splitlines())
+    # relative dates became absolute
+    assert any(l.startswith("-") and "yesterday" in l for l in patch.splitlines())
+    assert any(l.startswith("+") and "2026-" in l for l in patch.splitlines())
+
+    acc = cli("accept", out["proposal_id"], "--store", str(demo_store), "--json")
+    assert acc.code == 0, acc.stderr
+    assert acc.json == {"status": "accepted", "proposal_id": out["proposal_id"], "version": 2}
+    proposed_tree = read_tree(demo_store)
+    assert proposed_tree != {k: v for k, v in original.items() if k in proposed_tree}
+
+    again = cli("run", "--store", str(demo_store), "--force", "--json").json
+    assert again["status"] == "noop"
+
+    back = cli("rollback", "1", "--store", str(demo_store), "--json")
+    assert back.code == 0, back.stderr
+    assert back.json["version"] == 3
+    assert snapshot_bytes(demo_store) == original
+
+
+def test_status_and_history_report_the_run(demo_store, cli):
+    cli("run", "--store", str(demo_store), "--json")
+    status = cli("status", "--store", str(demo_store), "--json").json
+    assert status["current_version"] == 1
+    assert len(status["pending"]) == 1
+    assert status["lock"] is None
+    assert status["gate"]["open"] is False and status["gate"]["reason"] == "hours"
+    hist = cli("history", "--store", str(demo_store), "--json").json
+    assert [r["status"] for r in hist["runs"]] == ["proposed"]
+    assert hist["runs"][0]["sessions_read"] >= 8
+
+
+def test_gate_closed_run_is_a_recorded_skip(demo_store, cli):
+    assert cli("run", "--store", str(demo_store), "--json").json["status"] == "proposed"
+    second = cli("run", "--store", str(demo_store), "--json")
+    assert second.code == 0
+    assert second.json["status"] == "skipped" and second.json["reason"] == "hours"
+    runs = cli("history", "--store", str(demo_store), "--json").json["runs"]
+    assert runs[0]["status"] == "skipped" and runs[0]["reason"] == "hours"
+
+
+def test_reject_leaves_store_and_closes_proposal(demo_store, cli):
+    original = snapshot_bytes(demo_store)
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    rej = cli("reject", pid, "--store", str(demo_store), "--json")
+    assert rej.code == 0 and rej.json["status"] == "rejected"
+    assert snapshot_bytes(demo_store) == original
+    again = cli("accept", pid, "--store", str(demo_store))
+    assert again.code == 1 and "rejected" in again.stderr
+
+
+def test_accept_refuses_when_store_changed_after_proposal(demo_store, cli):
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    edited = demo_store / "user_role.md"
+    edited.write_text(edited.read_text() + "\nA new fact written during the day.\n")
+    before = snapshot_bytes(demo_store)
+    res = cli("accept", pid, "--store", str(demo_store))
+    assert res.code == 1
+    assert "changed since proposal" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert snapshot_bytes(demo_store) == before
