@@ -1,6 +1,9 @@
 """A dream run, stage by stage:
 
-    gate → lock → snapshot → gather → consolidate → validate → propose
+    (import) → gate → lock → snapshot → gather → consolidate → validate → propose
+
+The optional first stage derives activity logs from the agent's own session
+transcripts when the store's config names a source (`transcripts = ...`).
 
 Each stage is a function of its own so that the Prefect flow can run them
 as separate tasks; `run` composes them for the command line. Nothing here
@@ -33,6 +36,7 @@ from .recovery import recover
 from .report import build_report, render_markdown
 from .diffing import tree_diff
 from .state import StoreState, backoff_seconds, load_state, save_state
+from .transcripts.importer import ImportResult, import_configured
 from .tree import Tree, changed_paths, materialize, read_tree
 from .validate import errors as validation_errors
 from .validate import validate_tree
@@ -81,6 +85,14 @@ def begin(store: str | Path, *, engine: str | None = None, force: bool = False,
         run_id=uuid.uuid4().hex[:12], started_at=started,
         today=datetime.fromtimestamp(started).date(), state=load_state(layout),
     )
+
+
+def import_logs(ctx: RunContext) -> ImportResult | None:
+    """Bring the activity logs up to date from the configured transcripts, if any."""
+    result = import_configured(ctx.layout.root, ctx.settings)
+    if result is not None:
+        ctx.warnings += result.warnings
+    return result
 
 
 def gate(ctx: RunContext) -> GateDecision:
@@ -237,6 +249,7 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False, ov
         now: float | None = None, on_progress: Progress | None = None) -> RunOutcome:
     """One dream on one store. Returns the outcome; raises only for bad input."""
     ctx = begin(store, engine=engine, force=force, overrides=overrides, now=now)
+    import_logs(ctx)
     decision = gate(ctx)
     if not decision.open:
         return finish(ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)
