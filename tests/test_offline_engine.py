@@ -173,6 +173,19 @@ def test_correction_updates_the_contradicted_memory(tmp_path):
                                  "the staging database listens on 5433, not 5432)")
 
 
+def test_correction_with_trailing_clause_strikes_only_related_lines(tmp_path):
+    body = "The primary database is Postgres 15 on RDS.\nBackups are kept 15 days."
+    tree = {"MEMORY.md": b"- [DB](db.md) \xe2\x80\x94 database\n",
+            "db.md": topic("db", "Primary database is Postgres 15", "project", body)}
+    rows = sessions(("s4", date(2026, 3, 9), "user", "actually, the DB is Postgres 16 not 15, we upgraded RDS in October"))
+    out, result = run(tmp_path, tree, rows)
+    assert actions(result) == [("updated", "db.md")]
+    text = out["db.md"].decode()
+    assert "~~The primary database is Postgres 15 on RDS.~~ (corrected 2026-03-09: the DB is Postgres 16" in text
+    assert "\nBackups are kept 15 days.\n" in text
+    assert "db.md: its description still says “15”" in result.summary
+
+
 def test_pointer_to_moved_file_is_repaired(tmp_path):
     tree = {"MEMORY.md": b"- [Style](style.md) \xe2\x80\x94 code style\n",
             "notes/style.md": topic("style", "code style", "feedback", "Use black.")}
@@ -287,6 +300,7 @@ def test_deterministic(tmp_path):
     ("don't worry about it", None),
     ("always = foo(); bar();", None),
     ("I always forget this", None),
+    ("no, remember I prefer uv over pip", ("remember", "I prefer uv over pip")),
 ])
 def test_request_extraction(sentence, expected):
     assert extract(sentence) == expected

@@ -270,7 +270,7 @@ def file_memory(ws: Workspace, request: Request) -> None:
 
 # ---------------------------------------------------------------- corrections
 
-_NOT = re.compile(r"^(?P<right>.+?),?\s+(?:not|instead of|rather than)\s+(?P<wrong>[^,;]+?)\s*$", re.I)
+_NOT = re.compile(r"^(?P<right>.+?),?\s+(?:not|instead of|rather than)\s+(?P<wrong>[^,;.]+?)\s*(?:[,;.]\s.*)?$", re.I)
 
 
 def correct_existing(ws: Workspace, request: Request) -> bool:
@@ -297,18 +297,28 @@ def correct_existing(ws: Workspace, request: Request) -> bool:
         return False
     stamp = f"(corrected {request.date.isoformat()}: {_dated_text(request)})"
     lines = target.text.lines
+    context = _content_words(right) - _content_words(wrong)
     changed = 0
     for number in range(target.body_start, len(lines)):
-        if wrong_re.search(lines[number]) and not lines[number].lstrip().startswith("~~"):
+        line = lines[number]
+        # Only lines that state the wrong value *about the same thing*.
+        if (wrong_re.search(line) and context & _content_words(line)
+                and not line.lstrip().startswith("~~")):
             lines[number] = _strike(lines[number]) + " " + stamp
             changed += 1
     if not changed:
         return False
+    if wrong_re.search(target.description):
+        ws.note(f"{target.path}: its description still says “{wrong}”; check it after the correction")
     ensure_frontmatter(ws, target, "a correction was applied")
     ws.change("updated", target.path, f"correction in session {request.session} contradicts it",
               f"{changed} line(s) stating “{wrong}” struck through; now: {shorten(right, 100)}",
               request.session)
     return True
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in normalize(text).split() if len(w) >= 3 and w not in ("the", "and", "not", "for")}
 
 
 def _strike(line: str) -> str:

@@ -65,6 +65,10 @@ def extract(sentence: str) -> tuple[str, str] | None:
         match = pattern.match(sentence)
         if match:
             text = match.group("text").strip().rstrip(".。!！").strip()
+            if kind == "correction":
+                inner = extract(text)  # "no, remember that …" is a remember request
+                if inner and inner[0] != "correction":
+                    return inner
             if kind == "rule":
                 text = text[0].upper() + text[1:]
             if len(text) >= 3:

@@ -126,7 +126,7 @@ def group_pairs(count: int, pairs: list[tuple[int, int, float]]) -> list[list[in
 # Words that say nothing about which memory is meant ("forget about the X").
 _STOPWORDS = frozenset("""
 a an the this that these those my our your its about all any of to for on in at with and or
-everything anything stuff thing things what
+everything anything stuff thing things what note notes memory memories entry entries please
 """.split())
 
 
