@@ -1,6 +1,7 @@
 """`dream` command line. Importing a command module registers its commands on `app`."""
 
 from . import commands  # noqa: F401  (registers the core commands)
+from . import importing  # noqa: F401  (dream import)
 from .app import app, main
 
 __all__ = ["app", "main"]

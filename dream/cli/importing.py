@@ -1,0 +1,74 @@
+"""`dream import`: derive a store's activity logs from an agent's session transcripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..config import load_settings
+from ..console import emit_json, out
+from ..errors import BadInput
+from ..layout import Layout
+from ..transcripts.importer import SOURCES, ImportResult, import_transcripts
+from .app import JsonOpt, StoreOpt, app
+
+FromOpt = Annotated[str, typer.Option("--from", help="Whose transcripts: claude-code | codex.")]
+PathArg = Annotated[Optional[Path], typer.Argument(
+    help="A transcript file or folder (default: the agent's own location; for "
+         "~/.claude/projects/<p>/memory, the JSONL files beside it).")]
+
+
+@app.command("import")
+def import_cmd(
+    source: FromOpt,
+    path: PathArg = None,
+    store: StoreOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Write one activity log per changed session; unchanged sessions are not read."""
+    if source not in SOURCES:  # checked first: the clearest message for a typo
+        raise BadInput(f"--from {source!r}: unknown transcript source (use one of {', '.join(SOURCES)})")
+    layout = Layout.open(store)
+    settings = load_settings(layout.root)
+    result = import_transcripts(layout.root, source, path, settings)  # type: ignore[arg-type]
+    if as_json:
+        emit_json(result_json(result, layout.root))
+    else:
+        print_result(result, layout.root)
+
+
+def result_json(result: ImportResult, root: Path) -> dict:
+    """The import's counts, with log paths relative to the store."""
+    return {
+        "source": result.source,
+        "transcripts": str(result.transcripts),
+        "sessions_written": result.sessions_written,
+        "sessions_unchanged": result.sessions_unchanged,
+        "records_skipped": result.records_skipped,
+        "redactions": result.redactions,
+        "warnings": list(result.warnings),
+        "logs_written": [_relative(p, root) for p in result.logs_written],
+        "logs_removed": [_relative(p, root) for p in result.logs_removed],
+    }
+
+
+def print_result(result: ImportResult, root: Path) -> None:
+    out.print(f"imported {result.source} transcripts from {result.transcripts}", markup=False)
+    out.print(f"sessions written   {result.sessions_written}")
+    out.print(f"sessions unchanged {result.sessions_unchanged}")
+    out.print(f"records skipped    {result.records_skipped}")
+    out.print(f"redactions         {result.redactions}")
+    out.print(f"warnings           {len(result.warnings)}")
+    for warning in result.warnings:
+        out.print(f"  {warning}", markup=False)
+    for removed in result.logs_removed:
+        out.print(f"removed renamed log {_relative(removed, root)}", markup=False)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
