@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 
 from . import history
 from .config import Settings, load_settings
-from .engines import EngineInput, EngineResult, resolve_engine_name, select_engine
+from .engines import Engine, EngineInput, EngineResult, resolve_engine_name, select_engine
 from .errors import RunFailed, ValidationFailed
 from .gate import GateDecision, check_gate
 from .layout import Layout
@@ -70,6 +70,7 @@ class Staged:
     tree: Tree
     result: EngineResult
     changed: list[str]
+    engine: Engine  # kept so a corrective turn continues the same conversation and budget
 
 
 # ---------------------------------------------------------------- stages
@@ -147,7 +148,7 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     engine = select_engine(ctx.engine)
     result = engine.consolidate(_engine_input(ctx, gathered, staging))
     tree = read_tree(staging)
-    return Staged(tree, result, changed_paths(snap.tree, tree))
+    return Staged(tree, result, changed_paths(snap.tree, tree), engine)
 
 
 def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path, staged: Staged) -> list:
@@ -157,7 +158,7 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     if not errors:
         return findings
     problems = [f"{f.path}: {f.rule}: {f.message}" for f in errors]
-    fix = select_engine(ctx.engine).correct(_engine_input(ctx, gathered, staging), problems)
+    fix = staged.engine.correct(_engine_input(ctx, gathered, staging), problems)
     staged.result.changes += fix.changes
     staged.result.usage.add(fix.usage)
     staged.tree = read_tree(staging)
@@ -239,6 +240,7 @@ def skipped(ctx: RunContext, reason: SkipReason, message: str) -> RunOutcome:
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:
     outcome = _outcome(ctx, gathered)
     outcome.status, outcome.reason, outcome.error = Status.FAILED, exc.reason, str(exc)
+    outcome.usage = getattr(exc, "usage", None) or outcome.usage  # what the engine spent before failing
     return outcome
 
 
