@@ -3,23 +3,29 @@
 Accepting writes the proposal's files into the live store through the
 journal in `dream.recovery`, so a crash leaves the store at the base or,
 after the next command, at the new version. If the store changed since the
-proposal's base version was taken, accept refuses rather than overwrite
-what the agent wrote in the meantime.
+proposal's base version was taken, the agent's edits are merged in
+(`dream.merge`); when they collide, accept refuses and writes nothing.
+A reviewer may take only some files (`only` / `except_`); the result is
+still checked against the index limits before anything is written.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import history
-from .errors import ProposalClosed, Refused, StaleBase
+from .errors import BadInput, MergeConflict, ProposalClosed, Refused, RunFailed
 from .layout import Layout
 from .lock import LockBusy, store_lock
-from .proposals import PENDING, REJECTED, Proposals
+from .merge import MergeResult, merge_trees
+from .proposals import PENDING, REJECTED, SUPERSEDED, Proposal, Proposals
 from .recovery import Journal, apply_journal, crashpoint, recover, write_journal
-from .tree import Tree, changed_paths, escapes_root, read_tree
+from .store import Store, parse_index_line, resolve_link
+from .tree import INDEX_NAME, Tree, changed_paths, escapes_root, read_tree
+from .validate import errors as validation_errors
+from .validate import validate_tree
 from .versions import Versions
 
 LOCK_WAIT_SECONDS = 10
@@ -27,12 +33,19 @@ LOCK_WAIT_SECONDS = 10
 
 @dataclass
 class Decision:
-    status: str  # accepted | rejected | rolled_back
+    status: str  # accepted | rejected | rolled_back | rebased
     proposal_id: str | None
     version: int | None
+    taken: list[str] = field(default_factory=list)  # accept: proposal files written
+    skipped: list[str] = field(default_factory=list)  # accept: proposal files left out
+    combined: list[str] = field(default_factory=list)  # accept: files merged with the store's own edits
+    pre_accept_version: int | None = None  # accept: the store as found, kept as this version
+    new_proposal_id: str | None = None  # rebase: the fresh proposal
 
     def to_json(self) -> dict:
-        return {"status": self.status, "proposal_id": self.proposal_id, "version": self.version}
+        return {"status": self.status, "proposal_id": self.proposal_id, "version": self.version,
+                "taken": self.taken, "skipped": self.skipped, "merged": self.combined,
+                "pre_accept_version": self.pre_accept_version, "new_proposal_id": self.new_proposal_id}
 
 
 class _Locked:
@@ -75,29 +88,181 @@ def write_tree(layout: Layout, live: Tree, files: dict[str, str], action: str, v
     return journal.new_version
 
 
-def accept(store: str | Path, proposal_id: str | None = None, comment: str | None = None) -> Decision:
+@dataclass
+class AcceptPlan:
+    """What an accept would write, worked out before anything is written."""
+
+    proposal: Proposal
+    live: Tree
+    result: Tree  # the store's memory files after the accept
+    taken: list[str]  # proposal files taken
+    skipped: list[str]  # proposal files left out (--only / --except / review)
+    merge: MergeResult
+
+
+def select_files(proposal: Proposal, only: list[str] | None, except_: list[str] | None) -> list[str]:
+    """The proposal's changed files to take; a name it did not change is bad input."""
+    changed = list(proposal.changed)
+    for name in [*(only or []), *(except_ or [])]:
+        if name not in changed:
+            raise BadInput(f"proposal {proposal.id}: {name!r} is not among its changed files "
+                           f"({', '.join(changed[:5])}{', …' if len(changed) > 5 else ''})")
+    taken = [p for p in changed if (not only or p in only) and p not in (except_ or [])]
+    return taken
+
+
+def partial_tree(base: Tree, proposed: Tree, taken: list[str]) -> Tree:
+    """The base version with only the taken files of the proposal applied."""
+    tree = dict(base)
+    for path in taken:
+        if path in proposed:
+            tree[path] = proposed[path]
+        else:
+            tree.pop(path, None)
+    return tree
+
+
+def plan_accept(layout: Layout, proposal: Proposal, only: list[str] | None = None,
+                except_: list[str] | None = None) -> AcceptPlan:
+    """Merge the (possibly partial) proposal onto the live store and check the result.
+
+    Raises `MergeConflict` when the store's later edits collide with it, and
+    `Refused` when the result would break the index limits or leave a
+    pointer to a file this accept removes.
+    """
+    base = Versions(layout).tree(proposal.base_version)
+    proposed = Proposals(layout).tree(proposal)
+    taken = select_files(proposal, only, except_)
+    live = read_tree(layout.root)
+    merged = merge_trees(base, live, partial_tree(base, proposed, taken))
+    written = changed_paths(live, merged.tree)
+    _check_result(layout, proposal, merged.tree, live, written)
+    skipped = [p for p in proposal.changed if p not in taken]
+    return AcceptPlan(proposal, live, merged.tree, taken, skipped, merged)
+
+
+def _check_result(layout: Layout, proposal: Proposal, result: Tree, live: Tree, written: list[str]) -> None:
+    """The result must stay within the limits and point only at files that exist.
+
+    Problems the live store already had are not this accept's doing and do
+    not block it; new ones do.
+    """
+    before = {(f.path, f.rule, f.message) for f in validation_errors(validate_tree(live, set(written)))}
+    problems = [f"{f.path}: {f.message}" for f in validation_errors(validate_tree(result, set(written), base=live))
+                if (f.path, f.rule, f.message) not in before]
+    removed = [p for p in written if p not in result]
+    index = Store.from_tree({INDEX_NAME: result[INDEX_NAME]}) if INDEX_NAME in result else None
+    for line in (index.index_lines if index else []):
+        for target in parse_index_line(line).links:
+            if resolve_link(INDEX_NAME, target) in removed:
+                problems.append(f"{INDEX_NAME} would still point to {target}, which this accept removes "
+                                f"(take {INDEX_NAME} too)")
+    if problems:
+        raise Refused(f"{layout.root}: accepting proposal {proposal.id} this way breaks "
+                      f"{len(problems)} rule(s), first: {problems[0]}; nothing written")
+
+
+def accept(store: str | Path, proposal_id: str | None = None, comment: str | None = None, *,
+           only: list[str] | None = None, except_: list[str] | None = None, who: str | None = None) -> Decision:
+    """Write a pending proposal (or some of its files) into the store as the next version.
+
+    Edits the agent made since the proposal's base are merged in; on a
+    conflict nothing is written. The store as found is first recorded as a
+    version (`pre-accept`) when it differs from the current one.
+    """
     layout = Layout.open(store)
+    actor = who or history.actor()
     with _Locked(layout, "accept"):
         proposals = Proposals(layout)
         proposal = proposals.resolve(proposal_id)
         if proposal.status != PENDING:
             raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
-        versions = Versions(layout)
-        base = versions.tree(proposal.base_version)
-        live = read_tree(layout.root)
-        drift = changed_paths(base, live)
-        if drift:
-            raise StaleBase(
-                f"{layout.root}: store changed since proposal {proposal.id} was made "
-                f"(base version {proposal.base_version}; {len(drift)} file(s) differ, e.g. {drift[0]}); "
-                f"run `dream run` again for a fresh proposal"
-            )
+        try:
+            plan = plan_accept(layout, proposal, only, except_)
+        except MergeConflict as conflict:
+            raise MergeConflict(f"{layout.root}: proposal {proposal.id} not accepted, nothing written: {conflict}; "
+                                f"resolve by `dream rebase {proposal.id}`", conflict.conflicts) from None
+        pre = _record_pre_accept(layout, plan.live, proposal.id)
+        files = Versions(layout).blobs.put_tree(plan.result)
         version = write_tree(
-            layout, live, proposal.files, "accept", "accept", note=f"accepted proposal {proposal.id}",
-            proposal_id=proposal.id, actor=history.actor(),
+            layout, plan.live, files, "accept", "accept", note=f"accepted proposal {proposal.id}",
+            proposal_id=proposal.id, actor=actor,
         )
-    history.record_event(layout, "accept", proposal.id, version, comment)
-    return Decision("accepted", proposal.id, version)
+    history.record_event(layout, "accept", proposal.id, version, comment, detail=_detail(plan, pre), who=actor)
+    return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
+                    combined=plan.merge.combined, pre_accept_version=pre)
+
+
+def _record_pre_accept(layout: Layout, live: Tree, proposal_id: str) -> int | None:
+    """Keep the store as found (the agent's writes of the day) as a version of its own."""
+    versions = Versions(layout)
+    current = versions.current()
+    if current is not None and versions.tree(current) == live:
+        return None
+    return versions.record(live, "pre-accept", note=f"store as found before accepting {proposal_id}").number
+
+
+def _detail(plan: AcceptPlan, pre: int | None) -> str:
+    parts = [f"took {len(plan.taken)} of {len(plan.proposal.changed)} file(s)"]
+    if plan.skipped:
+        parts.append("skipped: " + ", ".join(plan.skipped))
+    if plan.merge.combined:
+        parts.append("merged with store edits: " + ", ".join(plan.merge.combined))
+    if pre is not None:
+        parts.append(f"store as found kept as version {pre}")
+    return "; ".join(parts)
+
+
+def rebase(store: str | Path, proposal_id: str | None = None, comment: str | None = None) -> Decision:
+    """Dream again on the current store, with the same signal, replacing a stale proposal.
+
+    The new run reads the sessions the stale proposal read (everything since
+    the consolidation before it) and the store as it is now; proposing
+    supersedes the stale proposal.
+    """
+    from . import pipeline  # the pipeline does not import this module; keep it that way
+
+    layout = Layout.open(store)
+    proposals = Proposals(layout)
+    stale = proposals.resolve(proposal_id)
+    if stale.status != PENDING:
+        raise ProposalClosed(f"{layout.root}: proposal {stale.id} is {stale.status}, not pending")
+    outcome = _rerun(pipeline, layout, stale.engine, since=_signal_start(layout, stale))
+    if str(outcome.status) == "failed":
+        raise RunFailed(outcome.reason or "failed", f"{layout.root}: rebase of {stale.id} failed: {outcome.error}")
+    if str(outcome.status) == "skipped":
+        raise Refused(f"{layout.root}: rebase of {stale.id} skipped: {outcome.error}")
+    stale = proposals.get(stale.id)
+    if stale.status == PENDING:  # the run proposed nothing: the stale proposal is moot on this store
+        proposals.set_status(stale, SUPERSEDED)
+    new_id = outcome.proposal_id
+    detail = f"replaced by {new_id}" if new_id else f"nothing left to propose ({outcome.reason})"
+    history.record_event(layout, "rebase", stale.id, outcome.base_version, comment, detail=detail)
+    return Decision("rebased", stale.id, outcome.base_version, new_proposal_id=new_id)
+
+
+def _rerun(pipeline, layout: Layout, engine: str, since: float | None):
+    """A forced run (no gate) that reads the sessions since `since`, not since the last run."""
+    ctx = pipeline.begin(layout.root, engine=engine, force=True)
+    pipeline.import_logs(ctx)
+    try:
+        with pipeline.lock(ctx):
+            ctx.state.last_consolidated_at = since
+            return pipeline.finish(ctx, pipeline._locked_run(ctx, None))
+    except LockBusy as busy:
+        who = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
+        raise Refused(f"{layout.root}: store is locked by {who}; try again when it ends") from None
+
+
+def _signal_start(layout: Layout, stale: Proposal) -> float | None:
+    """When the consolidation before the stale proposal's run happened (None: never)."""
+    earlier = [r["started_at"].timestamp() for r in history.runs(layout, limit=10_000)
+               if r["status"] in ("proposed", "noop") and r["run_id"] != stale.run_id
+               and r["started_at"] is not None and r["started_at"].timestamp() < stale.created_at]
+    own = [r["started_at"].timestamp() for r in history.runs(layout, limit=10_000) if r["run_id"] == stale.run_id]
+    if own:
+        earlier = [t for t in earlier if t < own[0]]
+    return max(earlier) if earlier else None
 
 
 def reject(store: str | Path, proposal_id: str | None = None, comment: str | None = None) -> Decision:

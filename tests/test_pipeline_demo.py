@@ -38,7 +38,8 @@ def test_run_diff_accept_noop_rollback(demo_store, cli):
 
     acc = cli("accept", out["proposal_id"], "--store", str(demo_store), "--json")
     assert acc.code == 0, acc.stderr
-    assert acc.json == {"status": "accepted", "proposal_id": out["proposal_id"], "version": 2}
+    assert {k: acc.json[k] for k in ("status", "proposal_id", "version")} == \
+        {"status": "accepted", "proposal_id": out["proposal_id"], "version": 2}
     proposed_tree = read_tree(demo_store)
     assert proposed_tree != {k: v for k, v in original.items() if k in proposed_tree}
 
@@ -82,13 +83,12 @@ def test_reject_leaves_store_and_closes_proposal(demo_store, cli):
     assert again.code == 1 and "rejected" in again.stderr
 
 
-def test_accept_refuses_when_store_changed_after_proposal(demo_store, cli):
+def test_accept_keeps_store_edits_made_after_proposal(demo_store, cli):
+    # Issue 5 replaced "refuse when the store changed" by a three-way merge (tests/test_merge.py).
     pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
     edited = demo_store / "user_role.md"
     edited.write_text(edited.read_text() + "\nA new fact written during the day.\n")
-    before = snapshot_bytes(demo_store)
-    res = cli("accept", pid, "--store", str(demo_store))
-    assert res.code == 1
-    assert "changed since proposal" in res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1
-    assert snapshot_bytes(demo_store) == before
+    res = cli("accept", pid, "--store", str(demo_store), "--json")
+    assert res.code == 0, res.stderr
+    assert "A new fact written during the day." in edited.read_text()
+    assert res.json["pre_accept_version"] == 2 and res.json["version"] == 3

@@ -17,6 +17,7 @@ from ..layout import Layout
 from ..outcomes import Status
 from ..proposals import Proposals
 from ..status import store_status
+from ..fleet_status import fleet_status
 
 
 
@@ -87,8 +88,16 @@ def _print_outcome(outcome, store: Path) -> None:
 
 
 @app.command()
-def status(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
+def status(
+    store: StoreOpt = Path("."),
+    all_stores: Annotated[bool, typer.Option("--all", help="Every store under ~/.claude/projects (and --root folders); --store is not needed.")] = False,
+    roots: Annotated[Optional[list[Path]], typer.Option("--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Gate, lock holder, current version and pending proposals."""
+    if all_stores or roots:
+        _print_fleet(fleet_status(roots or []), as_json)
+        return
     info = store_status(store)
     if as_json:
         emit_json(info)
@@ -104,6 +113,26 @@ def status(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     out.print(f"lock             {lock_text}", markup=False)
     out.print(f"current version  {info['current_version']}")
     out.print(f"pending          {', '.join(info['pending']) or 'none'}")
+
+
+def _print_fleet(rows: list[dict], as_json: bool) -> None:
+    if as_json:
+        emit_json({"stores": rows})
+        return
+    if not rows:
+        out.print("no memory stores found under ~/.claude/projects or the --root folders")
+        return
+    table_rows = []
+    for r in rows:
+        if "error" in r:
+            table_rows.append([r["store"], "error", "", "", "", r["error"]])
+            continue
+        g, t = r["gate"], r["transcripts"]
+        gate_text = "open" if g["open"] else f"closed ({g['reason']})"
+        waiting = str(g["sessions_waiting"]) + (f" +{t['changed']} to import" if t and t["changed"] else "")
+        table_rows.append([r["store"], gate_text, waiting, when(r["last_consolidated_at"]),
+                           ", ".join(r["pending"]) or "none", ""])
+    out.print(table(f"{len(rows)} store(s)", ["store", "gate", "sessions waiting", "last dream", "pending", "error"], table_rows))
 
 
 @app.command()
