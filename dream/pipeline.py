@@ -93,6 +93,10 @@ def import_logs(ctx: RunContext) -> ImportResult | None:
     result = import_configured(ctx.layout.root, ctx.settings)
     if result is not None:
         ctx.warnings += result.warnings
+        if result.logs_written:
+            # These logs belong to this run: the consolidation mark (started_at)
+            # must not precede their mtimes, or the next run would read them again.
+            ctx.started_at = max(ctx.started_at, *(p.stat().st_mtime for p in result.logs_written))
     return result
 
 

@@ -1,0 +1,82 @@
+"""What `dream status --all` reports: every store on the machine, one row each.
+
+The stores are the ones `discover_stores` finds (Claude Code's
+``~/.claude/projects/*/memory`` and any extra roots), so the listing and the
+fleet flow agree on what a machine holds. Each row is `store_status` plus
+how many transcripts of the store's configured source the next run would
+import. A store that cannot be read (a bad config, a permission problem)
+gets a row with its error instead of ending the listing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .config import load_settings
+from .errors import DreamError
+from .status import store_status
+from .transcripts.discover import default_roots, discover_stores
+from .transcripts.importer import (
+    list_transcripts,
+    load_state as load_import_state,
+    render_key,
+    resolve_source_path,
+)
+
+
+def fleet_roots(extra: Iterable[Path] = ()) -> list[Path]:
+    """Claude Code's projects folder, then the extra roots the user named."""
+    return [*default_roots(), *(Path(r).expanduser() for r in extra)]
+
+
+def fleet_status(extra_roots: Iterable[Path] = ()) -> list[dict[str, Any]]:
+    """One status row per discovered store, sorted by path."""
+    return [store_row(store) for store in discover_stores(fleet_roots(extra_roots))]
+
+
+def store_row(store: Path) -> dict[str, Any]:
+    """`store_status` of one store plus its transcripts waiting; an error row if it cannot be read."""
+    try:
+        row = store_status(store)
+        row["transcripts"] = transcripts_waiting(store)
+    except DreamError as exc:
+        return {"store": str(store), "error": str(exc)}
+    except OSError as exc:  # e.g. a store folder without read permission
+        return {"store": str(store), "error": f"{store}: cannot read: {exc.strerror or exc}"}
+    return row
+
+
+def transcripts_waiting(store: Path) -> dict[str, Any] | None:
+    """The store's transcript source and how many of its transcripts changed since the last import.
+
+    Stat only, like the gate: a transcript counts when its size, mtime or the
+    rendering settings differ from what the last import recorded. None when
+    the store's config names no transcript source.
+    """
+    settings = load_settings(store)
+    if settings.transcripts is None:
+        return None
+    source = settings.transcripts
+    try:
+        found = resolve_source_path(store, source, None, settings)
+        files = list_transcripts(source, found)
+    except (DreamError, OSError) as exc:
+        return {"source": source, "path": None, "changed": None, "error": str(exc)}
+    seen = load_import_state(store)
+    key = render_key(source, settings)
+    changed = sum(1 for f in files if _changed_since_import(f, seen, key))
+    return {"source": source, "path": str(found), "changed": changed, "error": None}
+
+
+def _changed_since_import(transcript: Path, seen: dict[str, dict], key: str) -> bool:
+    try:
+        stat = transcript.stat()
+        before = seen.get(str(transcript.resolve()))
+    except OSError:
+        return False  # vanished since listing: nothing to import
+    if not isinstance(before, dict):
+        return True
+    now = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": key}
+    return any(before.get(k) != v for k, v in now.items())
