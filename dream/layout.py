@@ -8,6 +8,13 @@ from pathlib import Path
 from .errors import StoreNotFound
 
 
+def _looks_like_store(root: Path) -> bool:
+    """Guard against a mistyped --store (say, a home folder) getting a .dream/ of its own."""
+    if (root / "MEMORY.md").is_file() or (root / "logs").is_dir() or (root / ".dream").is_dir():
+        return True
+    return any(p.suffix == ".md" for p in root.iterdir() if p.is_file())
+
+
 @dataclass(frozen=True)
 class Layout:
     root: Path
@@ -20,6 +27,8 @@ class Layout:
             raise StoreNotFound(f"{root}: store folder does not exist")
         if not root.is_dir():
             raise StoreNotFound(f"{root}: store path is not a folder")
+        if not _looks_like_store(root):
+            raise StoreNotFound(f"{root}: not a memory store (no MEMORY.md, no topic files, no logs/)")
         return cls(root.resolve())
 
     @property

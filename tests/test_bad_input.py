@@ -30,6 +30,13 @@ def test_store_is_a_file(tmp_path, cli):
     assert_one_line_error(cli("status", "--store", str(f)), 2, "not a folder")
 
 
+def test_folder_that_is_not_a_store_is_refused_untouched(tmp_path, cli):
+    (tmp_path / "notes.txt").write_text("not memory")
+    res = cli("run", "--store", str(tmp_path), "--force")
+    assert_one_line_error(res, 2, "not a memory store")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def test_unknown_proposal_and_version(demo_store, cli):
     assert_one_line_error(cli("accept", "nope", "--store", str(demo_store)), 2, "no proposal")
     assert_one_line_error(cli("rollback", "7", "--store", str(demo_store)), 2, "no version 7")

@@ -58,6 +58,7 @@ def make_logs(store, n, mtime):
 def test_gate_reasons_in_order(tmp_path):
     store = tmp_path / "s"
     store.mkdir()
+    (store / "MEMORY.md").write_text("")
     layout = Layout.open(store)
     now = time.time()
     settings = load_settings(store)

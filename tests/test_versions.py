@@ -7,6 +7,7 @@ from dream.versions import Versions
 
 
 def test_unchanged_file_stored_once_and_versions_numbered(tmp_path):
+    (tmp_path / "MEMORY.md").write_text("")
     layout = Layout.open(tmp_path)
     layout.ensure()
     v = Versions(layout)
@@ -20,6 +21,7 @@ def test_unchanged_file_stored_once_and_versions_numbered(tmp_path):
 
 
 def test_record_with_number_is_idempotent(tmp_path):
+    (tmp_path / "MEMORY.md").write_text("")
     layout = Layout.open(tmp_path)
     v = Versions(layout)
     first = v.record({"x.md": b"1"}, "accept", number=1)

@@ -146,6 +146,9 @@ def proposals(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
             for p in items
         ]})
         return
+    if not items:
+        out.print("no proposals yet")
+        return
     rows = [[p.id, p.status, p.base_version, p.engine, len(p.changed), when(p.created_at)] for p in items]
     out.print(table("proposals", ["id", "status", "base", "engine", "files", "created"], rows))
 
@@ -222,16 +225,23 @@ def history(
     if as_json:
         emit_json({"runs": runs, "events": events})
         return
-    rows = [[r["started_at"].strftime("%Y-%m-%d %H:%M:%S") if r["started_at"] else "", r["status"], r["reason"] or "",
-             r["engine"] or "", r["sessions_read"], r["changes"], r["proposal_id"] or "",
-             f"{r['input_tokens']}/{r['output_tokens']}", r["cache_read_tokens"], f"{r['cost_usd']:.4f}",
-             f"{r['duration_s']:.2f}"] for r in runs]
-    out.print(table("runs", ["started", "status", "reason", "engine", "sessions", "changes", "proposal",
-                             "tokens in/out", "cache read", "cost $", "secs"], rows))
+    if not runs:
+        out.print("no runs yet")
+    else:
+        out.print(table("runs", ["started", "status", "engine", "sessions", "changes", "proposal",
+                                 "tokens in/out", "cache read", "cost $", "secs"], [_run_row(r) for r in runs]))
     if events:
         erows = [[e["at"].strftime("%Y-%m-%d %H:%M:%S"), e["action"], e["proposal_id"] or "", e["version"],
                   e["actor"], e["comment"] or ""] for e in events]
         out.print(table("review actions", ["at", "action", "proposal", "version", "who", "comment"], erows))
+
+
+def _run_row(r: dict) -> list:
+    status = f"{r['status']} ({r['reason']})" if r["reason"] else r["status"]
+    started = r["started_at"].astimezone().strftime("%Y-%m-%d %H:%M") if r["started_at"] else ""
+    return [started, status, r["engine"] or "", r["sessions_read"], r["changes"], r["proposal_id"] or "",
+            f"{r['input_tokens']}/{r['output_tokens']}", r["cache_read_tokens"], f"{r['cost_usd']:.4f}",
+            f"{r['duration_s']:.2f}"]
 
 
 @app.command()
