@@ -29,6 +29,7 @@ from .budget import Budget
 from .log_tools import make_log_tools
 from .memory_tool import StagingMemoryTool
 from .prompts import render_dream, render_system
+from .transcript_tools import make_transcript_tools
 
 MAX_RETRIES = 4
 MAX_REQUEST_SECONDS = 600.0
@@ -97,7 +98,7 @@ class ClaudeEngine:
     def _run_tools(self, inp: EngineInput, memory: StagingMemoryTool) -> Any:
         assert self._budget is not None
         settings = inp.settings
-        tools = [memory, *make_log_tools(inp.sessions, inp.catalog)]
+        tools = [memory, *make_log_tools(inp.sessions, inp.catalog), *make_transcript_tools(inp.store_root, settings)]
         system = [{"type": "text", "text": render_system(), "cache_control": CACHE}]
         self._budget.check_time_left()
         client = self._client_for(settings)
