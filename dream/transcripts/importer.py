@@ -28,7 +28,7 @@ from filelock import FileLock, Timeout
 from ..config import Settings
 from ..errors import BadInput, Refused
 from ..tree import atomic_write
-from .common import Session, log_relpath, render_log
+from .common import Session, log_relpath, render_logs
 from . import claude_code, codex
 
 Source = Literal["claude-code", "codex"]
@@ -41,6 +41,11 @@ STATE_NAME = "import-state.json"
 LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
 WRITE_THREADS = 8
+# Transcripts are read two at a time: while one thread parses (holding the
+# GIL), the other's file reads proceed. Sessions are rendered in groups, so
+# that redaction is one polars call per group rather than one per session.
+READ_THREADS = 2
+RENDER_GROUP = 64
 
 
 @dataclass
@@ -209,16 +214,29 @@ class _Import:
             raise BadInput(f"{found}: cannot list transcripts: {exc.strerror or exc}") from None
         writes: list[tuple[Path, bytes]] = []
         removals: list[Path] = []
-        for path, seen, name in self._changed(transcripts, result):
-            try:
-                session = read_transcript(self.source, path, self.settings)
-            except OSError as exc:
-                result.warnings.append(f"{path}: skipped, cannot read: {exc.strerror or exc}")
-                continue
-            self._update(path, name, seen, session, result, writes, removals)
+        changed = self._changed(transcripts, result)
+        with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+            for start in range(0, len(changed), RENDER_GROUP):
+                group = changed[start : start + RENDER_GROUP]
+                read = list(pool.map(self._read, (path for path, _, _ in group)))
+                logs = iter(render_logs(
+                    [s.entries if s.has_conversation else [] for s in read if isinstance(s, Session)],
+                    self.settings.max_entry_chars,
+                ))
+                for (path, seen, name), session in zip(group, read):
+                    if isinstance(session, OSError):
+                        result.warnings.append(f"{path}: skipped, cannot read: {session.strerror or session}")
+                    else:
+                        self._update(path, name, seen, session, next(logs), result, writes, removals)
         self._apply(writes, removals, result)
         save_state(self.store, self.state)
         return result
+
+    def _read(self, path: Path) -> Session | OSError:
+        try:
+            return read_transcript(self.source, path, self.settings)
+        except OSError as exc:
+            return exc
 
     def _changed(self, transcripts: list[Path], result: ImportResult) -> list[tuple[Path, dict, str]]:
         """(path, what stat says now, state key) of transcripts to read again."""
@@ -238,16 +256,16 @@ class _Import:
                 changed.append((transcript, seen, name))
         return changed
 
-    def _update(self, path: Path, name: str, seen: dict, session: Session, result: ImportResult,
-                writes: list[tuple[Path, bytes]], removals: list[Path]) -> None:
-        """Plan the new log of one session that was read again."""
+    def _update(self, path: Path, name: str, seen: dict, session: Session, rendered: tuple[str, int],
+                result: ImportResult, writes: list[tuple[Path, bytes]], removals: list[Path]) -> None:
+        """Plan the new log of one session that was read again (`rendered`: its log text, redactions)."""
         result.records_skipped += session.skipped
         if session.malformed:
             result.warnings.append(f"{path}: {session.malformed} malformed line(s) skipped")
         log = None
         if session.has_conversation:
             mtime = datetime.fromtimestamp(seen["mtime_ns"] / 1e9, timezone.utc)
-            log, data = self._render(name, session, mtime, result)
+            log, data = self._render(name, session, mtime, rendered, result)
             if _same_bytes(self.store / log, data):
                 result.sessions_unchanged += 1
             else:
@@ -261,10 +279,10 @@ class _Import:
         if log:
             self.claimed[log] = name
 
-    def _render(self, name: str, session: Session, fallback: datetime, result: ImportResult
-                ) -> tuple[str, bytes]:
+    def _render(self, name: str, session: Session, fallback: datetime, rendered: tuple[str, int],
+                result: ImportResult) -> tuple[str, bytes]:
         """The session's log: its store-relative path and bytes."""
-        text, redactions = render_log(session.entries, self.settings.max_entry_chars)
+        text, redactions = rendered
         result.redactions += redactions
         rel = log_relpath(session, fallback)
         if self.claimed.get(rel, name) != name:  # two transcripts, one session id
