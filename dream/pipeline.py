@@ -22,7 +22,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import history
+from . import history, policy, retention
 from .config import Settings, load_settings
 from .engines import Engine, EngineInput, EngineResult, resolve_engine_name, select_engine
 from .errors import RunFailed, ValidationFailed
@@ -195,6 +195,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
         sessions_read=len(gathered.files), redactions=gathered.redactions,
         duration_s=time.time() - ctx.started_at, warnings=ctx.warnings + gathered.warnings,
     )
+    report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
     proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, render_markdown(report))
@@ -261,7 +262,9 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False, ov
         return finish(ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)
     try:
         with lock(ctx):
-            return finish(ctx, _locked_run(ctx, on_progress))
+            outcome = finish(ctx, _locked_run(ctx, on_progress))
+        policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id if outcome.status == Status.PROPOSED else None)
+        return outcome
     except LockBusy as busy:
         holder = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
         return finish(ctx, skipped(ctx, SkipReason.LOCK, f"store is locked by {holder}"), holds_lock=False)

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .engines.base import Change, EngineResult
+from .retention import render_markdown as retention_markdown
 
 
 def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: int,
@@ -50,6 +51,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"turns: {u['turns']}; est. cost ${u['cost_usd']:.4f}",
         f"- duration: {report['duration_s']} s",
         "",
+    ]
+    if report.get("retention"):  # dropped items first, with a count
+        lines += retention_markdown(report["retention"]) + [""]
+    lines += [
         "## Changes",
         "",
     ]
