@@ -1,0 +1,240 @@
+"""The library's stages as Prefect tasks, plus the Prefect-only glue around them.
+
+Each task is a thin wrapper of one function of `dream.pipeline`, so the
+Prefect UI shows the run stage by stage. Tasks are called directly from the
+flow body, so they run in the flow's own thread and process: a lock taken by
+the ``lock`` task is still held when ``propose`` runs, because the flow owns
+the `ExitStack` that keeps it.
+
+Tasks take and return live library objects (a run context, a polars table),
+so they neither cache nor persist their results.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Literal
+
+from prefect import task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+from prefect.concurrency.sync import concurrency
+from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+from prefect.futures import as_completed
+from prefect.input import RunInput
+from prefect.states import Completed, Failed, State
+from pydantic import Field
+
+from dream import pipeline
+from dream.accept import accept, reject
+from dream.fleet import FleetEntry, scan_fleet, store_slug
+from dream.gate import GateDecision
+from dream.lock import LockBusy
+from dream.outcomes import NoopReason, RunOutcome, SkipReason, Status
+from dream.proposals import Proposals
+
+# Waiting for another Prefect run's slot on the same store is pointless: that
+# run will consolidate the same sessions. Give up quickly and skip as `lock`.
+STORE_SLOT_WAIT_SECONDS = 5
+
+
+# ---------------------------------------------------------------- one store
+
+
+@task(name="import", cache_policy=NO_CACHE, persist_result=False)
+def import_logs(ctx: pipeline.RunContext) -> None:
+    pipeline.import_logs(ctx)
+
+
+@task(name="gate", cache_policy=NO_CACHE, persist_result=False)
+def gate(ctx: pipeline.RunContext) -> GateDecision:
+    return pipeline.gate(ctx)
+
+
+def store_slot_name(store: Path) -> str:
+    return f"dream-store-{store_slug(store)}"
+
+
+def ensure_store_slot(name: str) -> None:
+    """Create the store's one-slot global concurrency limit if it does not exist yet.
+
+    Prefect 3 no longer creates limits on first use (a missing limit is not
+    enforced at all), so every run makes sure its store's limit is there.
+    """
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_global_concurrency_limit_by_name(name)
+        except ObjectNotFound:
+            try:
+                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=1))
+            except ObjectAlreadyExists:
+                pass  # another worker created it meanwhile
+
+
+@task(name="lock", cache_policy=NO_CACHE, persist_result=False)
+def lock(ctx: pipeline.RunContext, held: ExitStack) -> RunOutcome | None:
+    """Take the store's global Prefect slot, then its file lock; both stay in `held`.
+
+    Returns None when both are held, or the `lock` skip outcome when another
+    run has either of them (the same outcome `dream.pipeline.run` gives).
+    """
+    name = store_slot_name(ctx.layout.root)
+    ensure_store_slot(name)
+    try:
+        held.enter_context(concurrency(name, occupy=1, timeout_seconds=STORE_SLOT_WAIT_SECONDS, strict=True))
+    except TimeoutError:
+        return pipeline.skipped(ctx, SkipReason.LOCK, f"store is being dreamed by another Prefect run ({name})")
+    try:
+        held.enter_context(pipeline.lock(ctx))
+    except LockBusy as busy:
+        holder = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
+        return pipeline.skipped(ctx, SkipReason.LOCK, f"store is locked by {holder}")
+    return None
+
+
+@task(name="snapshot", cache_policy=NO_CACHE, persist_result=False)
+def snapshot(ctx: pipeline.RunContext) -> pipeline.Snapshot:
+    return pipeline.snapshot(ctx)
+
+
+@task(name="gather", cache_policy=NO_CACHE, persist_result=False)
+def gather(ctx: pipeline.RunContext) -> pipeline.Gathered:
+    return pipeline.gather(ctx)
+
+
+@task(name="consolidate", cache_policy=NO_CACHE, persist_result=False)
+def consolidate(ctx, snap, gathered, staging: Path) -> pipeline.Staged:
+    return pipeline.consolidate(ctx, snap, gathered, staging)
+
+
+@task(name="validate", cache_policy=NO_CACHE, persist_result=False)
+def validate(ctx, snap, gathered, staging: Path, staged) -> list:
+    return pipeline.validate(ctx, snap, gathered, staging, staged)
+
+
+@task(name="propose", cache_policy=NO_CACHE, persist_result=False)
+def propose(ctx, snap, gathered, staged, findings) -> RunOutcome:
+    return pipeline.propose(ctx, snap, gathered, staged, findings)
+
+
+def no_signal(ctx: pipeline.RunContext, snap: pipeline.Snapshot, gathered: pipeline.Gathered) -> RunOutcome:
+    """Nothing changed since the last dream: the same noop as `pipeline._locked_run`."""
+    outcome = pipeline._outcome(ctx, gathered)
+    outcome.base_version, outcome.reason = snap.version, str(NoopReason.NO_SIGNAL)
+    return outcome
+
+
+def failed(ctx: pipeline.RunContext, exc, snap: pipeline.Snapshot, gathered: pipeline.Gathered) -> RunOutcome:
+    outcome = pipeline.failed(ctx, exc, gathered)
+    outcome.base_version = snap.version
+    return outcome
+
+
+@task(name="record", cache_policy=NO_CACHE, persist_result=False)
+def finish(ctx: pipeline.RunContext, outcome: RunOutcome, holds_lock: bool = True) -> RunOutcome:
+    return pipeline.finish(ctx, outcome, holds_lock=holds_lock)
+
+
+def artifact_key(store: Path) -> str:
+    return f"dream-{store_slug(store)}"
+
+
+@task(name="publish", cache_policy=NO_CACHE, persist_result=False)
+def publish_proposal(ctx: pipeline.RunContext, outcome: RunOutcome) -> str:
+    """A markdown artifact with the proposal's report and diff; returns its key."""
+    proposals = Proposals(ctx.layout)
+    proposal = proposals.get(outcome.proposal_id)
+    key = artifact_key(ctx.layout.root)
+    body = (
+        f"# Dream proposal {proposal.id}\n\n"
+        f"Store: `{ctx.layout.root}`  \nBase version: {proposal.base_version}  \n"
+        f"Files: `{proposals.dir(proposal.id)}`\n\n"
+        f"{proposals.report_md(proposal)}\n\n## Diff\n\n```diff\n{proposals.diff(proposal)}\n```\n"
+    )
+    create_markdown_artifact(markdown=body, key=key, description=f"dream proposal {proposal.id} for {ctx.layout.root}")
+    return key
+
+
+class Review(RunInput):
+    """What a reviewer answers when a paused dream asks for a decision."""
+
+    decision: Literal["accept", "reject"] = Field(description="accept the proposal into the store, or reject it")
+    comment: str | None = Field(default=None, description="recorded in the store's history with the decision")
+
+
+@task(name="apply-review", cache_policy=NO_CACHE, persist_result=False)
+def apply_review(store: Path, proposal_id: str, review: Review) -> dict:
+    decide = accept if review.decision == "accept" else reject
+    return decide(store, proposal_id, comment=review.comment).to_json()
+
+
+def final_state(outcome: RunOutcome, decision: dict | None = None) -> State:
+    """Proposed, noop and skipped runs are `Completed`; a failed run is `Failed`.
+
+    The message is what the Prefect UI shows beside the run: the skip reason
+    and its explanation, or the proposal id (and the reviewer's decision).
+    """
+    data = {**outcome.to_json(), "review": decision}
+    if decision is not None:
+        return Completed(message=f"proposed {outcome.proposal_id}, {decision['status']}", data=data)
+    if outcome.status == Status.FAILED:
+        return Failed(message=f"failed ({outcome.reason}): {outcome.error}", data=data)
+    if outcome.status == Status.SKIPPED:
+        return Completed(message=f"skipped ({outcome.reason}): {outcome.error}", data=data)
+    if outcome.status == Status.PROPOSED:
+        return Completed(message=f"proposed {outcome.proposal_id}", data=data)
+    return Completed(message=f"noop ({outcome.reason})", data=data)
+
+
+# ---------------------------------------------------------------- a fleet
+
+
+@task(name="scan", cache_policy=NO_CACHE, persist_result=False)
+def scan(roots: list[str] | None, force: bool) -> list[FleetEntry]:
+    return scan_fleet(roots, force=force)
+
+
+def skipped_row(entry: FleetEntry) -> dict:
+    status = "failed" if entry.reason == "error" else str(Status.SKIPPED)
+    return {"store": str(entry.store), "status": status, "reason": entry.reason,
+            "message": entry.message, "proposal": None}
+
+
+def outcome_row(store: Path, state: State) -> dict:
+    """The table row of one `dream_store` subflow, from its final state."""
+    data = state.result(raise_on_failure=False)
+    if not isinstance(data, dict):  # the flow raised (bad input, a bug): no outcome
+        return {"store": str(store), "status": str(Status.FAILED), "reason": "error",
+                "message": state.message, "proposal": None}
+    message = data.get("error") or state.message
+    return {"store": str(store), "status": data["status"], "reason": data.get("reason"),
+            "message": message, "proposal": data.get("proposal_id")}
+
+
+def bounded_map(one, items: list, limit: int, **kwargs) -> list:
+    """Submit `one(item, **kwargs)` for every item, at most `limit` in flight; results in order.
+
+    Works with any task runner (threads by default, Dask when configured),
+    since it only submits tasks and waits on their futures.
+    """
+    results: dict[int, object] = {}
+    running: dict = {}
+    for index, item in enumerate(items):
+        if len(running) >= limit:
+            done = next(as_completed(list(running)))
+            results[running.pop(done)] = done.result()
+        running[one.submit(item, **kwargs)] = index
+    for done in as_completed(list(running)):
+        results[running[done]] = done.result()
+    return [results[i] for i in range(len(items))]
+
+
+def publish_fleet(rows: list[dict]) -> None:
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no stores"
+    create_table_artifact(table=rows, key="dream-fleet", description=f"dream fleet: {summary}")
