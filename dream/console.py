@@ -38,12 +38,13 @@ def table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
     return t
 
 
-def print_diff(diff: str) -> None:
+def print_diff(diff: str, console: Console | None = None) -> None:
+    console = console or out
     if not diff:
-        out.print("(no differences)")
+        console.print("(no differences)")
         return
-    if not out.is_terminal:
-        sys.stdout.write(diff)
+    if not console.is_terminal:
+        console.file.write(diff)
         return
     for line in diff.splitlines():
         style = None
@@ -55,4 +56,4 @@ def print_diff(diff: str) -> None:
             style = "red"
         elif line.startswith("@@"):
             style = "cyan"
-        out.print(line, style=style, markup=False, soft_wrap=True)
+        console.print(line, style=style, markup=False, soft_wrap=True)

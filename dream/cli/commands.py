@@ -17,6 +17,13 @@ from ..layout import Layout
 from ..outcomes import Status
 from ..proposals import Proposals
 from ..status import store_status
+from .. import review_page
+from ..diffing import tree_diff
+from ..errors import BadInput
+from ..retention import render_markdown as retention_markdown
+from ..retention import summarize
+from ..tree import changed_paths
+from ..versions import Versions
 from ..fleet_status import fleet_status
 
 
@@ -157,17 +164,54 @@ def proposals(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
 def diff(
     proposal_id: Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")] = None,
     store: StoreOpt = Path("."),
+    html: Annotated[Optional[Path], typer.Option("--html", help="Write a self-contained HTML review page here.")] = None,
+    from_version: Annotated[Optional[int], typer.Option("--from", help="Compare two versions: the older one.")] = None,
+    to_version: Annotated[Optional[int], typer.Option("--to", help="Compare two versions: the newer one (default: current).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show a proposal's report and unified diff."""
-    props = Proposals(Layout.open(store))
+    """Show a proposal's report (dropped lines first) and diff, or compare two versions."""
+    layout = Layout.open(store)
+    if from_version is not None or to_version is not None:
+        _diff_versions(layout, proposal_id, from_version, to_version, html, as_json)
+        return
+    props = Proposals(layout)
     proposal = props.resolve(proposal_id)
     text = props.diff(proposal)
+    report = props.report(proposal)
+    retention = report.get("retention") or summarize(Versions(layout).tree(proposal.base_version), props.tree(proposal))
+    page = review_page.write_page(html, review_page.proposal_page(layout, proposal)) if html else None
     if as_json:
         emit_json({"proposal_id": proposal.id, "status": proposal.status, "base_version": proposal.base_version,
-                   "files_changed": proposal.changed, "diff": text, "report": props.report(proposal)})
+                   "files_changed": proposal.changed, "dropped": retention["dropped"], "retention": retention,
+                   "diff": text, "report": report, "html": str(page) if page else None})
         return
+    if page:
+        out.print(f"review page written to {page}", markup=False)
+        return
+    if "retention" not in report:  # proposals made before the retention report existed
+        out.print("\n".join(retention_markdown(retention)), markup=False)
     out.print(props.report_md(proposal), markup=False)
+    print_diff(text)
+
+
+def _diff_versions(layout: Layout, proposal_id: str | None, old: int | None, new: int | None,
+                   html: Path | None, as_json: bool) -> None:
+    if proposal_id is not None:
+        raise BadInput("give either a proposal id or --from/--to, not both")
+    versions = Versions(layout)
+    new = new if new is not None else versions.current()
+    if old is None or new is None:
+        raise BadInput(f"{layout.root}: --from needs a version number (and the store has versions for --to)")
+    old_tree, new_tree = versions.tree(old), versions.tree(new)
+    text = tree_diff(old_tree, new_tree)
+    page = review_page.write_page(html, review_page.versions_page(layout, old, new)) if html else None
+    if as_json:
+        emit_json({"from": old, "to": new, "files_changed": changed_paths(old_tree, new_tree), "diff": text,
+                   "html": str(page) if page else None})
+        return
+    if page:
+        out.print(f"review page written to {page}", markup=False)
+        return
     print_diff(text)
 
 
@@ -175,11 +219,13 @@ def diff(
 def accept_cmd(
     proposal_id: Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")] = None,
     store: StoreOpt = Path("."),
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Take only this file (repeatable).")] = None,
+    except_: Annotated[Optional[list[str]], typer.Option("--except", help="Take every file but this one (repeatable).")] = None,
     comment: CommentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Make a proposal the store's next version (atomically)."""
-    _print_decision(decide.accept(store, proposal_id, comment), as_json)
+    """Make a proposal (or some of its files) the store's next version, merging edits made since."""
+    _print_decision(decide.accept(store, proposal_id, comment, only=only, except_=except_), as_json)
 
 
 @app.command()
@@ -211,6 +257,12 @@ def _print_decision(decision, as_json: bool) -> None:
     what = f"proposal {decision.proposal_id} " if decision.proposal_id else ""
     version = f"; the store is now version {decision.version}" if decision.version else ""
     out.print(f"{what}{decision.status}{version}")
+    if decision.skipped:
+        out.print(f"skipped: {', '.join(decision.skipped)}", markup=False)
+    if decision.combined:
+        out.print(f"merged with edits made to the store since: {', '.join(decision.combined)}", markup=False)
+    if decision.pre_accept_version:
+        out.print(f"the store as found was kept as version {decision.pre_accept_version}")
 
 
 @app.command()
@@ -232,8 +284,8 @@ def history(
                                  "tokens in/out", "cache read", "cost $", "secs"], [_run_row(r) for r in runs]))
     if events:
         erows = [[e["at"].strftime("%Y-%m-%d %H:%M:%S"), e["action"], e["proposal_id"] or "", e["version"],
-                  e["actor"], e["comment"] or ""] for e in events]
-        out.print(table("review actions", ["at", "action", "proposal", "version", "who", "comment"], erows))
+                  e["actor"], e["comment"] or "", e["detail"] or ""] for e in events]
+        out.print(table("review actions", ["at", "action", "proposal", "version", "who", "comment", "detail"], erows))
 
 
 def _run_row(r: dict) -> list:

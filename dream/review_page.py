@@ -1,0 +1,164 @@
+"""One self-contained HTML page to review a proposal (or any two versions).
+
+The page is rendered from ``templates/review.html.j2`` with Jinja2. It
+fetches nothing: the CSS is inline, there are no fonts, scripts or images.
+It shows the summary (merged, updated, pruned and dropped counts; tokens;
+engine), the retention table with dropped lines first, and a side-by-side
+diff per file. Each file's diff is a collapsible ``<details>`` listed in a
+file index, so a 200-file store stays readable.
+
+    python -m dream.review_page --store STORE [PROPOSAL] --out page.html
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from dataclasses import dataclass, field
+from itertools import zip_longest
+from pathlib import Path
+
+import jinja2
+
+from .errors import DreamError
+from .layout import Layout
+from .proposals import Proposal, Proposals
+from .retention import summarize
+from .tree import Tree, atomic_write, changed_paths
+from .versions import Versions
+
+CONTEXT_LINES = 3
+OPEN_FILES_UP_TO = 12  # fewer changed files than this: every diff starts open
+
+# Engine change actions, grouped into the four counts a reviewer asks about.
+SUMMARY_GROUPS = {
+    "merged": ("merged",),
+    "updated": ("updated", "dated", "created"),
+    "pruned": ("archived", "shortened", "repaired", "indexed", "deleted", "forgotten"),
+}
+
+
+@dataclass
+class Row:
+    kind: str  # equal | delete | insert | replace | gap
+    left_no: int | None = None
+    left: str = ""
+    right_no: int | None = None
+    right: str = ""
+
+
+@dataclass
+class FileDiff:
+    path: str
+    status: str  # added | deleted | modified
+    added: int
+    removed: int
+    rows: list[Row] = field(default_factory=list)
+    anchor: str = ""
+
+
+def _text_lines(data: bytes | None) -> list[str]:
+    return [] if data is None else data.decode("utf-8", errors="replace").splitlines()
+
+
+def side_by_side(path: str, old: bytes | None, new: bytes | None) -> FileDiff:
+    """Rows pairing old and new lines, with a few lines of context around each change."""
+    a, b = _text_lines(old), _text_lines(new)
+    status = "added" if old is None else "deleted" if new is None else "modified"
+    diff = FileDiff(path, status, 0, 0)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for n, group in enumerate(matcher.get_grouped_opcodes(CONTEXT_LINES)):
+        if n:
+            diff.rows.append(Row("gap"))
+        for op, i1, i2, j1, j2 in group:
+            for i, j in zip_longest(range(i1, i2), range(j1, j2)):
+                left = (i + 1, a[i]) if i is not None else (None, "")
+                right = (j + 1, b[j]) if j is not None else (None, "")
+                kind = op if op != "replace" else ("replace" if i is not None and j is not None
+                                                   else "delete" if j is None else "insert")
+                diff.rows.append(Row(kind, left[0], left[1], right[0], right[1]))
+                diff.removed += op != "equal" and i is not None
+                diff.added += op != "equal" and j is not None
+    return diff
+
+
+def file_diffs(old: Tree, new: Tree) -> list[FileDiff]:
+    diffs = []
+    for n, path in enumerate(changed_paths(old, new)):
+        diff = side_by_side(path, old.get(path), new.get(path))
+        diff.anchor = f"f{n}"
+        diffs.append(diff)
+    return diffs
+
+
+def summary_counts(report: dict, retention: dict) -> dict[str, int]:
+    counts = report.get("counts", {})
+    summary = {name: sum(counts.get(a, 0) for a in actions) for name, actions in SUMMARY_GROUPS.items()}
+    summary["dropped"] = retention["dropped"]
+    return summary
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+    )
+
+
+def render(*, title: str, old: Tree, new: Tree, report: dict | None = None,
+           retention: dict | None = None, subtitle: str = "") -> str:
+    """The page for `old` → `new`; `report` (a proposal's) adds engine, counts and tokens."""
+    report = report or {}
+    retention = retention or summarize(old, new)
+    diffs = file_diffs(old, new)
+    return _environment().get_template("review.html.j2").render(
+        title=title, subtitle=subtitle, report=report, retention=retention,
+        summary=summary_counts(report, retention), usage=report.get("usage"),
+        files=diffs, open_files=len(diffs) <= OPEN_FILES_UP_TO,
+        lines_added=sum(d.added for d in diffs), lines_removed=sum(d.removed for d in diffs),
+    )
+
+
+def proposal_page(layout: Layout, proposal: Proposal) -> str:
+    proposals = Proposals(layout)
+    base = Versions(layout).tree(proposal.base_version)
+    new = proposals.tree(proposal)
+    report = proposals.report(proposal)
+    return render(
+        title=f"Dream proposal {proposal.id}", old=base, new=new, report=report,
+        retention=report.get("retention") or summarize(base, new),
+        subtitle=f"{layout.root} · base version {proposal.base_version} · {proposal.status}",
+    )
+
+
+def versions_page(layout: Layout, old_number: int, new_number: int) -> str:
+    versions = Versions(layout)
+    return render(title=f"Versions {old_number} → {new_number}", old=versions.tree(old_number),
+                  new=versions.tree(new_number), subtitle=str(layout.root))
+
+
+def write_page(path: Path, html: str) -> Path:
+    atomic_write(path, html.encode("utf-8"))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dream.review_page", description=__doc__.splitlines()[0])
+    parser.add_argument("proposal", nargs="?", help="proposal id (default: the newest pending)")
+    parser.add_argument("--store", default=".", help="memory store folder")
+    parser.add_argument("--out", required=True, help="HTML file to write")
+    args = parser.parse_args(argv)
+    try:
+        layout = Layout.open(args.store)
+        proposal = Proposals(layout).resolve(args.proposal)
+        write_page(Path(args.out), proposal_page(layout, proposal))
+    except DreamError as exc:
+        sys.stderr.write(f"dream: error: {exc}\n")
+        return exc.exit_code
+    print(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
