@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import load_settings
-from .errors import DreamError
+from .errors import DreamError, StoreNotFound
 from .gate import check_gate
 from .layout import Layout
 from .transcripts.discover import discover_stores
@@ -50,29 +50,37 @@ class FleetEntry:
     """One store's answer to "is a dream due?"."""
 
     store: Path
-    slug: str
     due: bool
     reason: str | None  # why not due: a SkipReason, or "error"
     message: str
 
+    @property
+    def slug(self) -> str:
+        return store_slug(self.store)
+
     def to_json(self) -> dict:
-        return {"store": str(self.store), "slug": self.slug, "due": self.due,
+        return {"store": str(self.store), "due": self.due,
                 "reason": self.reason, "message": self.message}
 
 
 def check_store(store: Path, *, force: bool = False, now: float | None = None) -> FleetEntry:
-    """The gate of one store; a store that cannot be read is reported, not raised."""
-    slug = store_slug(store)
+    """The gate of one store; a store that cannot be read is reported, not raised.
+
+    `store` is taken as found by `discover_stores` (absolute and resolved),
+    so it is not resolved again: at a thousand stores every syscall shows.
+    """
     try:
-        layout = Layout.open(store)
+        if not store.is_dir():
+            raise StoreNotFound(f"{store}: store folder does not exist")
+        layout = Layout(store)
         settings = load_settings(layout.root)
         if settings.transcripts and settings.enabled:
-            return FleetEntry(layout.root, slug, True, None, "transcripts to import; the run decides")
+            return FleetEntry(layout.root, True, None, "transcripts to import; the run decides")
         decision = check_gate(layout, settings, force=force, now=now)
     except DreamError as exc:
-        return FleetEntry(Path(store), slug, False, "error", str(exc))
+        return FleetEntry(store, False, "error", str(exc))
     reason = None if decision.reason is None else str(decision.reason)
-    return FleetEntry(layout.root, slug, decision.open, reason, decision.message)
+    return FleetEntry(layout.root, decision.open, reason, decision.message)
 
 
 def scan_fleet(roots: Iterable[str | Path] | None = None, *, force: bool = False,
