@@ -18,16 +18,18 @@ first entry of a file belong to no entry: they are **dropped**, with a
 warning when they hold more than whitespace (guessing a role would put words
 in someone's mouth).
 
-Parsing is vectorised (polars): files are read as bytes (a few threads),
-split into entries with one regex pass on the streaming engine, redacted
-(`dream.redact.redact_column`) and cut to `max_entry_chars`; no Python loop
-runs per line or per entry. Logs are input only: nothing here writes to the
-store. ``bench/bench_gather.py`` measures it against ``cat``.
+Parsing is vectorised: files are read in batches into one buffer each (a few
+worker threads), entry starts are found on the raw bytes with numpy, each
+entry's text is a zero-copy slice of the buffer (Arrow, then polars), then
+redacted (`dream.redact.redact_column`) and cut to `max_entry_chars`; no
+Python loop runs per line or per entry. Logs are input only: nothing here
+writes to the store. ``bench/bench_gather.py`` measures it against ``cat``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import mmap
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -35,7 +37,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from .redact import redact_column
 
@@ -191,161 +195,355 @@ def read_sessions(
     adds a one-line warning naming the file. `Gathered.files` lists the files
     that were read (an empty file is read but gives no rows).
     """
-    warnings: list[str] = []
-    contents, owners, read = _read_all(files, warnings, on_progress)
-    entries = _parse(contents, owners, read, warnings)
-    del contents
-    text, redactions = redact_column(entries.get_column("text"))
-    entries = entries.with_columns(text=_cut(text, max_entry_chars))
-    if on_progress:
-        total = sum(f.size for f in files)
-        on_progress(total, total)
-    return Gathered(entries.select(list(SCHEMA)), read, redactions, warnings)
-
-
-# Reading is plain system calls, so threads overlap them (os.read releases
-# the GIL). Batches keep the per-task overhead small on many small files.
-_READ_THREADS = min(4, os.cpu_count() or 1)
-_READ_BATCH = 64
-
-
-def _read_all(
-    files: list[SessionFile], warnings: list[str], on_progress: Callable[[int, int], None] | None
-) -> tuple[list[bytes], list[int], list[SessionFile]]:
-    """Read every file: (contents with entries, index in `read` of each, files read)."""
     total = sum(f.size for f in files)
-    batches = [files[i : i + _READ_BATCH] for i in range(0, len(files), _READ_BATCH)]
-    contents: list[bytes] = []
-    owners: list[int] = []
-    read: list[SessionFile] = []
+    batches = _batches(files)
+    parsed: list[_Batch] = []
     done = 0
-    with ThreadPoolExecutor(_READ_THREADS) as pool:
-        for batch, results in zip(batches, pool.map(_read_batch, batches)):
-            for f, (data, problem) in zip(batch, results):
-                done += f.size
-                if problem:
-                    warnings.append(f"{f.rel}: {problem}")
-                if data is None:
-                    continue
-                read.append(f)
-                data, orphan = _from_first_entry(data)
-                if orphan:
-                    warnings.append(f"{f.rel}: text before the first entry (no '> ', '< ' or '. ' prefix), dropped")
-                if data:
-                    contents.append(data)
-                    owners.append(len(read) - 1)
+    with ThreadPoolExecutor(_WORKERS) as pool:
+        for batch, result in zip(batches, pool.map(lambda b: _parse_batch(b, max_entry_chars), batches)):
+            parsed.append(result)
+            done += sum(f.size for f in batch)
             if on_progress:
                 on_progress(min(done, total), total)
-    return contents, owners, read
+    if on_progress:
+        on_progress(total, total)
+    return _assemble(parsed)
 
 
-def _read_batch(batch: list[SessionFile]) -> list[tuple[bytes | None, str | None]]:
-    return [_read_one(f) for f in batch]
+# --------------------------------------------------------------------------
+# Reading and parsing, one batch of files at a time
+#
+# Files are read in batches of about `_BATCH_BYTES`, each batch into one
+# buffer, by `_WORKERS` threads. A worker reads, splits, redacts and cuts its
+# batch; reads, numpy and polars release the GIL, so batches overlap on all
+# cores. Inside a batch, every file's bytes follow a "\n", so each entry
+# starts right after a newline: entry starts are found with numpy on the raw
+# bytes, and each entry's text becomes a zero-copy slice of the buffer
+# (an Arrow array over it, handed to polars).
 
-
-def _read_one(f: SessionFile) -> tuple[bytes | None, str | None]:
-    """(bytes or None, warning or None) for one log; CRLF becomes LF."""
-    try:
-        fd = os.open(f.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
-        return None, f"cannot open ({exc.strerror}), skipped"
-    try:
-        chunks = []
-        while chunk := os.read(fd, max(f.size + 1, 1 << 16)):
-            chunks.append(chunk)
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    except OSError as exc:
-        return None, f"cannot read ({exc.strerror}), skipped"
-    finally:
-        os.close(fd)
-    if b"\x00" in data:
-        return None, "binary file (NUL bytes), skipped"
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
-    return data, None
-
+_BATCH_BYTES = 16 << 20
+Buffer = mmap.mmap | bytearray
+_WORKERS = min(3, os.cpu_count() or 1)
 
 _PREFIXES = (b"> ", b"< ", b". ")
 _FIRST_ENTRY = re.compile(rb"\n[<>.] ")
+_ROLE_NAMES = ("user", "assistant", "tool")
+# Role index by prefix byte: '>' user, '<' assistant, '.' tool.
+_ROLE_OF_BYTE = np.zeros(256, dtype=np.uint8)
+_ROLE_OF_BYTE[ord("<")] = 1
+_ROLE_OF_BYTE[ord(".")] = 2
+_ASCII_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+# What polars' strip_chars_end() strips (Rust's char::is_whitespace) beyond ASCII.
+_UNICODE_SPACE = frozenset(
+    "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
 
 
-def _from_first_entry(data: bytes) -> tuple[bytes, bool]:
-    """Drop lines before the first entry: (rest, whether they held more than whitespace).
+@dataclass
+class _Batch:
+    read: list[SessionFile]  # files read, in order
+    warnings: list[str]  # reading problems and orphan text, in file order
+    utf8_warnings: list[str]
+    entries: pl.DataFrame  # file (index into `read`), role (0..2), text: redacted and cut
+    redactions: int
 
-    Almost every log starts with an entry, so this is one 2-byte comparison.
+
+def _batches(files: list[SessionFile]) -> list[list[SessionFile]]:
+    batches: list[list[SessionFile]] = []
+    size = _BATCH_BYTES
+    for f in files:
+        if size >= _BATCH_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(f)
+        size += f.size
+    return batches
+
+
+def _parse_batch(files: list[SessionFile], max_chars: int) -> _Batch:
+    buf, contents = _read_batch(files)
+    read: list[SessionFile] = []
+    spans: list[tuple[int, int]] = []  # (start, end) in buf of each file in `read`
+    warnings: list[str] = []
+    for f, content in zip(files, contents):
+        if isinstance(content, str):
+            warnings.append(f"{f.rel}: {content}")
+            continue
+        start, end, problem = _content_span(buf, *content)
+        if problem:
+            warnings.append(f"{f.rel}: {problem}")
+        if problem and problem.startswith("binary"):
+            continue
+        read.append(f)
+        spans.append((start, end))
+    utf8_warnings: list[str] = []
+    entries = _split_batch(buf, spans)
+    if entries is None:  # rare: some file is not valid UTF-8
+        buf, spans = _repair_utf8(buf, spans, read, utf8_warnings)
+        entries = _split_batch(buf, spans)
+        assert entries is not None
+    text, redactions = redact_column(entries.get_column("text"))
+    entries = entries.with_columns(text=_cut(text, max_chars))
+    return _Batch(read, warnings, utf8_warnings, entries, redactions)
+
+
+def _read_batch(files: list[SessionFile]) -> tuple[Buffer, list[tuple[int, int] | str]]:
+    """One buffer holding "\n" + bytes of each file, and per file (start, end) or a problem.
+
+    Each file is read straight into its place (sized by the scan). A file
+    that grew since the scan is read whole and the buffer rebuilt (rare).
     """
-    if data[:2] in _PREFIXES:
-        return data, False
-    match = _FIRST_ENTRY.search(data)
-    head = data if match is None else data[: match.start()]
-    rest = b"" if match is None else data[match.start() + 1 :]
-    return rest, bool(head.strip())
+    buf = _buffer(sum(f.size + 1 for f in files) + 2)  # + 2: room to look past the end
+    view = memoryview(buf)
+    contents: list[tuple[int, int] | str] = []
+    grown: dict[int, bytes] = {}
+    pos = 0
+    for i, f in enumerate(files):
+        buf[pos] = 10
+        start = pos + 1
+        got = _read_into(f, view[start : start + f.size])
+        if isinstance(got, bytes):
+            grown[i] = got
+            got = len(got)
+        contents.append(got if isinstance(got, str) else (start, start + got))
+        pos = start + f.size
+    view.release()
+    if grown:
+        return _rebuild(buf, contents, grown)
+    return buf, contents
 
 
-def _parse(contents: list[bytes], owners: list[int], read: list[SessionFile], warnings: list[str]) -> pl.DataFrame:
-    """Contents (each starting with an entry) → session, date, seq, role, text.
+def _buffer(size: int) -> mmap.mmap:
+    """A writable buffer whose pages are first touched by the reads that fill it.
 
-    `contents[i]` is the text of `read[owners[i]]`. Text is not yet redacted or cut.
+    (bytearray(size) zeroes every page while holding the GIL, before any read.)
     """
-    if not contents:
-        return pl.DataFrame(schema=SCHEMA)
-    text = _decode(contents, [read[i] for i in owners], warnings)
-    entries = _split_entries(pl.DataFrame({"row": pl.int_range(len(text), dtype=pl.UInt32, eager=True), "content": text}))
-    row = entries.get_column("row")
-    owner = pl.Series(owners, dtype=pl.UInt32).gather(row)
-    return entries.with_columns(
-        session=pl.Series([f.session_id for f in read], dtype=pl.Utf8).gather(owner),
-        date=pl.Series([f.date for f in read], dtype=pl.Date).gather(owner),
-    ).with_columns(seq=pl.int_range(pl.len(), dtype=pl.Int64).over("session"))
+    return mmap.mmap(-1, max(size, 1))
 
 
-def _decode(contents: list[bytes], files: list[SessionFile], warnings: list[str]) -> pl.Series:
-    """Bytes → Utf8 Series; files with invalid UTF-8 get replacement characters."""
-    raw = pl.Series("content", contents, dtype=pl.Binary)
+def _read_into(f: SessionFile, slot: memoryview) -> int | bytes | str:
+    """Bytes read into `slot`; all the bytes if the file outgrew it; or a problem."""
     try:
-        return raw.cast(pl.Utf8)
+        fd = os.open(f.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        return f"cannot open ({exc.strerror}), skipped"
+    try:
+        got = 0
+        while got < len(slot) and (n := os.readv(fd, [slot[got:]])):
+            got += n
+        more = os.read(fd, 1 << 16)
+        if not more:
+            return got
+        rest = [bytes(slot[:got]), more]
+        while chunk := os.read(fd, 1 << 20):
+            rest.append(chunk)
+        return b"".join(rest)
+    except OSError as exc:
+        return f"cannot read ({exc.strerror}), skipped"
+    finally:
+        os.close(fd)
+
+
+def _rebuild(
+    buf: Buffer, contents: list[tuple[int, int] | str], grown: dict[int, bytes]
+) -> tuple[Buffer, list[tuple[int, int] | str]]:
+    parts: list[bytes] = []
+    spans: list[tuple[int, int] | str] = []
+    pos = 0
+    for i, content in enumerate(contents):
+        if isinstance(content, str):
+            spans.append(content)
+            continue
+        data = grown[i] if i in grown else bytes(buf[content[0] : content[1]])
+        parts += [b"\n", data]
+        spans.append((pos + 1, pos + 1 + len(data)))
+        pos += 1 + len(data)
+    return bytearray(b"".join(parts) + b"\n\n"), spans
+
+
+def _content_span(buf: Buffer, start: int, end: int) -> tuple[int, int, str | None]:
+    """Where a file's entries lie in `buf`, after the same checks and fixes as ever.
+
+    Binary files (NUL bytes) are refused; CRLF becomes LF (in place); lines
+    before the first entry are dropped (a warning if they hold more than
+    whitespace); trailing whitespace is dropped. (start, start) means no entries.
+    """
+    if buf.find(b"\x00", start, end) >= 0:
+        return start, start, "binary file (NUL bytes), skipped"
+    if buf.find(b"\r", start, end) >= 0:
+        fixed = bytes(buf[start:end]).replace(b"\r\n", b"\n")
+        buf[start : start + len(fixed)] = fixed
+        end = start + len(fixed)
+    problem = None
+    if bytes(buf[start : start + 2]) not in _PREFIXES:  # almost every log starts with an entry
+        match = _FIRST_ENTRY.search(buf, start, end)
+        head_end = end if match is None else match.start()
+        if bytes(buf[start:head_end]).strip():
+            problem = "text before the first entry (no '> ', '< ' or '. ' prefix), dropped"
+        start = end if match is None else match.start() + 1
+    return start, _stripped_end(buf, start, end), problem
+
+
+def _stripped_end(buf: Buffer, start: int, end: int) -> int:
+    """`end` moved back over trailing whitespace, as polars' strip_chars_end() counts it."""
+    while end > start:
+        if buf[end - 1] in _ASCII_SPACE:
+            end -= 1
+            continue
+        if buf[end - 1] < 0x80:
+            return end
+        for width in (2, 3):  # the non-ASCII spaces are 2 or 3 bytes long
+            try:
+                char = bytes(buf[max(start, end - width) : end]).decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if len(char) == 1 and char in _UNICODE_SPACE:
+                end -= width
+                break
+        else:
+            return end
+    return end
+
+
+_SCAN_CHUNK = 1 << 20
+
+
+def _newlines(arr: np.ndarray) -> np.ndarray:
+    """Positions of every "\n" in `arr`, found a chunk at a time (no large temporaries)."""
+    scratch = np.empty(min(_SCAN_CHUNK, len(arr)), dtype=bool)
+    found = []
+    for at in range(0, len(arr), _SCAN_CHUNK):
+        chunk = arr[at : at + _SCAN_CHUNK]
+        hits = scratch[: len(chunk)]
+        np.equal(chunk, 10, out=hits)
+        found.append(np.flatnonzero(hits) + at)
+    return np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+
+
+def _split_batch(buf: Buffer, spans: list[tuple[int, int]]) -> pl.DataFrame | None:
+    """file, role, text of every entry in the files' spans; None if a text is not UTF-8.
+
+    An entry starts at a newline followed by a prefix and a space. Its text
+    runs from after the prefix to the newlines before the next entry (blank
+    lines closing an entry are dropped), or to the end of its file's span.
+    """
+    spans = [(i, s, e) for i, (s, e) in enumerate(spans) if e > s]
+    if not spans:
+        return pl.DataFrame(schema={"file": pl.UInt32, "role": pl.UInt8, "text": pl.Utf8})
+    owner, starts, ends = (np.array(column, dtype=np.int64) for column in zip(*spans))
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    newlines = _newlines(arr[: ends[-1]])
+    # Each newline's run of newlines starts here (for dropping blank lines).
+    run_break = np.ones(len(newlines), dtype=bool)
+    run_break[1:] = np.diff(newlines) != 1
+    run_start = newlines[np.maximum.accumulate(np.where(run_break, np.arange(len(newlines)), 0))]
+    after = arr[newlines + 1]
+    is_entry = ((after == 62) | (after == 60) | (after == 46)) & (arr[newlines + 2] == 32)
+    # Entries inside a file (a file's first entry is at its start, below).
+    inner = np.flatnonzero(is_entry)
+    at = newlines[inner]
+    file = np.searchsorted(starts, at, side="right") - 1
+    keep = (file >= 0) & (at + 3 <= ends[np.maximum(file, 0)])
+    inner_at, inner_file, inner_end = at[keep], file[keep], run_start[inner[keep]]
+    # All entries, in order: (newline before the prefix, file, where the text of the entry before ends).
+    first_at = starts - 1
+    order = np.argsort(np.concatenate([first_at, inner_at]), kind="stable")
+    entry_at = np.concatenate([first_at, inner_at])[order]
+    entry_file = np.concatenate([np.arange(len(starts)), inner_file])[order]
+    ends_before = np.concatenate([np.zeros(len(starts), dtype=np.int64), inner_end])[order]
+    last_of_file = np.ones(len(entry_at), dtype=bool)
+    last_of_file[:-1] = entry_file[1:] != entry_file[:-1]
+    text_start = np.minimum(entry_at + 3, ends[entry_file])
+    text_end = np.where(last_of_file, ends[entry_file], np.append(ends_before[1:], 0))
+    text = _slices(buf, text_start, text_end)
+    if text is None:
+        return None
+    return pl.DataFrame(
+        {
+            "file": pl.Series(owner[entry_file].astype(np.uint32)),
+            "role": pl.Series(_ROLE_OF_BYTE[arr[entry_at + 1]]),
+            "text": text,
+        }
+    )
+
+
+def _slices(buf: Buffer, start: np.ndarray, end: np.ndarray) -> pl.Series | None:
+    """buf[start[i]:end[i]] as a polars string Series without copying the bytes; None if not UTF-8.
+
+    Arrow offsets must be contiguous, so the pieces between texts are part
+    of the array too (every other element) and are dropped by the gather.
+    """
+    offsets = np.empty(2 * len(start) + 2, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:-1:2] = start
+    offsets[2:-1:2] = end
+    offsets[-1] = len(buf)
+    pieces = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(buf)]
+    )
+    texts = pl.Series("text", pieces).gather(pl.int_range(1, len(offsets) - 1, 2, eager=True))
+    try:
+        return texts.cast(pl.Utf8)
     except pl.exceptions.ComputeError:
-        pass
-    # Rare: find the invalid files one by one and decode them leniently.
-    decoded = []
-    for f, data in zip(files, contents):
+        return None
+
+
+def _repair_utf8(
+    buf: Buffer, spans: list[tuple[int, int]], read: list[SessionFile], warnings: list[str]
+) -> tuple[Buffer, list[tuple[int, int]]]:
+    """A new buffer where files with invalid UTF-8 are decoded with replacement characters."""
+    parts: list[bytes] = []
+    fixed: list[tuple[int, int]] = []
+    pos = 0
+    for f, (start, end) in zip(read, spans):
+        data = bytes(buf[start:end])
         try:
-            decoded.append(data.decode("utf-8"))
+            data.decode("utf-8")
         except UnicodeDecodeError:
             warnings.append(f"{f.rel}: invalid UTF-8, decoded with replacement characters")
-            decoded.append(data.decode("utf-8", errors="replace"))
-    return pl.Series("content", decoded, dtype=pl.Utf8)
+            data = data.decode("utf-8", errors="replace").encode()
+        parts += [b"\n", data]
+        fixed.append((pos + 1, pos + 1 + len(data)))
+        pos += 1 + len(data)
+    return bytearray(b"".join(parts) + b"\n\n"), fixed
 
 
-# Where a new entry starts: newlines followed by a prefix and a space. The
-# newlines (so blank lines closing an entry) become one NUL to split on; NUL
-# is never in an accepted file.
-_ENTRY_BOUNDARY = r"\n+([<>.] )"
-_SPLIT_MARK = "\x00"
-
-
-def _split_entries(files: pl.DataFrame) -> pl.DataFrame:
-    """row, content (each starting with an entry) → row, role, text (one row per entry).
-
-    Runs on the streaming engine, which spreads the regex work over all cores.
-    """
-    return (
-        files.lazy()
-        .select(
-            "row",
-            piece=pl.col("content")
-            .str.strip_chars_end()
-            .str.replace_all(_ENTRY_BOUNDARY, _SPLIT_MARK + "${1}")
-            .str.split(_SPLIT_MARK),
-        )
-        .explode("piece", empty_as_null=False)
-        .select(
-            "row",
-            role=pl.col("piece").str.head(1).replace_strict(ROLES, return_dtype=pl.Utf8),
-            text=pl.col("piece").str.slice(2),
-        )
-        .collect(engine="streaming")
+def _assemble(batches: list[_Batch]) -> Gathered:
+    """One frame from the batches: session, date and seq come from each row's file."""
+    read = [f for b in batches for f in b.read]
+    warnings = [w for b in batches for w in b.warnings] + [w for b in batches for w in b.utf8_warnings]
+    redactions = sum(b.redactions for b in batches)
+    first_file = np.cumsum([0] + [len(b.read) for b in batches])
+    frames = [b.entries.with_columns(pl.col("file") + int(base)) for b, base in zip(batches, first_file)]
+    entries = pl.concat(frames) if frames else pl.DataFrame(schema={"file": pl.UInt32, "role": pl.UInt8})
+    if entries.height == 0:
+        return Gathered(pl.DataFrame(schema=SCHEMA), read, redactions, warnings)
+    file = entries.get_column("file").to_numpy()
+    sessions = pl.Series([f.session_id for f in read], dtype=pl.Utf8)
+    frame = pl.DataFrame(
+        {
+            "session": sessions.gather(file),
+            "date": pl.Series([f.date for f in read], dtype=pl.Date).gather(file),
+            "seq": _seq_in_session(read, file),
+            "role": pl.Series(_ROLE_NAMES, dtype=pl.Utf8).gather(entries.get_column("role")),
+            "text": entries.get_column("text"),
+        }
     )
+    return Gathered(frame, read, redactions, warnings)
+
+
+def _seq_in_session(read: list[SessionFile], file: np.ndarray) -> pl.Series:
+    """Each entry's position in its session, counting across files (a session may span days)."""
+    per_file = np.bincount(file, minlength=len(read))
+    before: dict[str, int] = {}
+    base = np.empty(len(read), dtype=np.int64)
+    for i, f in enumerate(read):
+        base[i] = before.get(f.session_id, 0)
+        before[f.session_id] = base[i] + per_file[i]
+    first_row = np.cumsum(per_file) - per_file
+    seq = base[file] + np.arange(len(file)) - first_row[file]
+    return pl.Series(seq, dtype=pl.Int64)
 
 
 def _cut(text: pl.Series, max_chars: int) -> pl.Series:
