@@ -1,0 +1,100 @@
+"""`dream review`, driven through its prompt in a real terminal (pexpect)."""
+
+from __future__ import annotations
+
+import sys
+
+import pexpect
+
+from dream.layout import Layout
+from dream.proposals import Proposals
+from dream.tree import read_tree
+from dream.versions import Versions
+
+PROMPT = r"take this file\? \[y\]es"
+
+
+def spawn(store, *extra: str) -> pexpect.spawn:
+    return pexpect.spawn(sys.executable, ["-m", "dream", "review", "--store", str(store), *extra],
+                         encoding="utf-8", timeout=60, dimensions=(50, 200))
+
+
+def test_take_some_files_skip_others(demo_store, cli):
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    layout = Layout.open(demo_store)
+    proposal = Proposals(layout).get(pid)
+    base, new = Versions(layout).tree(1), Proposals(layout).tree(proposal)
+    wanted = {"project_database.md", "project_rounding_rule.md"}
+
+    child = spawn(demo_store)
+    shown = []
+    for n, path in enumerate(proposal.changed, 1):
+        child.expect(rf"{n}/{len(proposal.changed)}\s+([^\s\x1b]+)")
+        shown.append(child.match.group(1))
+        assert shown[-1] == path
+        child.expect(PROMPT)
+        if path == "project_database.md":
+            assert "\x1b[" in child.before, "the diff is shown in colour"
+        child.sendline("y" if path in wanted else "n")
+    child.expect(r"summary.*take 2 file\(s\), skip (\d+)")
+    assert int(child.match.group(1)) == len(proposal.changed) - 2
+    child.expect(r"write 2 file\(s\) into the store now\?")
+    assert read_tree(demo_store) == base, "nothing is written before the summary is confirmed"
+    child.sendline("y")
+    child.expect(r"accepted \(2 file\(s\)\); the store is now version 2")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+    expected = {**base, **{p: new[p] for p in wanted}}
+    assert read_tree(demo_store) == expected
+    assert Proposals(layout).get(pid).status == "accepted"
+
+
+def test_declining_the_summary_writes_nothing(demo_store, cli):
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    before = read_tree(demo_store)
+    child = spawn(demo_store)
+    child.expect(PROMPT)
+    child.sendline("a")  # take this file and all the rest
+    child.expect(r"write \d+ file\(s\) into the store now\?")
+    child.sendline("n")
+    child.expect("nothing written; the proposal stays pending")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert read_tree(demo_store) == before
+    assert Proposals(Layout.open(demo_store)).get(pid).status == "pending"
+
+
+def test_bad_answers_are_asked_again_and_quit_skips_the_rest(demo_store, cli):
+    cli("run", "--store", str(demo_store), "--json")
+    before = read_tree(demo_store)
+    child = spawn(demo_store, "--json")
+    child.expect(PROMPT)
+    child.sendline("maybe")
+    child.expect("please answer one of: y, n, a, q")
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert '"status": "pending"' in child.before
+    assert read_tree(demo_store) == before
+
+
+def test_partial_review_that_breaks_the_index_is_refused(demo_store, cli):
+    """Taking the forgotten file's deletion without MEMORY.md would leave a dangling pointer."""
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    proposal = Proposals(Layout.open(demo_store)).get(pid)
+    before = read_tree(demo_store)
+    child = spawn(demo_store)
+    for path in proposal.changed:
+        child.expect(PROMPT)
+        child.sendline("y" if path == "reference_jenkins.md" else "n")
+    child.expect(r"write 1 file\(s\)")
+    child.sendline("y")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+    assert "would still point to reference_jenkins.md" in child.before
+    assert read_tree(demo_store) == before
