@@ -100,10 +100,25 @@ def _median_seconds(fn, runs: int) -> float:
     return statistics.median(times)
 
 
+def _median_pair(first, second, runs: int) -> tuple[float, float]:
+    """Median seconds of two functions run alternately `runs` times each."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(runs):
+        for fn, out in ((first, times[0]), (second, times[1])):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def _cat(paths: list[str]) -> None:
     # xargs-style batches keep each argv below the system limit.
     for i in range(0, len(paths), 2000):
         subprocess.run(["cat", *paths[i : i + 2000]], stdout=subprocess.DEVNULL, check=True)
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def bench_throughput(root: Path, runs: int) -> None:
@@ -112,18 +127,21 @@ def bench_throughput(root: Path, runs: int) -> None:
     total_mb = sum(f.size for f in files) / 1e6
     _cat(paths)  # warm the page cache for both
     read_sessions(files)
-    t_cat = _median_seconds(lambda: _cat(paths), runs)
+    print(f"load average (1, 5, 15 min) before the runs: {_load()}  on {os.cpu_count()} CPUs")
     result = {}
 
     def gather() -> None:
         result["g"] = read_sessions(scan_sessions(root))
 
-    t_gather = _median_seconds(gather, runs)
+    # Alternate cat and gather, so that both see the same machine load.
+    t_cat, t_gather = _median_pair(lambda: _cat(paths), gather, runs)
     g = result["g"]
     print(f"files: {len(files)}, {total_mb:.0f} MB, rows: {g.sessions.height}, redactions: {g.redactions}")
     print(f"cat                    median {t_cat:7.3f} s  {total_mb / t_cat:8.0f} MB/s")
     print(f"scan+read_sessions     median {t_gather:7.3f} s  {total_mb / t_gather:8.0f} MB/s")
-    print(f"ratio gather/cat throughput: {t_cat / t_gather:.2f}  (target >= 0.50)")
+    ratio = t_cat / t_gather
+    print(f"ratio gather/cat throughput: {ratio:.2f}  (target >= 0.50: {'met' if ratio >= 0.5 else 'NOT met'})")
+    print(f"load average (1, 5, 15 min) after the runs: {_load()}  on {os.cpu_count()} CPUs")
 
 
 def bench_since(root: Path, runs: int) -> None:

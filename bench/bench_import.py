@@ -17,6 +17,7 @@ incremental import under 1 s.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -98,6 +99,10 @@ def generate(folder: Path, total_mb: float) -> list[Path]:
     return files
 
 
+def _load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def median_time(fn, runs: int) -> float:
     times = []
     for _ in range(runs):
@@ -135,6 +140,7 @@ def main() -> int:
         print(f"generated {len(files)} sessions, {mb:.0f} MB in {time.perf_counter() - t0:.1f} s")
         print(f"bytes in tool-result records: {tool_result_share(files):.0%}")
 
+        load_before = _load()
         cat = ["cat", *map(str, files)]
         subprocess.run(cat, stdout=subprocess.DEVNULL, check=True)  # warm the page cache
         cat_s = median_time(lambda: subprocess.run(cat, stdout=subprocess.DEVNULL, check=True), args.runs)
@@ -188,6 +194,7 @@ def main() -> int:
               f"({growing.stat().st_size / 1e6:.0f} MB session): {grow_s:.3f} s  "
               f"(target < 1 s: {'met' if grow_s < 1 else 'NOT met'})")
         print(f"import with nothing changed ({len(files)} transcripts): {noop_s:.3f} s")
+        print(f"load average (1, 5, 15 min) before: {load_before}, after: {_load()}  on {os.cpu_count()} CPUs")
         return 0
     finally:
         if args.dir is None:

@@ -155,7 +155,7 @@ def _scan_day(day: Path, rel_day: str, date: dt.date, since: float | None, warni
             continue
         if since is not None and st.st_mtime <= since:
             continue
-        files.append(SessionFile(Path(entry.path), rel, session_id, slug, date, st.st_mtime, st.st_size))
+        files.append(SessionFile(day / entry.name, rel, session_id, slug, date, st.st_mtime, st.st_size))
     return files
 
 
@@ -482,6 +482,7 @@ def _slices(buf: Buffer, start: np.ndarray, end: np.ndarray) -> pl.Series | None
     pieces = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(buf)]
     )
+    pieces.validate(full=True)  # offsets in order and inside the buffer (reads no text)
     texts = pl.Series("text", pieces).gather(pl.int_range(1, len(offsets) - 1, 2, eager=True))
     try:
         return texts.cast(pl.Utf8)
