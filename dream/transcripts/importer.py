@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from filelock import FileLock, Timeout
 
@@ -43,9 +43,10 @@ LOCK_TIMEOUT_SECONDS = 120.0
 WRITE_THREADS = 8
 # Transcripts are read two at a time: while one thread parses (holding the
 # GIL), the other's file reads proceed. Sessions are rendered in groups, so
-# that redaction is one polars call per group rather than one per session.
+# that redaction is one polars call per group rather than one per session,
+# and a group's logs are written while the next group is read.
 READ_THREADS = 2
-RENDER_GROUP = 64
+RENDER_GROUP = 16
 
 
 @dataclass
@@ -215,22 +216,33 @@ class _Import:
         writes: list[tuple[Path, bytes]] = []
         removals: list[Path] = []
         changed = self._changed(transcripts, result)
-        with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+        # Each group's logs are written (threads: each write waits on fsync)
+        # while the next group is read.
+        with ThreadPoolExecutor(READ_THREADS) as readers, ThreadPoolExecutor(WRITE_THREADS) as writers:
+            pending: list[Future] = []
             for start in range(0, len(changed), RENDER_GROUP):
-                group = changed[start : start + RENDER_GROUP]
-                read = list(pool.map(self._read, (path for path, _, _ in group)))
-                logs = iter(render_logs(
-                    [s.entries if s.has_conversation else [] for s in read if isinstance(s, Session)],
-                    self.settings.max_entry_chars,
-                ))
-                for (path, seen, name), session in zip(group, read):
-                    if isinstance(session, OSError):
-                        result.warnings.append(f"{path}: skipped, cannot read: {session.strerror or session}")
-                    else:
-                        self._update(path, name, seen, session, next(logs), result, writes, removals)
+                planned = len(writes)
+                self._import_group(changed[start : start + RENDER_GROUP], readers, result, writes, removals)
+                pending += [writers.submit(atomic_write, *job) for job in writes[planned:]]
+            for write in pending:
+                write.result()  # a failed write raises here, before any removal or state change
         self._apply(writes, removals, result)
         save_state(self.store, self.state)
         return result
+
+    def _import_group(self, group: list[tuple[Path, dict, str]], readers: ThreadPoolExecutor,
+                      result: ImportResult, writes: list[tuple[Path, bytes]], removals: list[Path]) -> None:
+        """Read a group of transcripts, render their logs with one redaction pass, plan the writes."""
+        read = list(readers.map(self._read, (path for path, _, _ in group)))
+        logs = iter(render_logs(
+            [s.entries if s.has_conversation else [] for s in read if isinstance(s, Session)],
+            self.settings.max_entry_chars,
+        ))
+        for (path, seen, name), session in zip(group, read):
+            if isinstance(session, OSError):
+                result.warnings.append(f"{path}: skipped, cannot read: {session.strerror or session}")
+            else:
+                self._update(path, name, seen, session, next(logs), result, writes, removals)
 
     def _read(self, path: Path) -> Session | OSError:
         try:
@@ -290,9 +302,7 @@ class _Import:
         return rel, text.encode()
 
     def _apply(self, writes: list[tuple[Path, bytes]], removals: list[Path], result: ImportResult) -> None:
-        """Write new logs (in threads: each write waits on fsync), then remove renamed ones."""
-        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
-            list(pool.map(lambda job: atomic_write(*job), writes))
+        """Count the new logs (all written by now), then remove renamed ones."""
         result.sessions_written += len(writes)
         result.logs_written.extend(target for target, _ in writes)
         for target in removals:
