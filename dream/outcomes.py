@@ -60,6 +60,7 @@ class RunOutcome:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     redactions: int = 0
+    accepted_version: int | None = None  # set when the auto_accept policy took the proposal
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

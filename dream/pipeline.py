@@ -263,7 +263,9 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False, ov
     try:
         with lock(ctx):
             outcome = finish(ctx, _locked_run(ctx, on_progress))
-        policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id if outcome.status == Status.PROPOSED else None)
+        decision = policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id if outcome.status == Status.PROPOSED else None)
+        if decision is not None:
+            outcome.accepted_version = decision.version
         return outcome
     except LockBusy as busy:
         holder = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"

@@ -100,6 +100,7 @@ def test_auto_accept_waits_when_the_proposal_drops_something(demo_store, cli):
     out = cli("run", "--store", str(demo_store), "--json").json
     status = cli("status", "--store", str(demo_store), "--json").json
     assert status["pending"] == [out["proposal_id"]] and status["current_version"] == 1
+    assert out["accepted_version"] is None
 
 
 def test_auto_accept_accepts_when_nothing_is_dropped(demo_store, cli):
@@ -108,7 +109,7 @@ def test_auto_accept_accepts_when_nothing_is_dropped(demo_store, cli):
     out = cli("run", "--store", str(demo_store), "--json").json
     status = cli("status", "--store", str(demo_store), "--json").json
     assert out["status"] == "proposed" and status["pending"] == []
-    assert status["current_version"] == 2
+    assert status["current_version"] == 2 and out["accepted_version"] == 2
     accept_event = events_by_action(cli, demo_store)["accept"]
     assert accept_event["actor"] == "policy:auto_accept" and accept_event["proposal_id"] == out["proposal_id"]
     assert "drops nothing" in accept_event["comment"]
