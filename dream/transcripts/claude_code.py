@@ -65,11 +65,11 @@ _INJECTED_PREFIXES = (
 
 def is_tool_result_line(line: bytes) -> bool:
     """True if the record's message content starts with a tool_result block."""
-    head = line[:_HEAD_BYTES]
-    if _TOOL_RESULT_WORD.search(head) is None:  # one fast scan settles most lines
+    # Searching with an end position looks only at the head, without slicing it off.
+    if _TOOL_RESULT_WORD.search(line, 0, _HEAD_BYTES) is None:  # one fast scan settles most lines
         return False
-    key = _FIRST_CONTENT_KEY.search(head)
-    return bool(key and _TOOL_RESULT_FIRST.match(head, key.end()))
+    key = _FIRST_CONTENT_KEY.search(line, 0, _HEAD_BYTES)
+    return bool(key and _TOOL_RESULT_FIRST.match(line, key.end(), _HEAD_BYTES))
 
 
 def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Session:
