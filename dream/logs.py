@@ -245,7 +245,7 @@ class _Batch:
     read: list[SessionFile]  # files read, in order
     warnings: list[str]  # reading problems and orphan text, in file order
     utf8_warnings: list[str]
-    entries: pl.DataFrame  # file (index into `read`), role (0..2), text: redacted and cut
+    entries: pl.DataFrame  # session, date, file (index into `read`), role, text: redacted and cut
     redactions: int
 
 
@@ -284,8 +284,21 @@ def _parse_batch(files: list[SessionFile], max_chars: int) -> _Batch:
         entries = _split_batch(buf, spans)
         assert entries is not None
     text, redactions = redact_column(entries.get_column("text"))
-    entries = entries.with_columns(text=_cut(text, max_chars))
-    return _Batch(read, warnings, utf8_warnings, entries, redactions)
+    return _Batch(read, warnings, utf8_warnings, _rows(read, entries, _cut(text, max_chars)), redactions)
+
+
+def _rows(read: list[SessionFile], entries: pl.DataFrame, text: pl.Series) -> pl.DataFrame:
+    """The batch's rows in the output schema (seq is set when all batches are in)."""
+    file = entries.get_column("file")
+    return pl.DataFrame(
+        {
+            "session": pl.Series([f.session_id for f in read], dtype=pl.Utf8).gather(file),
+            "date": pl.Series([f.date for f in read], dtype=pl.Date).gather(file),
+            "file": file,
+            "role": pl.Series(_ROLE_NAMES, dtype=pl.Utf8).gather(entries.get_column("role")),
+            "text": text,
+        }
+    )
 
 
 def _read_batch(files: list[SessionFile]) -> tuple[Buffer, list[tuple[int, int] | str]]:
@@ -516,35 +529,29 @@ def _assemble(batches: list[_Batch]) -> Gathered:
     warnings = [w for b in batches for w in b.warnings] + [w for b in batches for w in b.utf8_warnings]
     redactions = sum(b.redactions for b in batches)
     first_file = np.cumsum([0] + [len(b.read) for b in batches])
-    frames = [b.entries.with_columns(pl.col("file") + int(base)) for b, base in zip(batches, first_file)]
-    entries = pl.concat(frames) if frames else pl.DataFrame(schema={"file": pl.UInt32, "role": pl.UInt8})
-    if entries.height == 0:
+    if not any(b.entries.height for b in batches):
         return Gathered(pl.DataFrame(schema=SCHEMA), read, redactions, warnings)
-    file = entries.get_column("file").to_numpy()
-    sessions = pl.Series([f.session_id for f in read], dtype=pl.Utf8)
-    frame = pl.DataFrame(
-        {
-            "session": sessions.gather(file),
-            "date": pl.Series([f.date for f in read], dtype=pl.Date).gather(file),
-            "seq": _seq_in_session(read, file),
-            "role": pl.Series(_ROLE_NAMES, dtype=pl.Utf8).gather(entries.get_column("role")),
-            "text": entries.get_column("text"),
-        }
-    )
-    return Gathered(frame, read, redactions, warnings)
+    # Each row's file as an index into `read`.
+    file = np.concatenate([b.entries.get_column("file").to_numpy() + base for b, base in zip(batches, first_file)])
+    frame = pl.concat([b.entries for b in batches]).with_columns(seq=_seq_in_session(read, file))
+    return Gathered(frame.select(list(SCHEMA)), read, redactions, warnings)
 
 
 def _seq_in_session(read: list[SessionFile], file: np.ndarray) -> pl.Series:
-    """Each entry's position in its session, counting across files (a session may span days)."""
-    per_file = np.bincount(file, minlength=len(read))
+    """Each entry's position in its session, counting across files (a session may span days).
+
+    `file` is each row's index into `read`, in order; a file's rows are consecutive.
+    """
+    per_file = np.bincount(file, minlength=len(read)).tolist()
     before: dict[str, int] = {}
-    base = np.empty(len(read), dtype=np.int64)
-    for i, f in enumerate(read):
-        base[i] = before.get(f.session_id, 0)
-        before[f.session_id] = base[i] + per_file[i]
-    first_row = np.cumsum(per_file) - per_file
-    seq = base[file] + np.arange(len(file)) - first_row[file]
-    return pl.Series(seq, dtype=pl.Int64)
+    shift = []  # per file: row number of its first row minus that row's seq
+    row = 0
+    for f, count in zip(read, per_file):
+        seq = before.get(f.session_id, 0)
+        before[f.session_id] = seq + count
+        shift.append(row - seq)
+        row += count
+    return pl.Series(np.arange(len(file), dtype=np.int64) - np.repeat(np.array(shift, dtype=np.int64), per_file))
 
 
 def _cut(text: pl.Series, max_chars: int) -> pl.Series:
