@@ -66,7 +66,6 @@ def test_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int)
     monkeypatch.setattr(logs, "_SCAN_CHUNK", rng.choice([7, 64, 1 << 20]))
     for trial in range(40):
         store = tmp_path / f"t{trial}"
-        written = {}
         for i in range(rng.randint(1, 6)):
             path = store / "logs" / "2025" / "03" / f"{rng.randint(1, 3):02d}" / f"s{rng.randint(0, 2)}-f{i}.md"
             path.parent.mkdir(parents=True, exist_ok=True)
