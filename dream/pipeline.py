@@ -31,7 +31,7 @@ from .layout import Layout
 from .lock import LockBusy, store_lock
 from .logs import Gathered, read_sessions, scan_sessions
 from .outcomes import NoopReason, RunOutcome, SkipReason, Status
-from .proposals import PENDING, SUPERSEDED, Proposal, Proposals, new_proposal_id
+from .proposals import SUPERSEDED, Proposal, Proposals, new_proposal_id
 from .recovery import recover
 from .report import build_report, render_markdown
 from .diffing import tree_diff
@@ -242,6 +242,27 @@ def skipped(ctx: RunContext, reason: SkipReason, message: str) -> RunOutcome:
     return outcome
 
 
+def no_signal(ctx: RunContext, snap: Snapshot, gathered: Gathered) -> RunOutcome:
+    """Nothing changed since the last dream: a noop, and no engine is called."""
+    outcome = _outcome(ctx, gathered)
+    outcome.base_version, outcome.reason = snap.version, str(NoopReason.NO_SIGNAL)
+    return outcome
+
+
+def lock_busy(ctx: RunContext, busy: LockBusy) -> RunOutcome:
+    holder = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
+    return skipped(ctx, SkipReason.LOCK, f"store is locked by {holder}")
+
+
+def apply_policy(ctx: RunContext, outcome: RunOutcome) -> RunOutcome:
+    """Unattended runs: let the `auto_accept` policy take a proposal that loses nothing."""
+    if outcome.status == Status.PROPOSED:
+        decision = policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id)
+        if decision is not None:
+            outcome.accepted_version = decision.version
+    return outcome
+
+
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:
     outcome = _outcome(ctx, gathered)
     outcome.status, outcome.reason, outcome.error = Status.FAILED, exc.reason, str(exc)
@@ -263,22 +284,16 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False, ov
     try:
         with lock(ctx):
             outcome = finish(ctx, _locked_run(ctx, on_progress))
-        decision = policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id if outcome.status == Status.PROPOSED else None)
-        if decision is not None:
-            outcome.accepted_version = decision.version
-        return outcome
     except LockBusy as busy:
-        holder = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
-        return finish(ctx, skipped(ctx, SkipReason.LOCK, f"store is locked by {holder}"), holds_lock=False)
+        return finish(ctx, lock_busy(ctx, busy), holds_lock=False)
+    return apply_policy(ctx, outcome)
 
 
 def _locked_run(ctx: RunContext, on_progress: Progress | None) -> RunOutcome:
     snap = snapshot(ctx)
     gathered = gather(ctx, on_progress)
     if not gathered.files and not snap.changed:
-        outcome = _outcome(ctx, gathered)
-        outcome.base_version, outcome.reason = snap.version, str(NoopReason.NO_SIGNAL)
-        return outcome
+        return no_signal(ctx, snap, gathered)
     try:
         with staging_copy(ctx, snap) as staging:
             staged = consolidate(ctx, snap, gathered, staging)

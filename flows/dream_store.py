@@ -47,7 +47,7 @@ def dream_store(store: str, engine: Literal["auto", "offline", "claude"] = "auto
     if outcome.status != Status.PROPOSED:
         return tasks.final_state(outcome)
     tasks.publish_proposal(ctx, outcome)
-    if review != "pause":
+    if tasks.apply_policy(ctx, outcome).accepted_version is not None or review != "pause":
         return tasks.final_state(outcome)
     answer = pause_flow_run(wait_for_input=tasks.Review, timeout=review_timeout, poll_interval=2)
     return tasks.final_state(outcome, tasks.apply_review(ctx.layout.root, outcome.proposal_id, answer))

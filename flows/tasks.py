@@ -33,7 +33,7 @@ from dream.accept import accept, reject
 from dream.fleet import FleetEntry, scan_fleet, store_slug
 from dream.gate import GateDecision
 from dream.lock import LockBusy
-from dream.outcomes import NoopReason, RunOutcome, SkipReason, Status
+from dream.outcomes import RunOutcome, SkipReason, Status
 from dream.proposals import Proposals
 
 # Waiting for another Prefect run's slot on the same store is pointless: that
@@ -90,8 +90,7 @@ def lock(ctx: pipeline.RunContext, held: ExitStack) -> RunOutcome | None:
     try:
         held.enter_context(pipeline.lock(ctx))
     except LockBusy as busy:
-        holder = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
-        return pipeline.skipped(ctx, SkipReason.LOCK, f"store is locked by {holder}")
+        return pipeline.lock_busy(ctx, busy)
     return None
 
 
@@ -121,10 +120,7 @@ def propose(ctx, snap, gathered, staged, findings) -> RunOutcome:
 
 
 def no_signal(ctx: pipeline.RunContext, snap: pipeline.Snapshot, gathered: pipeline.Gathered) -> RunOutcome:
-    """Nothing changed since the last dream: the same noop as `pipeline._locked_run`."""
-    outcome = pipeline._outcome(ctx, gathered)
-    outcome.base_version, outcome.reason = snap.version, str(NoopReason.NO_SIGNAL)
-    return outcome
+    return pipeline.no_signal(ctx, snap, gathered)
 
 
 def failed(ctx: pipeline.RunContext, exc, snap: pipeline.Snapshot, gathered: pipeline.Gathered) -> RunOutcome:
@@ -140,6 +136,12 @@ def finish(ctx: pipeline.RunContext, outcome: RunOutcome, holds_lock: bool = Tru
 
 def artifact_key(store: Path) -> str:
     return f"dream-{store_slug(store)}"
+
+
+@task(name="policy", cache_policy=NO_CACHE, persist_result=False)
+def apply_policy(ctx: pipeline.RunContext, outcome: RunOutcome) -> RunOutcome:
+    """The store's `auto_accept` policy, as for `dream run`."""
+    return pipeline.apply_policy(ctx, outcome)
 
 
 @task(name="publish", cache_policy=NO_CACHE, persist_result=False)

@@ -27,7 +27,7 @@ from flows.dream_fleet import dream_fleet
 from flows.dream_store import dream_store
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
-STAGES = ["import", "gate", "lock", "snapshot", "gather", "consolidate", "validate", "propose", "record", "publish"]
+STAGES = ["import", "gate", "lock", "snapshot", "gather", "consolidate", "validate", "propose", "record", "publish", "policy"]
 
 
 def test_a_due_store_runs_every_stage_as_a_task_and_publishes_its_proposal(demo_store, tmp_path):
@@ -53,6 +53,17 @@ def test_a_due_store_runs_every_stage_as_a_task_and_publishes_its_proposal(demo_
     [artifact] = read_artifacts(f"dream-{store_slug(demo_store)}")
     assert proposals.diff(proposal).strip() in artifact.data
     assert proposals.report_md(proposal).strip() in artifact.data
+
+
+def test_a_nightly_run_applies_the_auto_accept_policy(demo_store):
+    (demo_store / ".dream").mkdir()
+    (demo_store / ".dream" / "config.toml").write_text("auto_accept = true\n")
+    next(demo_store.glob("logs/**/s08-jenkins-cleanup.md")).unlink()  # no forget request: nothing dropped
+
+    outcome = dream_store(str(demo_store), engine="offline", return_state=True).result()
+
+    assert outcome["status"] == "proposed" and outcome["accepted_version"] == 2
+    assert Proposals(Layout.open(demo_store)).get(outcome["proposal_id"]).status == ACCEPTED
 
 
 def test_a_closed_gate_ends_completed_with_the_reason_and_records_the_skip(demo_store):
