@@ -74,6 +74,8 @@ def store_config_path(store: Path) -> Path:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{path}: config path is not a file")
     if not path.is_file():
         return {}
     try:

@@ -48,6 +48,12 @@ def test_bad_config_names_file_and_key(tmp_path, text, needle):
     assert needle in str(err.value)
 
 
+def test_config_path_that_is_a_folder_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("DREAM_CONFIG", str(tmp_path))
+    with pytest.raises(ConfigError, match="not a file"):
+        load_settings(None)
+
+
 def make_logs(store, n, mtime):
     for i in range(n):
         p = store / "logs" / "2026" / "11" / "20" / f"s{i:02d}-topic.md"
