@@ -36,12 +36,17 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from .redact import redact_column
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy and pyarrow are imported where logs are parsed, not with this module:
+# together they add about 70 ms to the start of every command that imports it.
 
 LOGS_DIR = "logs"
 ROLES = {">": "user", "<": "assistant", ".": "tool"}
@@ -228,10 +233,6 @@ _WORKERS = min(3, os.cpu_count() or 1)
 _PREFIXES = (b"> ", b"< ", b". ")
 _FIRST_ENTRY = re.compile(rb"\n[<>.] ")
 _ROLE_NAMES = ("user", "assistant", "tool")
-# Role index by prefix byte: '>' user, '<' assistant, '.' tool.
-_ROLE_OF_BYTE = np.zeros(256, dtype=np.uint8)
-_ROLE_OF_BYTE[ord("<")] = 1
-_ROLE_OF_BYTE[ord(".")] = 2
 _ASCII_SPACE = frozenset(b" \t\n\r\x0b\x0c")
 # What polars' strip_chars_end() strips (Rust's char::is_whitespace) beyond ASCII.
 _UNICODE_SPACE = frozenset(
@@ -424,6 +425,8 @@ _SCAN_CHUNK = 1 << 20
 
 def _newlines(arr: np.ndarray) -> np.ndarray:
     """Positions of every "\n" in `arr`, found a chunk at a time (no large temporaries)."""
+    import numpy as np
+
     scratch = np.empty(min(_SCAN_CHUNK, len(arr)), dtype=bool)
     found = []
     for at in range(0, len(arr), _SCAN_CHUNK):
@@ -441,6 +444,8 @@ def _split_batch(buf: Buffer, spans: list[tuple[int, int]]) -> pl.DataFrame | No
     runs from after the prefix to the newlines before the next entry (blank
     lines closing an entry are dropped), or to the end of its file's span.
     """
+    import numpy as np
+
     spans = [(i, s, e) for i, (s, e) in enumerate(spans) if e > s]
     if not spans:
         return pl.DataFrame(schema={"file": pl.UInt32, "role": pl.UInt8, "text": pl.Utf8})
@@ -475,10 +480,15 @@ def _split_batch(buf: Buffer, spans: list[tuple[int, int]]) -> pl.DataFrame | No
     return pl.DataFrame(
         {
             "file": pl.Series(owner[entry_file].astype(np.uint32)),
-            "role": pl.Series(_ROLE_OF_BYTE[arr[entry_at + 1]]),
+            "role": pl.Series(_role_index(arr[entry_at + 1])),
             "text": text,
         }
     )
+
+
+def _role_index(prefix: np.ndarray) -> np.ndarray:
+    """Index into _ROLE_NAMES of each prefix byte: '>' user, '<' assistant, '.' tool."""
+    return (prefix == ord("<")).astype("uint8") + 2 * (prefix == ord(".")).astype("uint8")
 
 
 def _slices(buf: Buffer, start: np.ndarray, end: np.ndarray) -> pl.Series | None:
@@ -487,6 +497,9 @@ def _slices(buf: Buffer, start: np.ndarray, end: np.ndarray) -> pl.Series | None
     Arrow offsets must be contiguous, so the pieces between texts are part
     of the array too (every other element) and are dropped by the gather.
     """
+    import numpy as np
+    import pyarrow as pa
+
     offsets = np.empty(2 * len(start) + 2, dtype=np.int64)
     offsets[0] = 0
     offsets[1:-1:2] = start
@@ -525,6 +538,8 @@ def _repair_utf8(
 
 def _assemble(batches: list[_Batch]) -> Gathered:
     """One frame from the batches: session, date and seq come from each row's file."""
+    import numpy as np
+
     read = [f for b in batches for f in b.read]
     warnings = [w for b in batches for w in b.warnings] + [w for b in batches for w in b.utf8_warnings]
     redactions = sum(b.redactions for b in batches)
@@ -542,6 +557,8 @@ def _seq_in_session(read: list[SessionFile], file: np.ndarray) -> pl.Series:
 
     `file` is each row's index into `read`, in order; a file's rows are consecutive.
     """
+    import numpy as np
+
     per_file = np.bincount(file, minlength=len(read)).tolist()
     before: dict[str, int] = {}
     shift = []  # per file: row number of its first row minus that row's seq
