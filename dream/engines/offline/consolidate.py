@@ -14,7 +14,7 @@ import unicodedata
 
 from rapidfuzz import fuzz
 
-from ...store import TopicFile, format_index_line, new_topic_text, parse_index_line, resolve_link
+from ...store import TopicFile, new_topic_text, parse_index_line, resolve_link
 from ...tree import INDEX_NAME
 from . import dates
 from .gather import Request

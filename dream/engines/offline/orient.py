@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 
 from ...config import Settings
-from ...store import TEAM_DIR, Store, TopicFile, parse_index_line, resolve_link
+from ...store import TEAM_DIR, Store, TopicFile, resolve_link
 from ...tree import INDEX_NAME, Tree, atomic_write, read_tree
 from ..base import Change
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ...store import (TopicFile, format_index_line, new_topic_text, parse_index_line,
+from ...store import (new_topic_text, parse_index_line,
                       resolve_link, IndexLine)
 from ...tree import INDEX_NAME
 from ...validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
-from .orient import ARCHIVE_NAME, Workspace, editable, ensure_frontmatter, guess_type, is_archive
+from .orient import ARCHIVE_NAME, Workspace, editable, ensure_frontmatter, is_archive
 from .similarity import normalize
 from .text import MAX_LINE, fit_line, one_line, shorten
 
