@@ -7,7 +7,6 @@ from datetime import date
 from pathlib import Path
 
 import polars as pl
-import pytest
 from fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
 
 from dream.config import Settings

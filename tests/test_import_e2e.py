@@ -12,7 +12,6 @@ HOME pointing at a folder laid out like a real machine:
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 

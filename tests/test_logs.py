@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from dream.logs import SessionFile, read_sessions, scan_sessions, split_session_name
+from dream.logs import read_sessions, scan_sessions, split_session_name
 
 UUID = "123e4567-e89b-12d3-a456-426614174000"
 

@@ -150,7 +150,7 @@ def test_every_match_contains_its_pattern_hint() -> None:
 
 
 def test_forms_agree_next_to_non_ascii_text() -> None:
-    texts = [f"é{AWS_ID}ü", f"日本{GITHUB_CLASSIC}語", f"naïve sk-{'é' * 30}", f"ß://ä:ö@host"]
+    texts = [f"é{AWS_ID}ü", f"日本{GITHUB_CLASSIC}語", f"naïve sk-{'é' * 30}", "ß://ä:ö@host"]
     column, count = redact_column(pl.Series(texts))
     singles = [redact(t) for t in texts]
     assert column.to_list() == [s for s, _ in singles]
