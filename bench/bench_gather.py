@@ -31,6 +31,7 @@ import time
 import uuid
 from pathlib import Path
 
+from benchlib import drop_page_cache, load_average
 from dream.logs import read_sessions, scan_sessions
 
 WORDS = (
@@ -119,17 +120,13 @@ def _cat(paths: list[str]) -> None:
         subprocess.run(["cat", *paths[i : i + 2000]], stdout=subprocess.DEVNULL, check=True)
 
 
-def _load() -> str:
-    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
 def bench_throughput(root: Path, runs: int) -> None:
     files = scan_sessions(root)
     paths = [str(f.path) for f in files]
     total_mb = sum(f.size for f in files) / 1e6
     _cat(paths)  # warm the page cache for both
     read_sessions(files)
-    print(f"load average (1, 5, 15 min) before the runs: {_load()}  on {os.cpu_count()} CPUs")
+    print(f"load average (1, 5, 15 min) before the runs: {load_average()}  on {os.cpu_count()} CPUs")
     result = {}
 
     def gather() -> None:
@@ -143,18 +140,7 @@ def bench_throughput(root: Path, runs: int) -> None:
     print(f"scan+read_sessions     median {t_gather:7.3f} s  {total_mb / t_gather:8.0f} MB/s")
     ratio = t_cat / t_gather
     print(f"ratio gather/cat throughput: {ratio:.2f}  (target >= 0.50: {'met' if ratio >= 0.5 else 'NOT met'})")
-    print(f"load average (1, 5, 15 min) after the runs: {_load()}  on {os.cpu_count()} CPUs")
-
-
-def _drop_page_cache() -> bool:
-    """Empty the kernel's page cache (root only); False when not allowed."""
-    os.sync()
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as fh:
-            fh.write("3\n")
-    except OSError:
-        return False
-    return True
+    print(f"load average (1, 5, 15 min) after the runs: {load_average()}  on {os.cpu_count()} CPUs")
 
 
 def bench_cold(root: Path, runs: int) -> None:
@@ -165,12 +151,12 @@ def bench_cold(root: Path, runs: int) -> None:
     """
     paths = [str(f.path) for f in scan_sessions(root)]
     total_mb = sum(os.path.getsize(p) for p in paths) / 1e6
-    if not _drop_page_cache():
+    if not drop_page_cache():
         print("cold cache: skipped (emptying the page cache needs root)")
         return
 
     def cold(fn):
-        return lambda: (_drop_page_cache(), fn())
+        return lambda: (drop_page_cache(), fn())
 
     t_cat, t_gather = _median_pair(cold(lambda: _cat(paths)), cold(lambda: read_sessions(scan_sessions(root))), runs)
     print(f"cold cat               median {t_cat:7.3f} s  {total_mb / t_cat:8.0f} MB/s")

@@ -84,15 +84,21 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that a crash leaves the old or the new bytes."""
+def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
+    """Write `data` to `path` so that a crash leaves the old or the new bytes.
+
+    `sync=False` skips the per-file fsync for callers that write many files
+    and make them durable at once afterwards (`os.sync()`), before they record
+    that the files exist.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -100,7 +106,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
 
 
 def materialize(tree: Tree, dest: Path) -> None:

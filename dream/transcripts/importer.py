@@ -216,16 +216,18 @@ class _Import:
         writes: list[tuple[Path, bytes]] = []
         removals: list[Path] = []
         changed = self._changed(transcripts, result)
-        # Each group's logs are written (threads: each write waits on fsync)
-        # while the next group is read.
+        # Each group's logs are written while the next group is read. They are
+        # made durable together (one os.sync) before the state records them.
         with ThreadPoolExecutor(READ_THREADS) as readers, ThreadPoolExecutor(WRITE_THREADS) as writers:
             pending: list[Future] = []
             for start in range(0, len(changed), RENDER_GROUP):
                 planned = len(writes)
                 self._import_group(changed[start : start + RENDER_GROUP], readers, result, writes, removals)
-                pending += [writers.submit(atomic_write, *job) for job in writes[planned:]]
+                pending += [writers.submit(atomic_write, path, data, False) for path, data in writes[planned:]]
             for write in pending:
                 write.result()  # a failed write raises here, before any removal or state change
+        if writes:
+            os.sync()
         self._apply(writes, removals, result)
         save_state(self.store, self.state)
         return result
