@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -19,6 +25,50 @@ def write_log(store: Path, day: str, name: str, data: bytes | str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data.encode() if isinstance(data, str) else data)
     return path
+
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def unreadable_store(tmp_path_factory) -> Iterator[Path]:
+    """A store that an unprivileged user can list but whose 0o000 files it cannot read.
+
+    Root ignores file modes, and CI runs as root; so the code under test runs in
+    a child process as `nobody` (see run_unprivileged). pytest's tmp dirs are
+    0o700 and owned by root, so the store lives in a fresh dir under /tmp,
+    owned by that user.
+    """
+    store = Path(tempfile.mkdtemp(prefix="dream-perm-"))
+    if os.geteuid() == 0:
+        os.chown(store, NOBODY, NOBODY)
+    try:
+        yield store
+    finally:
+        for p in store.rglob("*"):
+            if p.is_file():
+                p.chmod(0o644)
+        shutil.rmtree(store)
+
+
+def run_unprivileged(store: Path, code: str) -> dict:
+    """Run `code` (which sets `result`) in a child without the power to bypass file modes.
+
+    As root the child drops to nobody with no supplementary groups; otherwise it
+    runs as the current user, for whom 0o000 is already enforced.
+    """
+    script = f"import json, os, sys\nfrom pathlib import Path\nstore = Path(sys.argv[1])\n{code}\nprint(json.dumps(result))\n"
+    command = [sys.executable, "-c", script, str(store)]
+    if os.geteuid() == 0:
+        for p in store.rglob("*"):
+            if p.is_dir():
+                os.chown(p, NOBODY, NOBODY)
+        # setpriv (util-linux) rather than subprocess's user=: it can start the
+        # venv's interpreter, which links into root's 0o700 home.
+        command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd="/")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def rows(store: Path, **kwargs) -> list[tuple]:
@@ -94,15 +144,18 @@ def test_since_keeps_only_files_modified_after_it(tmp_path: Path) -> None:
     assert scan_sessions(tmp_path, since=since)[0].mtime == since + 100
 
 
-def test_scan_never_reads_files(tmp_path: Path) -> None:
-    path = write_log(tmp_path, "2025/01/01", "s-x.md", "> a\n")
+def test_scan_never_reads_files(unreadable_store: Path) -> None:
+    path = write_log(unreadable_store, "2025/01/01", "s-x.md", "> a\n")
     path.chmod(0o000)
-    try:
-        if os.access(path, os.R_OK):
-            pytest.skip("running as root: permissions are not enforced")
-        assert [f.rel for f in scan_sessions(tmp_path)] == ["logs/2025/01/01/s-x.md"]
-    finally:
-        path.chmod(0o644)
+    out = run_unprivileged(
+        unreadable_store,
+        "from dream.logs import scan_sessions\n"
+        "files = scan_sessions(store)\n"
+        "result = {'readable': os.access(store / 'logs/2025/01/01/s-x.md', os.R_OK),"
+        " 'rels': [f.rel for f in files], 'sizes': [f.size for f in files], 'warnings': files.warnings}\n",
+    )
+    assert out["readable"] is False  # the check below would prove nothing otherwise
+    assert out == {"readable": False, "rels": ["logs/2025/01/01/s-x.md"], "sizes": [4], "warnings": []}
 
 
 # ---------------------------------------------------------------- parsing
@@ -240,18 +293,24 @@ def test_bad_files_are_skipped_or_repaired_with_warnings(tmp_path: Path) -> None
     assert {p: p.read_bytes() for p in (tmp_path / "logs").rglob("*.md")} == before
 
 
-def test_unreadable_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
-    path = write_log(tmp_path, "2025/03/04", "s1-secret.md", "> hidden\n")
-    write_log(tmp_path, "2025/03/04", "s2-open.md", "> visible\n")
+def test_unreadable_file_is_skipped_with_a_warning(unreadable_store: Path) -> None:
+    path = write_log(unreadable_store, "2025/03/04", "s1-secret.md", "> hidden\n")
+    write_log(unreadable_store, "2025/03/04", "s2-open.md", "> visible\n")
     path.chmod(0o000)
-    try:
-        if os.access(path, os.R_OK):
-            pytest.skip("running as root: permissions are not enforced")
-        gathered = read_sessions(scan_sessions(tmp_path))
-    finally:
-        path.chmod(0o644)
-    assert gathered.sessions.get_column("text").to_list() == ["visible"]
-    assert len(gathered.warnings) == 1 and "s1-secret.md" in gathered.warnings[0]
+    before = path.read_bytes()
+    out = run_unprivileged(
+        unreadable_store,
+        "from dream.logs import read_sessions, scan_sessions\n"
+        "gathered = read_sessions(scan_sessions(store))\n"
+        "result = {'readable': os.access(store / 'logs/2025/03/04/s1-secret.md', os.R_OK),"
+        " 'texts': gathered.sessions.get_column('text').to_list(),"
+        " 'ids': [f.session_id for f in gathered.files], 'warnings': gathered.warnings}\n",
+    )
+    assert out["readable"] is False
+    assert out["texts"] == ["visible"]
+    assert out["ids"] == ["s2"]
+    assert out["warnings"] == ["logs/2025/03/04/s1-secret.md: cannot open (Permission denied), skipped"]
+    assert path.read_bytes() == before and path.stat().st_mode & 0o777 == 0
 
 
 def test_long_entries_are_cut_with_a_marker(tmp_path: Path) -> None:
