@@ -283,23 +283,35 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False, ov
         return finish(ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)
     try:
         with lock(ctx):
-            outcome = finish(ctx, _locked_run(ctx, on_progress))
+            outcome = finish(ctx, locked_run(ctx, on_progress))
     except LockBusy as busy:
         return finish(ctx, lock_busy(ctx, busy), holds_lock=False)
     return apply_policy(ctx, outcome)
 
 
-def _locked_run(ctx: RunContext, on_progress: Progress | None) -> RunOutcome:
-    snap = snapshot(ctx)
-    gathered = gather(ctx, on_progress)
+def call_directly(stage: Callable, *args):
+    return stage(*args)
+
+
+def locked_run(ctx: RunContext, on_progress: Progress | None = None, call: Callable = call_directly) -> RunOutcome:
+    """snapshot → gather → consolidate → validate → propose, with the lock held.
+
+    `call(stage, *args)` runs each stage; the Prefect flow passes one that
+    runs the stage as a task, so both paths share this one sequence.
+    """
+    snap = call(snapshot, ctx)
+    gathered = call(gather, ctx, on_progress)
     if not gathered.files and not snap.changed:
         return no_signal(ctx, snap, gathered)
     try:
         with staging_copy(ctx, snap) as staging:
-            staged = consolidate(ctx, snap, gathered, staging)
-            findings = validate(ctx, snap, gathered, staging, staged)
-            return propose(ctx, snap, gathered, staged, findings)
+            staged = call(consolidate, ctx, snap, gathered, staging)
+            findings = call(validate, ctx, snap, gathered, staging, staged)
+            return call(propose, ctx, snap, gathered, staged, findings)
     except RunFailed as exc:
         outcome = failed(ctx, exc, gathered)
         outcome.base_version = snap.version
         return outcome
+
+
+_locked_run = locked_run  # older name, kept for callers outside this module

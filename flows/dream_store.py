@@ -19,7 +19,6 @@ from prefect.flow_runs import pause_flow_run
 from prefect.states import State
 
 from dream import pipeline
-from dream.errors import RunFailed
 from dream.outcomes import Status
 
 from . import tasks
@@ -42,7 +41,7 @@ def dream_store(store: str, engine: Literal["auto", "offline", "claude"] = "auto
         busy = tasks.lock(ctx, held)
         if busy is not None:
             return tasks.final_state(tasks.finish(ctx, busy, holds_lock=False))
-        outcome = tasks.finish(ctx, _locked_run(ctx))
+        outcome = tasks.finish(ctx, pipeline.locked_run(ctx, call=tasks.as_task))
 
     if outcome.status != Status.PROPOSED:
         return tasks.final_state(outcome)
@@ -51,18 +50,3 @@ def dream_store(store: str, engine: Literal["auto", "offline", "claude"] = "auto
         return tasks.final_state(outcome)
     answer = pause_flow_run(wait_for_input=tasks.Review, timeout=review_timeout, poll_interval=2)
     return tasks.final_state(outcome, tasks.apply_review(ctx.layout.root, outcome.proposal_id, answer))
-
-
-def _locked_run(ctx: pipeline.RunContext) -> pipeline.RunOutcome:
-    """snapshot → gather → consolidate → validate → propose, as `pipeline._locked_run`."""
-    snap = tasks.snapshot(ctx)
-    gathered = tasks.gather(ctx)
-    if not gathered.files and not snap.changed:
-        return tasks.no_signal(ctx, snap, gathered)
-    try:
-        with pipeline.staging_copy(ctx, snap) as staging:
-            staged = tasks.consolidate(ctx, snap, gathered, staging)
-            findings = tasks.validate(ctx, snap, gathered, staging, staged)
-            return tasks.propose(ctx, snap, gathered, staged, findings)
-    except RunFailed as exc:
-        return tasks.failed(ctx, exc, snap, gathered)

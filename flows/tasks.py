@@ -100,8 +100,8 @@ def snapshot(ctx: pipeline.RunContext) -> pipeline.Snapshot:
 
 
 @task(name="gather", cache_policy=NO_CACHE, persist_result=False)
-def gather(ctx: pipeline.RunContext) -> pipeline.Gathered:
-    return pipeline.gather(ctx)
+def gather(ctx: pipeline.RunContext, on_progress=None) -> pipeline.Gathered:
+    return pipeline.gather(ctx, on_progress)
 
 
 @task(name="consolidate", cache_policy=NO_CACHE, persist_result=False)
@@ -119,14 +119,19 @@ def propose(ctx, snap, gathered, staged, findings) -> RunOutcome:
     return pipeline.propose(ctx, snap, gathered, staged, findings)
 
 
-def no_signal(ctx: pipeline.RunContext, snap: pipeline.Snapshot, gathered: pipeline.Gathered) -> RunOutcome:
-    return pipeline.no_signal(ctx, snap, gathered)
+# The library stage each task wraps, for `pipeline.locked_run(call=as_task)`.
+STAGE_TASKS = {
+    pipeline.snapshot: snapshot,
+    pipeline.gather: gather,
+    pipeline.consolidate: consolidate,
+    pipeline.validate: validate,
+    pipeline.propose: propose,
+}
 
 
-def failed(ctx: pipeline.RunContext, exc, snap: pipeline.Snapshot, gathered: pipeline.Gathered) -> RunOutcome:
-    outcome = pipeline.failed(ctx, exc, gathered)
-    outcome.base_version = snap.version
-    return outcome
+def as_task(stage, *args):
+    """Run a pipeline stage as its Prefect task, so the UI shows it stage by stage."""
+    return STAGE_TASKS[stage](*args)
 
 
 @task(name="record", cache_policy=NO_CACHE, persist_result=False)
