@@ -101,18 +101,29 @@ def _describe(exc: ValidationError, where: str) -> str:
     return f"{where}: setting {key!r} {err['msg'].removeprefix('Value error, ')}"
 
 
-def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    """Merge defaults, the global file, the store file and `overrides` (in that order)."""
-    merged: dict[str, Any] = {}
-    layers: list[tuple[str, dict[str, Any]]] = [
-        (str(global_config_path()), _read_toml(global_config_path()))
-    ]
+def _layers(store: Path | None, overrides: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+    """Each source of settings with what it sets, lowest precedence first."""
+    layers = [(str(global_config_path()), _read_toml(global_config_path()))]
     if store is not None:
         layers.append((str(store_config_path(store)), _read_toml(store_config_path(store))))
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     _check_keys(flags, "command line")
     layers.append(("command line", flags))
-    for where, layer in layers:
+    return layers
+
+
+def setting_sources(store: Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, str]:
+    """Where each setting's value comes from: a file path, "command line" or "default"."""
+    sources = {name: "default" for name in Settings.model_fields}
+    for where, layer in _layers(store, overrides):
+        sources.update({key: where for key in layer})
+    return sources
+
+
+def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """Merge defaults, the global file, the store file and `overrides` (in that order)."""
+    merged: dict[str, Any] = {}
+    for where, layer in _layers(store, overrides):
         merged.update(layer)
         try:
             Settings(**merged)

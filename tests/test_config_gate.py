@@ -125,3 +125,17 @@ def test_lock_survives_killed_holder(demo_store, tmp_path):
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     assert pipeline.run(demo_store).status == "proposed"
+
+
+def test_config_command_shows_values_and_their_sources(demo_store, cli, tmp_path, monkeypatch):
+    glob = tmp_path / "global.toml"
+    glob.write_text("min_sessions = 3\n")
+    monkeypatch.setenv("DREAM_CONFIG", str(glob))
+    write(demo_store / ".dream" / "config.toml", "min_hours = 6\n")
+    res = cli("config", "--store", str(demo_store), "--json")
+    assert res.code == 0, res.stderr
+    data = res.json
+    assert data["settings"]["min_hours"] == 6 and data["settings"]["min_sessions"] == 3
+    assert data["sources"]["min_hours"].endswith(".dream/config.toml")
+    assert data["sources"]["min_sessions"] == str(glob)
+    assert data["sources"]["engine"] == "default"

@@ -1,0 +1,24 @@
+"""`dream config`: the settings in force for a store, and where each comes from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import load_settings, setting_sources
+from ..console import emit_json, out, table
+from ..layout import Layout
+from .app import JsonOpt, StoreOpt, app
+
+
+@app.command("config")
+def show_config(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
+    """Show the settings in force for a store and where each one comes from."""
+    layout = Layout.open(store)
+    settings = load_settings(layout.root).model_dump()
+    sources = setting_sources(layout.root)
+    if as_json:
+        emit_json({"settings": settings, "sources": sources})
+        return
+    rows = [[name, repr(value), sources[name]] for name, value in settings.items()]
+    out.print(table("settings", 
+                    ["setting", "value", "from"], rows))
