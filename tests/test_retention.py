@@ -23,7 +23,6 @@ from dream.retention import DROPPED, KEPT, MERGED, account, memory_lines
 from dream.store import parse_index_line, resolve_link
 from dream.tree import INDEX_NAME, read_tree
 from dream.versions import Versions
-
 from tests.conftest import DEMO, corpus_stores
 
 STORES = [DEMO, *corpus_stores()]
