@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import stat
+
+from dream.layout import Layout
+from dream.proposals import Proposals
 from dream.tree import read_tree
 
 
@@ -14,8 +18,24 @@ def snapshot_bytes(root):
     }
 
 
+def file_modes(root) -> dict[str, int]:
+    """Permission bits of every file under the store except dream's own folder."""
+    return {
+        p.relative_to(root).as_posix(): stat.S_IMODE(p.stat().st_mode)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".dream" not in p.relative_to(root).parts
+    }
+
+
+# Files the demo's proposal rewrites (dated, struck through, index), given unusual modes.
+ODD_MODES = {"MEMORY.md": 0o640, "project_idempotency_keys.md": 0o600, "project_database.md": 0o604}
+
+
 def test_run_diff_accept_noop_rollback(demo_store, cli):
+    for rel, mode in ODD_MODES.items():
+        (demo_store / rel).chmod(mode)
     original = snapshot_bytes(demo_store)
+    modes = file_modes(demo_store)
 
     run = cli("run", "--store", str(demo_store), "--json")
     assert run.code == 0, run.stderr
@@ -40,8 +60,15 @@ def test_run_diff_accept_noop_rollback(demo_store, cli):
     assert acc.code == 0, acc.stderr
     assert {k: acc.json[k] for k in ("status", "proposal_id", "version")} == \
         {"status": "accepted", "proposal_id": out["proposal_id"], "version": 2}
-    proposed_tree = read_tree(demo_store)
-    assert proposed_tree != {k: v for k, v in original.items() if k in proposed_tree}
+    proposals = Proposals(Layout.open(demo_store))
+    proposal_tree = proposals.tree(proposals.get(out["proposal_id"]))
+    assert read_tree(demo_store) == proposal_tree
+    assert all(proposal_tree[rel] != original[rel] for rel in ODD_MODES), "the mode check must cover rewrites"
+    after = file_modes(demo_store)
+    assert {rel: after[rel] for rel in modes if rel in after} == {rel: modes[rel] for rel in modes if rel in after}
+    # Logs are input only: accept leaves them as they were.
+    assert {k: v for k, v in snapshot_bytes(demo_store).items() if k.startswith("logs/")} == \
+        {k: v for k, v in original.items() if k.startswith("logs/")}
 
     again = cli("run", "--store", str(demo_store), "--force", "--json").json
     assert again["status"] == "noop"
@@ -50,6 +77,7 @@ def test_run_diff_accept_noop_rollback(demo_store, cli):
     assert back.code == 0, back.stderr
     assert back.json["version"] == 3
     assert snapshot_bytes(demo_store) == original
+    assert {rel: file_modes(demo_store)[rel] for rel in ODD_MODES} == ODD_MODES
 
 
 def test_status_and_history_report_the_run(demo_store, cli):
