@@ -13,6 +13,7 @@ from dream import accept as decide
 from dream import pipeline
 from dream.layout import Layout
 from dream.proposals import Proposals
+from dream.tree import read_tree
 from dream.validate import validate_tree
 from tests.conftest import corpus_stores
 from tests.test_pipeline_demo import snapshot_bytes
@@ -30,9 +31,12 @@ def test_corpus_store_run_accept_rollback(source, tmp_path):
     outcome = pipeline.run(store, engine="offline", force=True)
     assert outcome.status in ("proposed", "noop"), outcome.error
     assert snapshot_bytes(store) == original
-    if outcome.status == "noop":
-        return
     props = Proposals(Layout.open(store))
+    if outcome.status == "noop":
+        assert outcome.proposal_id is None and outcome.changes == 0
+        assert props.ids() == []
+        assert snapshot_bytes(store) == snapshot_bytes(source) == original
+        return
     proposal = props.get(outcome.proposal_id)
     tree = props.tree(proposal)
     errors = [f for f in validate_tree(tree, set(proposal.changed)) if f.severity == "error"]
@@ -40,5 +44,10 @@ def test_corpus_store_run_accept_rollback(source, tmp_path):
 
     decision = decide.accept(store, outcome.proposal_id)
     assert decision.version == outcome.base_version + 1
+    assert read_tree(store) == tree
+    # Files that are not memory (logs, sessions, anything else) are left as they were.
+    memory = set(read_tree(source)) | set(tree)
+    assert {k: v for k, v in snapshot_bytes(store).items() if k not in memory} == \
+        {k: v for k, v in original.items() if k not in memory}
     decide.rollback(store, outcome.base_version)
     assert snapshot_bytes(store) == original
