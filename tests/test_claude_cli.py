@@ -63,9 +63,15 @@ def test_dream_run_with_the_claude_engine_proposes(demo_store: Path, cli, fake_a
 
     history = cli("history", "--store", str(demo_store), "--json").json
     (last,) = [r for r in history["runs"] if r["proposal_id"] == outcome["proposal_id"]]
-    # with the prefix and the conversation cached, nearly all input is cache reads and writes
-    assert last["input_tokens"] >= 0 and last["output_tokens"] > 0
-    assert last["cache_read_tokens"] > 0 and last["cache_creation_tokens"] > 0
+    # The run's totals are exactly what the API reported over its five replies. With the
+    # prefix and the conversation cached, all input is cache reads and writes: the fake
+    # reports 0 uncached input tokens, and the history must not invent or misfile any.
+    sent = {key: sum(u[key] for u in fake_api.usages) for key in
+            ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
+    assert len(fake_api.usages) == 5 and sent["input_tokens"] == 0, sent
+    assert sent["output_tokens"] > 0 and sent["cache_read_input_tokens"] > 0 and sent["cache_creation_input_tokens"] > 0
+    assert (last["input_tokens"], last["output_tokens"], last["cache_read_tokens"], last["cache_creation_tokens"]) \
+        == tuple(sent.values())
     assert last["turns"] == 5 and last["cost_usd"] > 0
 
     accepted = cli("accept", outcome["proposal_id"], "--store", str(demo_store), "--json")

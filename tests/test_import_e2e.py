@@ -216,11 +216,15 @@ def test_import_from_codex_default_location_and_explicit_path(home: Path, tmp_pa
     (store / "MEMORY.md").write_text("- [Stack](stack.md) — rust and python\n")
     sids = [f"0199a1b2-c3d4-4e5f-8a9b-0c1d2e3f4a5{i}" for i in range(3)]
     rollouts = [codex_rollout(home, i, sid) for i, sid in enumerate(sids)]
+    # One torn line and one record of a kind this version does not know: both skipped and counted.
+    with rollouts[1].open("a") as fh:
+        fh.write('{"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payl\n')
+        fh.write('{"timestamp": "2026-01-01T00:00:00Z", "type": "future_kind", "payload": {}}\n')
 
     first = cli("import", "--store", str(store), "--from", "codex", "--json", env=env_for(home))
 
     assert first.code == 0, first.stderr
-    assert first.json["sessions_written"] == 3 and first.json["records_skipped"] >= 0
+    assert first.json["sessions_written"] == 3 and first.json["records_skipped"] == 2
     assert Path(first.json["transcripts"]) == home / ".codex" / "sessions"
     for sid in sids:
         log = log_of(store, sid).read_text()
