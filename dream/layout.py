@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import StoreNotFound
+from .errors import BadInput, StoreNotFound
 
 
 def _looks_like_store(root: Path) -> bool:
@@ -29,6 +29,9 @@ class Layout:
             raise StoreNotFound(f"{root}: store path is not a folder")
         if not _looks_like_store(root):
             raise StoreNotFound(f"{root}: not a memory store (no MEMORY.md, no topic files, no logs/)")
+        dream = root / ".dream"
+        if dream.exists() and not dream.is_dir():
+            raise BadInput(f"{dream}: should be dream's folder but is a file; move it away")
         return cls(root.resolve())
 
     @property
