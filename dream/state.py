@@ -7,9 +7,10 @@ hundreds of stores, can decide without opening the history database.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 from .layout import Layout
+from .records import DamagedRecord, load_json_record
 from .tree import atomic_write
 
 
@@ -23,13 +24,17 @@ class StoreState:
 
 
 def load_state(layout: Layout) -> StoreState:
+    """The store's state; a missing file means "never consolidated".
+
+    A damaged file is an error, not a fresh start: reading it as "never
+    consolidated" would reopen the gate and reset the failure backoff.
+    """
     try:
-        raw = json.loads(layout.state.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError, UnicodeDecodeError):
-        # A missing or damaged state file only means "never consolidated".
+        return load_json_record(layout.state, StoreState, "state file")
+    except FileNotFoundError:
         return StoreState()
-    known = {f.name for f in fields(StoreState)}
-    return StoreState(**{k: v for k, v in raw.items() if k in known})
+    except DamagedRecord as exc:
+        raise DamagedRecord(f"{exc} (delete it to start afresh: the next run treats the store as never dreamed)") from None
 
 
 def save_state(layout: Layout, state: StoreState) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .errors import BadInput, UnknownVersion
 from .layout import Layout
+from .records import load_json_record
 from .tree import Tree, atomic_write, sha256
 
 
@@ -76,12 +77,9 @@ class Versions:
 
     def get(self, number: int) -> Version:
         try:
-            raw = json.loads(self._file(number).read_text(encoding="utf-8"))
+            return load_json_record(self._file(number), Version, "version manifest")
         except FileNotFoundError:
             raise UnknownVersion(f"{self.layout.root}: no version {number}") from None
-        except ValueError as exc:
-            raise BadInput(f"{self._file(number)}: damaged version manifest: {exc}") from None
-        return Version(**raw)
 
     def tree(self, number: int) -> Tree:
         return self.blobs.get_tree(self.get(number).files)
