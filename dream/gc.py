@@ -42,7 +42,7 @@ def gc(store: str | Path, keep: int) -> GcResult:
     layout = Layout.open(store)
     with _Locked(layout, "gc"):
         versions, proposals = Versions(layout), Proposals(layout)
-        every = proposals.all()
+        every = proposals.all(skip_damaged=False)  # blobs of a damaged proposal are unknown: refuse
         pinned = {p.base_version for p in every if p.status == "pending"}
         numbers = versions.numbers()
         kept = versions_to_keep(numbers, keep, pinned)

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import secrets
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import BadInput, UnknownProposal
+from .errors import UnknownProposal
 from .layout import Layout
+from .records import DamagedRecord, load_json_record, read_json_object
 from .tree import Tree, atomic_write
 from .versions import Blobs
 
@@ -39,6 +41,16 @@ class Proposal:
     decided_at: float | None = None
     accepted_version: int | None = None
     meta: dict = field(default_factory=dict)
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """One stderr line per damaged proposal per process (stdout stays clean for --json)."""
+    if message not in _warned:
+        _warned.add(message)
+        sys.stderr.write(f"dream: warning: {' '.join(message.split())} (skipped)\n")
 
 
 def new_proposal_id(now: float | None = None) -> str:
@@ -77,12 +89,37 @@ class Proposals:
         if "/" in proposal_id or proposal_id in {"", ".", ".."} or not path.is_file():
             raise UnknownProposal(f"{self.layout.root}: no proposal {proposal_id!r}")
         try:
-            return Proposal(**json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, TypeError) as exc:
-            raise BadInput(f"{path}: damaged proposal manifest: {exc}") from None
+            return load_json_record(path, Proposal, "proposal manifest")
+        except FileNotFoundError:  # removed between the check and the read
+            raise UnknownProposal(f"{self.layout.root}: no proposal {proposal_id!r}") from None
 
-    def all(self) -> list[Proposal]:
-        return [self.get(i) for i in self.ids()]
+    def all(self, skip_damaged: bool = True) -> list[Proposal]:
+        """Every readable proposal; a damaged one is skipped with a warning, not fatal for the store.
+
+        One bad manifest must not stop runs, status and accepts of the
+        others. `damaged()` lists the skipped ones for `status` and `proposals`.
+        `skip_damaged=False` raises instead, for callers that must see every
+        proposal to be safe (gc must not delete blobs a damaged one may need).
+        """
+        found = []
+        for proposal_id in self.ids():
+            try:
+                found.append(self.get(proposal_id))
+            except DamagedRecord as exc:
+                if not skip_damaged:
+                    raise
+                _warn_once(str(exc))
+        return found
+
+    def damaged(self) -> dict[str, str]:
+        """Proposal id -> why its manifest cannot be read."""
+        broken = {}
+        for proposal_id in self.ids():
+            try:
+                self.get(proposal_id)
+            except DamagedRecord as exc:
+                broken[proposal_id] = str(exc)
+        return broken
 
     def pending(self) -> list[Proposal]:
         return [p for p in self.all() if p.status == PENDING]
@@ -104,13 +141,24 @@ class Proposals:
         return self.blobs.get_tree(proposal.files)
 
     def diff(self, proposal: Proposal) -> str:
-        return (self.dir(proposal.id) / "diff.patch").read_text(encoding="utf-8")
+        return self._text(proposal, "diff.patch")
 
     def report(self, proposal: Proposal) -> dict:
-        return json.loads((self.dir(proposal.id) / "report.json").read_text(encoding="utf-8"))
+        path = self.dir(proposal.id) / "report.json"
+        try:
+            return read_json_object(path, "proposal report")
+        except FileNotFoundError:
+            raise DamagedRecord(f"{path}: proposal report is missing") from None
 
     def report_md(self, proposal: Proposal) -> str:
-        return (self.dir(proposal.id) / "report.md").read_text(encoding="utf-8")
+        return self._text(proposal, "report.md")
+
+    def _text(self, proposal: Proposal, name: str) -> str:
+        path = self.dir(proposal.id) / name
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DamagedRecord(f"{path}: cannot read the proposal's {name}: {exc}") from None
 
     def set_status(self, proposal: Proposal, status: str, accepted_version: int | None = None) -> Proposal:
         proposal.status = status

@@ -22,12 +22,14 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
     finish_interrupted_accept(layout)
     state = load_state(layout)
     holder = current_holder(layout)
+    proposals = Proposals(layout)
     return {
         "store": str(layout.root),
         "gate": check_gate(layout, settings, state=state).to_json(),
         "lock": None if holder is None else asdict(holder),
         "current_version": Versions(layout).current(),
-        "pending": [p.id for p in Proposals(layout).pending()],
+        "pending": [p.id for p in proposals.pending()],
+        "damaged_proposals": proposals.damaged(),
         "last_consolidated_at": state.last_consolidated_at,
         "failures": state.failures,
         "interrupted_accept": layout.journal.exists(),

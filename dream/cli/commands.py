@@ -120,6 +120,8 @@ def status(
     out.print(f"lock             {lock_text}", markup=False)
     out.print(f"current version  {info['current_version']}")
     out.print(f"pending          {', '.join(info['pending']) or 'none'}")
+    for why in info["damaged_proposals"].values():
+        out.print(f"damaged proposal {why}", markup=False)
 
 
 def _print_fleet(rows: list[dict], as_json: bool) -> None:
@@ -145,18 +147,24 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
 @app.command()
 def proposals(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     """List proposals, newest last."""
-    items = Proposals(Layout.open(store)).all()
+    props = Proposals(Layout.open(store))
+    items, damaged = props.all(), props.damaged()
     if as_json:
         emit_json({"proposals": [
             {"id": p.id, "status": p.status, "base_version": p.base_version, "engine": p.engine,
              "created_at": p.created_at, "files_changed": len(p.changed), "accepted_version": p.accepted_version}
             for p in items
+        ] + [
+            {"id": pid, "status": "damaged", "base_version": None, "engine": None, "created_at": None,
+             "files_changed": None, "accepted_version": None, "error": why}
+            for pid, why in damaged.items()
         ]})
         return
-    if not items:
+    if not items and not damaged:
         out.print("no proposals yet")
         return
     rows = [[p.id, p.status, p.base_version, p.engine, len(p.changed), when(p.created_at)] for p in items]
+    rows += [[pid, "damaged", "", "", "", ""] for pid in damaged]
     out.print(table("proposals", ["id", "status", "base", "engine", "files", "created"], rows))
 
 
@@ -268,12 +276,12 @@ def _print_decision(decision, as_json: bool) -> None:
 @app.command()
 def history(
     store: StoreOpt = Path("."),
-    limit: Annotated[int, typer.Option(help="How many rows.")] = 20,
+    limit: Annotated[int, typer.Option(min=0, help="How many rows.")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
     """Past runs (with tokens and cost) and review actions."""
     layout = Layout.open(store)
-    runs, events = hist.runs(layout, limit), hist.events(layout, limit)
+    runs, events = hist.runs(layout, limit, strict=True), hist.events(layout, limit, strict=True)
     if as_json:
         emit_json({"runs": runs, "events": events})
         return
