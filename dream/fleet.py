@@ -79,6 +79,8 @@ def check_store(store: Path, *, force: bool = False, now: float | None = None) -
         decision = check_gate(layout, settings, force=force, now=now)
     except DreamError as exc:
         return FleetEntry(store, False, "error", str(exc))
+    except Exception as exc:  # one unreadable store must not stop the scan of the others
+        return FleetEntry(store, False, "error", f"{store}: {type(exc).__name__}: {exc}")
     reason = None if decision.reason is None else str(decision.reason)
     return FleetEntry(layout.root, decision.open, reason, decision.message)
 

@@ -45,6 +45,8 @@ def store_row(store: Path) -> dict[str, Any]:
         return {"store": str(store), "error": str(exc)}
     except OSError as exc:  # e.g. a store folder without read permission
         return {"store": str(store), "error": f"{store}: cannot read: {exc.strerror or exc}"}
+    except Exception as exc:  # anything else in one store must not end the listing of the others
+        return {"store": str(store), "error": f"{store}: {type(exc).__name__}: {exc}"}
     return row
 
 
