@@ -21,7 +21,7 @@ from pathlib import Path
 
 import jinja2
 
-from .errors import DreamError
+from .errors import BadInput, DreamError
 from .layout import Layout
 from .proposals import Proposal, Proposals
 from .retention import summarize
@@ -139,7 +139,15 @@ def versions_page(layout: Layout, old_number: int, new_number: int) -> str:
 
 
 def write_page(path: Path, html: str) -> Path:
-    atomic_write(path, html.encode("utf-8"))
+    """Write the page to `path`, a file name: a folder or a missing parent is the user's mistake."""
+    if path.is_dir():
+        raise BadInput(f"{path}: --html needs a file name, this is a folder")
+    if not path.parent.is_dir():
+        raise BadInput(f"{path}: --html folder {path.parent} does not exist")
+    try:
+        atomic_write(path, html.encode("utf-8"))
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot write the review page: {exc.strerror or exc}") from None
     return path
 
 
