@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 from . import history, policy, retention
 from .config import Settings, load_settings
 from .engines import Engine, EngineInput, EngineResult, resolve_engine_name, select_engine
-from .errors import RunFailed, ValidationFailed
+from .errors import BadInput, RunFailed, ValidationFailed
 from .gate import GateDecision, check_gate
 from .layout import Layout
 from .lock import LockBusy, store_lock
@@ -37,7 +37,7 @@ from .report import build_report, render_markdown
 from .diffing import tree_diff
 from .state import StoreState, backoff_seconds, load_state, save_state
 from .transcripts.importer import ImportResult, import_configured
-from .tree import Tree, changed_paths, materialize, read_tree
+from .tree import Tree, changed_paths, materialize, read_tree, scan_memory_paths
 from .validate import errors as validation_errors
 from .validate import validate_tree
 from .versions import Versions
@@ -117,12 +117,30 @@ def snapshot(ctx: RunContext) -> Snapshot:
     """The live memory files become the base version (recorded if they changed)."""
     ctx.layout.ensure()
     versions = Versions(ctx.layout)
+    refuse_oversized_memory(ctx.layout.root)
     tree = read_tree(ctx.layout.root)
     current = versions.current()
     if current is not None and versions.tree(current) == tree:
         return Snapshot(current, tree, changed=False)
     version = versions.record(tree, "snapshot", note=f"store as found by run {ctx.run_id}")
     return Snapshot(version.number, tree, changed=True)
+
+
+MAX_MEMORY_FILE_BYTES = 1_000_000  # MEMORY.md's own limit is 25 KB; a megabyte is not a memory file
+
+
+def refuse_oversized_memory(root: Path) -> None:
+    """Fail fast on a memory file far beyond any sane size, before reading it.
+
+    Retention and the engines compare lines pairwise; a 50 MB MEMORY.md
+    would run for hours. Skipping it silently would hide it from review,
+    so the run stops and names it instead.
+    """
+    for rel in scan_memory_paths(root).files:
+        size = (root / rel).stat().st_size
+        if size > MAX_MEMORY_FILE_BYTES:
+            raise BadInput(f"{root / rel}: memory file is {size:,} bytes, over dream's limit of "
+                           f"{MAX_MEMORY_FILE_BYTES:,}; split or trim it, then run again")
 
 
 def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
