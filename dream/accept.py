@@ -18,12 +18,12 @@ from pathlib import Path
 from . import history
 from .errors import BadInput, MergeConflict, ProposalClosed, Refused, RunFailed
 from .layout import Layout
-from .lock import LockBusy, store_lock
+from .lock import LockBusy, describe_holder, store_lock
 from .merge import MergeResult, merge_trees
 from .proposals import PENDING, REJECTED, SUPERSEDED, Proposal, Proposals
 from .recovery import Journal, apply_journal, crashpoint, recover, write_journal
 from .store import Store, parse_index_line, resolve_link
-from .tree import INDEX_NAME, Tree, changed_paths, escapes_root, read_tree
+from .tree import INDEX_NAME, Tree, changed_paths, read_tree, unsafe_target
 from .validate import errors as validation_errors
 from .validate import validate_tree
 from .versions import Versions
@@ -48,8 +48,11 @@ class Decision:
                 "pre_accept_version": self.pre_accept_version, "new_proposal_id": self.new_proposal_id}
 
 
-class _Locked:
-    """Context manager turning a busy lock into a clear refusal."""
+class LockedStore:
+    """Hold the store's lock for a decision, turning a busy lock into a clear refusal.
+
+    Entering also finishes (or safely gives up) a write a crash interrupted.
+    """
 
     def __init__(self, layout: Layout, purpose: str):
         self.cm = store_lock(layout, f"{purpose}-{os.getpid()}", purpose=purpose, wait=LOCK_WAIT_SECONDS)
@@ -59,27 +62,44 @@ class _Locked:
         try:
             self.cm.__enter__()
         except LockBusy as busy:
-            who = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
-            raise Refused(f"{self.layout.root}: store is locked by {who}; try again when it ends") from None
-        recover(self.layout)
+            raise Refused(f"{self.layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
+        try:
+            recover(self.layout)
+        except BaseException as exc:
+            self.cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
 
     def __exit__(self, *exc):
         return self.cm.__exit__(*exc)
 
 
+_Locked = LockedStore  # the older name, still imported elsewhere
+
+
 def write_tree(layout: Layout, live: Tree, files: dict[str, str], action: str, version_source: str,
                note: str, **extra) -> int:
-    """Journal and apply a new tree onto the store; returns the new version number."""
+    """Journal and apply a new tree onto the store; returns the new version number.
+
+    `live` is the store as read under the lock. Every path to write or delete
+    must be a plain file or absent (no symlink, no folder, no symlinked
+    folder on the way) before anything is written. The journal keeps each
+    path's pre-image so the write (or its replay after a crash) refuses
+    rather than overwrite an edit made after this plan. `extra` carries the
+    audit event's fields (actor, comment, detail, proposal_id).
+    """
     versions = Versions(layout)
     new_tree = versions.blobs.get_tree(files)
     changed = changed_paths(live, new_tree)
-    outside = [p for p in changed if escapes_root(layout.root, p)]
-    if outside:
-        raise Refused(f"{layout.root / outside[0]}: path leaves the store through a symlink; not writing")
+    for rel in changed:
+        problem = unsafe_target(layout.root, rel)
+        if problem:
+            raise Refused(f"{layout.root / rel}: {problem}; dream does not write through or over it, "
+                          f"nothing written")
+    before = {rel: versions.blobs.put(live[rel]) if rel in live else None for rel in changed}
     journal = Journal(
         action=action, new_version=(versions.current() or 0) + 1, files=files,
         writes=[p for p in changed if p in new_tree], deletes=[p for p in changed if p not in new_tree],
-        version_source=version_source, note=note, extra=extra,
+        version_source=version_source, note=note, extra=extra, before=before,
     )
     crashpoint(f"{action}-before-journal")
     write_journal(layout, journal)
@@ -172,7 +192,7 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
     """
     layout = Layout.open(store)
     actor = who or history.actor()
-    with _Locked(layout, "accept"):
+    with LockedStore(layout, "accept"):
         proposals = Proposals(layout)
         proposal = proposals.resolve(proposal_id)
         if proposal.status != PENDING:
@@ -186,9 +206,8 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
         files = Versions(layout).blobs.put_tree(plan.result)
         version = write_tree(
             layout, plan.live, files, "accept", "accept", note=f"accepted proposal {proposal.id}",
-            proposal_id=proposal.id, actor=actor,
+            proposal_id=proposal.id, actor=actor, comment=comment, detail=_detail(plan, pre),
         )
-    history.record_event(layout, "accept", proposal.id, version, comment, detail=_detail(plan, pre), who=actor)
     return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
                     combined=plan.merge.combined, pre_accept_version=pre)
 
@@ -250,8 +269,7 @@ def _rerun(pipeline, layout: Layout, engine: str, since: float | None):
             ctx.state.last_consolidated_at = since
             return pipeline.finish(ctx, pipeline._locked_run(ctx, None))
     except LockBusy as busy:
-        who = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
-        raise Refused(f"{layout.root}: store is locked by {who}; try again when it ends") from None
+        raise Refused(f"{layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
 
 
 def _signal_start(layout: Layout, stale: Proposal) -> float | None:
@@ -267,7 +285,7 @@ def _signal_start(layout: Layout, stale: Proposal) -> float | None:
 
 def reject(store: str | Path, proposal_id: str | None = None, comment: str | None = None) -> Decision:
     layout = Layout.open(store)
-    with _Locked(layout, "reject"):
+    with LockedStore(layout, "reject"):
         proposals = Proposals(layout)
         proposal = proposals.resolve(proposal_id)
         if proposal.status != PENDING:
@@ -280,7 +298,7 @@ def reject(store: str | Path, proposal_id: str | None = None, comment: str | Non
 def rollback(store: str | Path, number: int, comment: str | None = None) -> Decision:
     """Restore version `number`'s bytes as a new version; unrecorded edits are kept as a version first."""
     layout = Layout.open(store)
-    with _Locked(layout, "rollback"):
+    with LockedStore(layout, "rollback"):
         versions = Versions(layout)
         target = versions.get(number)
         live = read_tree(layout.root)
@@ -289,7 +307,6 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
             versions.record(live, "snapshot", note="store as found before rollback")
         version = write_tree(
             layout, live, target.files, "rollback", "rollback", note=f"rollback to version {number}",
-            actor=history.actor(),
+            actor=history.actor(), comment=comment, detail=f"to version {number}", target=number,
         )
-    history.record_event(layout, "rollback", None, version, comment, detail=f"to version {number}")
     return Decision("rolled_back", None, version)

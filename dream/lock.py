@@ -40,6 +40,12 @@ class LockBusy(Exception):
         self.holder = holder
 
 
+def describe_holder(holder: LockHolder | None) -> str:
+    """'store is locked by …', the one wording every command uses for a busy lock."""
+    who = f"run {holder.run_id} (pid {holder.pid})" if holder else "another process"
+    return f"store is locked by {who}"
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

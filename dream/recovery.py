@@ -8,6 +8,17 @@ that takes the store's lock first rolls an unfinished journal forward. The
 plan only names blobs already in the version store, so replaying it is
 idempotent. A crash before the journal exists leaves the old store; a crash
 after it leads, at the next command, to exactly the new one.
+
+The agent does not take dream's lock: it may edit a memory file between the
+plan and the write, or between a crash and the replay. So the journal also
+holds each path's pre-image (its sha256 when planned, or absent), and before
+writing anything every path is checked: it must hold the pre-image or
+already the new bytes (a half-finished replay). If any path holds something
+else (an edit, a folder, a symlink), nothing more is written: the files this
+journal already wrote get their pre-images back, the store as found is kept
+as a version, the journal is dropped, and the user is told to run the
+command again (accept re-merges against the edited store). The store thus
+ends exactly at base + the agent's edits, or exactly at the new version.
 """
 
 from __future__ import annotations
@@ -16,10 +27,20 @@ import json
 import os
 import signal
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
+from .errors import BadInput, Refused
 from .layout import Layout
-from .tree import atomic_write, fsync_dir
+from .tree import Tree, atomic_write, fsync_dir, is_memory_path, read_tree, sha256, unsafe_target
 from .versions import Blobs, Versions
+
+
+class JournalBlocked(Refused):
+    """An interrupted write cannot be finished; the journal stays until someone acts."""
+
+
+class StoreChangedDuringWrite(Refused):
+    """A path changed between the plan and the write; the write was given up, nothing lost."""
 
 
 @dataclass
@@ -31,7 +52,12 @@ class Journal:
     deletes: list[str]  # paths to remove
     version_source: str
     note: str = ""
-    extra: dict = field(default_factory=dict)  # e.g. proposal_id, actor, comment
+    extra: dict = field(default_factory=dict)  # proposal_id, actor, comment, detail (for the audit event)
+    before: dict[str, str | None] = field(default_factory=dict)  # path -> sha256 when planned; None: absent
+
+    @property
+    def paths(self) -> list[str]:
+        return [*self.writes, *self.deletes]
 
 
 def crashpoint(name: str) -> None:
@@ -44,54 +70,207 @@ def write_journal(layout: Layout, journal: Journal) -> None:
     atomic_write(layout.journal, json.dumps(asdict(journal)).encode())
 
 
-def apply_journal(layout: Layout, journal: Journal) -> None:
-    """Make the store's memory files exactly `journal.files`, record the version, drop the journal."""
-    blobs = Blobs(layout)
-    for i, rel in enumerate(journal.writes):
-        target = layout.root / rel
-        data = blobs.get(journal.files[rel])
-        if not (target.is_file() and not target.is_symlink() and target.read_bytes() == data):
-            atomic_write(target, data)
-        if i == 0:
-            crashpoint("accept-after-first-write")
-    for rel in journal.deletes:
-        target = layout.root / rel
-        if target.is_file() or target.is_symlink():
-            target.unlink()
-            fsync_dir(target.parent)
-    crashpoint("accept-after-apply")
-    Versions(layout).record(
-        blobs.get_tree(journal.files), journal.version_source, note=journal.note,
-        number=journal.new_version, proposal_id=journal.extra.get("proposal_id"),
-        actor=journal.extra.get("actor"),
-    )
-    crashpoint("accept-after-version")
-    _after_apply(layout, journal)
-    layout.journal.unlink(missing_ok=True)
-
-
-def _after_apply(layout: Layout, journal: Journal) -> None:
-    """Mark the proposal accepted (idempotent), so a replay finishes the bookkeeping too."""
-    proposal_id = journal.extra.get("proposal_id")
-    if journal.action != "accept" or not proposal_id:
-        return
-    from .proposals import ACCEPTED, Proposals
-
-    proposals = Proposals(layout)
-    proposal = proposals.get(proposal_id)
-    if proposal.status != ACCEPTED:
-        proposals.set_status(proposal, ACCEPTED, accepted_version=journal.new_version)
-
-
-def recover(layout: Layout) -> bool:
-    """Roll an interrupted write forward. Call with the store's lock held."""
+def load_journal(layout: Layout) -> Journal | None:
+    """The unfinished journal, None when there is none; `JournalBlocked` when it makes no sense."""
     try:
         raw = json.loads(layout.journal.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return False
+        return None
     except ValueError:
         # The journal is written atomically, so a damaged one was never committed.
         layout.journal.unlink(missing_ok=True)
+        return None
+    except OSError as exc:
+        raise _blocked(layout, f"cannot be read ({exc.strerror})") from None
+    try:
+        journal = Journal(**raw)
+    except TypeError as exc:
+        raise _blocked(layout, f"is not a journal dream wrote ({exc})") from None
+    problem = _journal_problem(journal)
+    if problem:
+        raise _blocked(layout, problem)
+    return journal
+
+
+def _journal_problem(j: Journal) -> str | None:
+    """What makes a journal unusable (wrong types, paths outside the memory files, no pre-image)."""
+    if not (isinstance(j.action, str) and isinstance(j.new_version, int) and isinstance(j.files, dict)
+            and isinstance(j.writes, list) and isinstance(j.deletes, list) and isinstance(j.before, dict)
+            and isinstance(j.extra, dict)):
+        return "has fields of the wrong type"
+    for rel in [*j.files, *j.paths]:
+        if not isinstance(rel, str) or not is_memory_path(rel) or rel.startswith("/") or "" in rel.split("/"):
+            return f"names {rel!r}, which is not a memory file path"
+    if any(not isinstance(d, str) or len(d) != 64 for d in j.files.values()):
+        return "has a file digest that is not a sha256"
+    if any(rel not in j.files for rel in j.writes) or any(rel in j.files for rel in j.deletes):
+        return "writes a file it does not list, or deletes one it keeps"
+    missing = [rel for rel in j.paths if rel not in j.before]
+    if missing:
+        return f"has no pre-image for {missing[0]!r}"
+    return None
+
+
+def _blocked(layout: Layout, problem: str) -> JournalBlocked:
+    return JournalBlocked(f"{layout.journal}: an interrupted accept or rollback {problem}; the store's files "
+                          f"are left as they are; move that file aside to give the write up")
+
+
+def apply_journal(layout: Layout, journal: Journal) -> None:
+    """Make the store's memory files exactly `journal.files`, record the version, drop the journal.
+
+    Call with the store's lock held. Raises `StoreChangedDuringWrite` (after
+    giving the write up safely) when a path no longer holds what was planned.
+    """
+    new_tree = _load_blobs(layout, journal)
+    if not _version_recorded(layout, journal):  # else every file was written before a crash
+        changed = _changed_since_plan(layout, journal)
+        if changed:
+            _give_up(layout, journal, changed)
+        _write_files(layout, journal, new_tree)
+        crashpoint(f"{journal.action}-after-apply")
+        Versions(layout).record(
+            new_tree, journal.version_source, note=journal.note, number=journal.new_version,
+            proposal_id=journal.extra.get("proposal_id"), actor=journal.extra.get("actor"),
+        )
+    crashpoint(f"{journal.action}-after-version")
+    _after_apply(layout, journal)
+    layout.journal.unlink(missing_ok=True)
+    fsync_dir(layout.dream)
+
+
+def _load_blobs(layout: Layout, journal: Journal) -> Tree:
+    try:
+        return Blobs(layout).get_tree(journal.files)
+    except BadInput as missing:
+        raise _blocked(layout, f"cannot be finished: {missing}") from None
+
+
+def _version_recorded(layout: Layout, journal: Journal) -> bool:
+    versions = Versions(layout)
+    if journal.new_version not in versions.numbers():
         return False
-    apply_journal(layout, Journal(**raw))
+    return versions.get(journal.new_version).files == journal.files
+
+
+def _changed_since_plan(layout: Layout, journal: Journal) -> list[tuple[str, str]]:
+    """Paths holding neither their pre-image nor the new bytes, with what is wrong with each."""
+    changed = []
+    for rel in journal.paths:
+        problem = unsafe_target(layout.root, rel)
+        if problem is None and _digest_on_disk(layout.root, rel) not in (journal.before[rel], journal.files.get(rel)):
+            problem = "changed after the write was planned"
+        if problem:
+            changed.append((rel, problem))
+    return changed
+
+
+def _digest_on_disk(root: Path, rel: str) -> str | None:
+    target = root / rel
+    return sha256(target.read_bytes()) if target.is_file() else None
+
+
+def _write_files(layout: Layout, journal: Journal, new_tree: Tree) -> None:
+    for i, rel in enumerate(journal.writes):
+        target = layout.root / rel
+        if _digest_on_disk(layout.root, rel) != journal.files[rel]:
+            atomic_write(target, new_tree[rel])
+        if i == 0:
+            crashpoint(f"{journal.action}-after-first-write")
+    for rel in journal.deletes:
+        target = layout.root / rel
+        if target.is_file() and not target.is_symlink():
+            target.unlink()
+            fsync_dir(target.parent)
+
+
+def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]]) -> None:
+    """Undo this journal's own writes, keep the store as found as a version, drop the journal, refuse."""
+    _restore_pre_images(layout, journal)
+    layout.journal.unlink(missing_ok=True)  # first: a replay must not mistake the version below for ours
+    fsync_dir(layout.dream)
+    kept = _keep_store_as_found(layout, journal)
+    rel, problem = changed[0]
+    more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+    _record_event(layout, journal, f"{journal.action}-abandoned", kept,
+                  f"{rel}: {problem}{more}; nothing of it written")
+    raise StoreChangedDuringWrite(
+        f"{layout.root / rel}: {problem}{more}; the {journal.action} was not applied and nothing was lost"
+        f"{f' (the store as found is version {kept})' if kept else ''}; {_retry_hint(journal)}")
+
+
+def _restore_pre_images(layout: Layout, journal: Journal) -> None:
+    """Files this journal already wrote or deleted go back to what they were when it was planned."""
+    blobs = Blobs(layout)
+    for rel in journal.paths:
+        before, after = journal.before[rel], journal.files.get(rel)
+        if before == after or unsafe_target(layout.root, rel) or _digest_on_disk(layout.root, rel) != after:
+            continue  # untouched by us, or not ours to touch
+        target = layout.root / rel
+        if before is None:
+            target.unlink(missing_ok=True)
+            fsync_dir(target.parent)
+        else:
+            try:
+                atomic_write(target, blobs.get(before))
+            except BadInput:
+                pass  # the pre-image is gone from the version store: the new bytes stay, nothing is lost
+
+
+def _keep_store_as_found(layout: Layout, journal: Journal) -> int | None:
+    """Record the live memory files as a version unless the current one already holds them."""
+    live = read_tree(layout.root)
+    versions = Versions(layout)
+    current = versions.current()
+    if current is not None and versions.tree(current) == live:
+        return None
+    note = f"store as found when a {journal.action} was given up: it changed during the write"
+    return versions.record(live, "snapshot", note=note).number
+
+
+def _retry_hint(journal: Journal) -> str:
+    if journal.action == "accept" and journal.extra.get("proposal_id"):
+        return f"run `dream accept {journal.extra['proposal_id']}` again to merge the edits"
+    if journal.action == "rollback" and journal.extra.get("target") is not None:
+        return f"run `dream rollback {journal.extra['target']}` again"
+    return f"run the {journal.action} again"
+
+
+def _after_apply(layout: Layout, journal: Journal) -> None:
+    """Mark the proposal accepted and record the audit event (both idempotent), so a replay does them too."""
+    proposal_id = journal.extra.get("proposal_id")
+    if journal.action == "accept" and proposal_id:
+        from .proposals import ACCEPTED, Proposals
+
+        proposals = Proposals(layout)
+        proposal = proposals.get(proposal_id)
+        if proposal.status != ACCEPTED:
+            proposals.set_status(proposal, ACCEPTED, accepted_version=journal.new_version)
+    if not _event_recorded(layout, journal.action, journal.new_version):
+        _record_event(layout, journal, journal.action, journal.new_version, journal.extra.get("detail"))
+
+
+def _event_recorded(layout: Layout, action: str, version: int) -> bool:
+    from . import history
+
+    return any(e["action"] == action and e["version"] == version for e in history.events(layout, limit=20))
+
+
+def _record_event(layout: Layout, journal: Journal, action: str, version: int | None, detail: str | None) -> None:
+    from . import history
+
+    history.record_event(layout, action, journal.extra.get("proposal_id"), version, journal.extra.get("comment"),
+                         detail=detail, who=journal.extra.get("actor"))
+
+
+def recover(layout: Layout) -> bool:
+    """Roll an interrupted write forward. Call with the store's lock held.
+
+    Raises `JournalBlocked` when the journal cannot be used (it stays), and
+    `StoreChangedDuringWrite` when the store changed since (the write is given up).
+    """
+    journal = load_journal(layout)
+    if journal is None:
+        return False
+    apply_journal(layout, journal)
     return True

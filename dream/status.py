@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import load_settings
+from .errors import Refused
 from .gate import check_gate
 from .layout import Layout
 from .lock import LockBusy, current_holder, store_lock
@@ -19,7 +20,7 @@ from .versions import Versions
 def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, Any]:
     layout = Layout.open(store)
     settings = load_settings(layout.root, overrides)
-    finish_interrupted_accept(layout)
+    problem = finish_interrupted_accept(layout)
     state = load_state(layout)
     holder = current_holder(layout)
     proposals = Proposals(layout)
@@ -32,16 +33,23 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "damaged_proposals": proposals.damaged(),
         "last_consolidated_at": state.last_consolidated_at,
         "failures": state.failures,
-        "interrupted_accept": layout.journal.exists(),
+        "interrupted_accept": layout.journal.exists() or problem is not None,
+        "interrupted_accept_problem": problem,
     }
 
 
-def finish_interrupted_accept(layout: Layout) -> None:
-    """Roll forward an accept that a crash interrupted, unless someone holds the lock."""
+def finish_interrupted_accept(layout: Layout) -> str | None:
+    """Roll forward an accept that a crash interrupted, unless someone holds the lock.
+
+    Returns why it could not be finished (status reports it rather than fail).
+    """
     if not layout.journal.exists():
-        return
+        return None
     try:
         with store_lock(layout, "recover", purpose="recover"):
             recover(layout)
     except LockBusy:
         pass  # the holder recovers it itself
+    except Refused as problem:
+        return str(problem)
+    return None

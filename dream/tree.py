@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +69,11 @@ def scan_memory_paths(root: Path) -> TreeScan:
     return scan
 
 
+def symlinked_memory(root: Path) -> list[str]:
+    """Memory files and folders under `root` that are symlinks: dream neither reads nor writes them."""
+    return scan_memory_paths(root).symlinks
+
+
 def read_tree(root: Path) -> Tree:
     return {rel: (root / rel).read_bytes() for rel in scan_memory_paths(root).files}
 
@@ -84,9 +91,36 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+_umask: int | None = None
+_umask_guard = threading.Lock()
+
+
+def _process_umask() -> int:
+    """The process umask, read once (os.umask can only be read by setting it, so not per write)."""
+    global _umask
+    with _umask_guard:
+        if _umask is None:
+            _umask = os.umask(0o022)
+            os.umask(_umask)
+        return _umask
+
+
+def _mode_for(path: Path) -> int:
+    """Keep an existing file's permission bits; a new file gets what open() would give it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return 0o666 & ~_process_umask()
+    if stat.S_ISREG(st.st_mode):
+        return stat.S_IMODE(st.st_mode)
+    return 0o666 & ~_process_umask()
+
+
 def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
     """Write `data` to `path` so that a crash leaves the old or the new bytes.
 
+    The file keeps its permission bits (a new one gets `0o666 & ~umask`,
+    like a plain `open()`), not the 0600 of the temporary file.
     `sync=False` skips the per-file fsync for callers that write many files
     and make them durable at once afterwards (`os.sync()`), before they record
     that the files exist.
@@ -95,6 +129,7 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), _mode_for(path))
             fh.write(data)
             if sync:
                 fh.flush()
@@ -127,3 +162,30 @@ def escapes_root(root: Path, rel: str) -> bool:
     """True when writing `rel` under `root` would land outside it (through `..` or a symlinked folder)."""
     target = (root / rel).parent.resolve()
     return target != root.resolve() and root.resolve() not in target.parents
+
+
+def unsafe_target(root: Path, rel: str) -> str | None:
+    """Why writing or deleting `rel` under `root` would be unsafe, or None when it is a plain file or absent.
+
+    Unsafe: the path leaves the store, the file or one of its folders is a
+    symlink (writing would follow it, or replace the link by a file), or
+    something other than a regular file sits where the file goes.
+    """
+    parts = rel.split("/")
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return "path leaves the store"
+    here = root
+    for folder in parts[:-1]:
+        here = here / folder
+        if here.is_symlink():
+            return f"folder {folder!r} is a symlink"
+        if here.exists() and not here.is_dir():
+            return f"{folder!r} is not a folder"
+    target = root / rel
+    if target.is_symlink():
+        return "is a symlink"
+    if target.exists() and not target.is_file():
+        return "is a folder" if target.is_dir() else "is not a regular file"
+    if escapes_root(root, rel):
+        return "path leaves the store"
+    return None
