@@ -37,7 +37,7 @@ from .report import build_report, render_markdown
 from .diffing import tree_diff
 from .state import StoreState, backoff_seconds, load_state, save_state
 from .transcripts.importer import ImportResult, import_configured
-from .tree import Tree, changed_paths, materialize, read_tree, scan_memory_paths
+from .tree import Tree, changed_paths, materialize, read_tree, symlinked_memory, scan_memory_paths
 from .validate import errors as validation_errors
 from .validate import validate_tree
 from .versions import Versions
@@ -119,6 +119,7 @@ def snapshot(ctx: RunContext) -> Snapshot:
     versions = Versions(ctx.layout)
     refuse_oversized_memory(ctx.layout.root)
     tree = read_tree(ctx.layout.root)
+    ctx.warnings += [f"{path}: symlink, not followed" for path in symlinked_memory(ctx.layout.root)]
     current = versions.current()
     if current is not None and versions.tree(current) == tree:
         return Snapshot(current, tree, changed=False)
