@@ -17,6 +17,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import BadInput
+
 Tree = dict[str, bytes]
 
 NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})
@@ -75,7 +77,13 @@ def symlinked_memory(root: Path) -> list[str]:
 
 
 def read_tree(root: Path) -> Tree:
-    return {rel: (root / rel).read_bytes() for rel in scan_memory_paths(root).files}
+    tree = {}
+    for rel in scan_memory_paths(root).files:
+        try:
+            tree[rel] = (root / rel).read_bytes()
+        except OSError as exc:
+            raise BadInput(f"{root / rel}: cannot read memory file: {exc.strerror or exc}") from None
+    return tree
 
 
 def fsync_dir(path: Path) -> None:

@@ -164,3 +164,24 @@ def test_symlink_pointing_outside(demo_store, tmp_path, cli):
     assert (outside_dir / "x.md").read_text() == "outside folder\n"
     assert os.path.islink(demo_store / "linked.md")
     assert os.path.islink(demo_store / "linkdir") and sorted(os.listdir(outside_dir)) == ["x.md"]
+
+
+def test_unreadable_memory_file_is_a_bad_input_naming_it(demo_store, monkeypatch):
+    """Tests run as root, so the permission error is simulated on the one file."""
+    from pathlib import Path
+
+    from dream import pipeline
+    from dream.errors import BadInput
+
+    real_read_bytes = Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "user_role.md":
+            raise PermissionError(13, "Permission denied")
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    before = {p: real_read_bytes(p) for p in demo_store.rglob("*.md")}
+    with pytest.raises(BadInput, match=r"user_role\.md: cannot read memory file: Permission denied"):
+        pipeline.run(demo_store, force=True)
+    assert {p: real_read_bytes(p) for p in demo_store.rglob("*.md")} == before
