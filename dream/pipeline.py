@@ -28,7 +28,7 @@ from .engines import Engine, EngineInput, EngineResult, resolve_engine_name, sel
 from .errors import BadInput, RunFailed, ValidationFailed
 from .gate import GateDecision, check_gate
 from .layout import Layout
-from .lock import LockBusy, store_lock
+from .lock import LockBusy, describe_holder, store_lock
 from .logs import Gathered, read_sessions, scan_sessions
 from .outcomes import NoopReason, RunOutcome, SkipReason, Status
 from .proposals import SUPERSEDED, Proposal, Proposals, new_proposal_id
@@ -269,8 +269,7 @@ def no_signal(ctx: RunContext, snap: Snapshot, gathered: Gathered) -> RunOutcome
 
 
 def lock_busy(ctx: RunContext, busy: LockBusy) -> RunOutcome:
-    holder = f"run {busy.holder.run_id} (pid {busy.holder.pid})" if busy.holder else "another process"
-    return skipped(ctx, SkipReason.LOCK, f"store is locked by {holder}")
+    return skipped(ctx, SkipReason.LOCK, describe_holder(busy.holder))
 
 
 def apply_policy(ctx: RunContext, outcome: RunOutcome) -> RunOutcome:

@@ -31,7 +31,15 @@ from pathlib import Path
 
 from .errors import BadInput, Refused
 from .layout import Layout
-from .tree import Tree, atomic_write, fsync_dir, is_memory_path, read_tree, sha256, unsafe_target
+from .tree import (
+    Tree,
+    atomic_write,
+    fsync_dir,
+    is_memory_path,
+    read_tree,
+    sha256,
+    unsafe_target,
+)
 from .versions import Blobs, Versions
 
 

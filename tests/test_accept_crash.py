@@ -109,7 +109,7 @@ def test_any_locking_command_finishes_the_interrupted_accept(demo_store, cli, co
 
 def test_replaying_twice_records_the_event_once(demo_store, cli):
     """A crash after the event but before the journal is dropped: the next replay adds no second event."""
-    pid, _, new = _crashed_accept(demo_store, cli, "after-version")
+    _, _, new = _crashed_accept(demo_store, cli, "after-version")
     layout = Layout.open(demo_store)
     saved = layout.journal.read_bytes()
     assert cli("status", "--store", str(demo_store)).code == 0
@@ -207,8 +207,14 @@ def test_journal_naming_a_missing_blob_blocks_with_a_clear_message(demo_store, c
     _assert_blocked_but_status_works(demo_store, cli, base, "blob missing")
 
 
-@pytest.mark.parametrize("content", ['{"foo": 1}', '{"action": "accept", "new_version": "x", "files": [], '
-                                     '"writes": [], "deletes": [], "version_source": "accept"}', '[]'])
+WRONG_JOURNALS = [
+    '{"foo": 1}',
+    '{"action": "accept", "new_version": "x", "files": [], "writes": [], "deletes": [], "version_source": "a"}',
+    "[]",
+]
+
+
+@pytest.mark.parametrize("content", WRONG_JOURNALS)
 def test_journal_with_wrong_keys_blocks_with_a_clear_message(demo_store, cli, content):
     _, base, _ = _crashed_accept(demo_store, cli, "after-journal")
     Layout.open(demo_store).journal.write_text(content)

@@ -144,7 +144,7 @@ def test_edit_between_plan_and_write_is_refused_and_kept(demo_store, cli, monkey
     pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
     layout = Layout.open(demo_store)
     proposal = Proposals(layout).get(pid)
-    victim = [p for p in proposal.changed if (demo_store / p).exists()][0]
+    victim = next(p for p in proposal.changed if (demo_store / p).exists())
     before = read_tree(demo_store)
 
     def agent_writes_meanwhile(name: str) -> None:

@@ -1,0 +1,69 @@
+"""Rebasing a stale proposal: dream again on the store as it is now, with the same signal.
+
+A proposal goes stale when the agent's edits since its base collide with
+it. Rebase reruns the engine over the sessions the stale proposal read and
+the current store; the new proposal supersedes the stale one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import history
+from .accept import Decision, LockedStore
+from .errors import ProposalClosed, Refused, RunFailed
+from .layout import Layout
+from .lock import LockBusy, describe_holder
+from .proposals import PENDING, SUPERSEDED, Proposal, Proposals
+
+
+def rebase(store: str | Path, proposal_id: str | None = None, comment: str | None = None) -> Decision:
+    """Dream again on the current store, with the same signal, replacing a stale proposal.
+
+    The new run reads the sessions the stale proposal read (everything since
+    the consolidation before it) and the store as it is now; proposing
+    supersedes the stale proposal.
+    """
+    from . import pipeline  # the pipeline does not import this module; keep it that way
+
+    layout = Layout.open(store)
+    proposals = Proposals(layout)
+    stale = proposals.resolve(proposal_id)
+    if stale.status != PENDING:
+        raise ProposalClosed(f"{layout.root}: proposal {stale.id} is {stale.status}, not pending")
+    outcome = _rerun(pipeline, layout, stale.engine, since=_signal_start(layout, stale))
+    if str(outcome.status) == "failed":
+        raise RunFailed(outcome.reason or "failed", f"{layout.root}: rebase of {stale.id} failed: {outcome.error}")
+    if str(outcome.status) == "skipped":
+        raise Refused(f"{layout.root}: rebase of {stale.id} skipped: {outcome.error}")
+    new_id = outcome.proposal_id
+    detail = f"replaced by {new_id}" if new_id else f"nothing left to propose ({outcome.reason})"
+    with LockedStore(layout, "rebase"):  # an accept or reject may have closed it since the check above
+        stale = proposals.get(stale.id)
+        if stale.status == PENDING:  # the run proposed nothing: the stale proposal is moot on this store
+            proposals.set_status(stale, SUPERSEDED)
+        history.record_event(layout, "rebase", stale.id, outcome.base_version, comment, detail=detail)
+    return Decision("rebased", stale.id, outcome.base_version, new_proposal_id=new_id)
+
+
+def _rerun(pipeline, layout: Layout, engine: str, since: float | None):
+    """A forced run (no gate) that reads the sessions since `since`, not since the last run."""
+    ctx = pipeline.begin(layout.root, engine=engine, force=True)
+    pipeline.import_logs(ctx)
+    try:
+        with pipeline.lock(ctx):
+            ctx.state.last_consolidated_at = since
+            return pipeline.finish(ctx, pipeline._locked_run(ctx, None))
+    except LockBusy as busy:
+        raise Refused(f"{layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
+
+
+def _signal_start(layout: Layout, stale: Proposal) -> float | None:
+    """When the consolidation before the stale proposal's run happened (None: never)."""
+    earlier = [r["started_at"].timestamp() for r in history.runs(layout, limit=10_000)
+               if r["status"] in ("proposed", "noop") and r["run_id"] != stale.run_id
+               and r["started_at"] is not None and r["started_at"].timestamp() < stale.created_at]
+    own = [r["started_at"].timestamp() for r in history.runs(layout, limit=10_000) if r["run_id"] == stale.run_id]
+    if own:
+        earlier = [t for t in earlier if t < own[0]]
+    return max(earlier) if earlier else None
