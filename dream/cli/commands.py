@@ -122,6 +122,8 @@ def status(
     out.print(f"pending          {', '.join(info['pending']) or 'none'}")
     for why in info["damaged_proposals"].values():
         out.print(f"damaged proposal {why}", markup=False)
+    if info["interrupted_accept_problem"]:
+        out.print(f"interrupted write {info['interrupted_accept_problem']}", markup=False)
 
 
 def _print_fleet(rows: list[dict], as_json: bool) -> None:
