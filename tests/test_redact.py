@@ -20,6 +20,11 @@ GITHUB_FINE = "github_pat_11ABCDEFG0" + "x" * 60
 SLACK_TOKEN = "xoxb-2048-4096-" + "AbCdEfGhIjKlMnOp"
 SLACK_HOOK = "https://hooks.slack.com/services/T00000000/B00000000/" + "X" * 24
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6y"
+STRIPE_LIVE = "sk_live_51HxYzAB" + "cD3eF4gH5iJ6kL7m" * 3
+STRIPE_RESTRICTED = "rk_live_51HxYzAB" + "Zz9Yy8Xx7Ww6Vv5U"
+STRIPE_TEST = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
+GOOGLE = "AIzaSyD-" + "9tSrke72PouQMnMX7agf" + "_Hb0zk3Xa2b"
+NPM = "npm_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1eF3hJ5"
 PEM = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\n"
     "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
@@ -62,6 +67,23 @@ CASES = [
         "git clone https://bob:ghpass@github.com/org/repo.git",
         "git clone https://bob:[REDACTED:url-password]@github.com/org/repo.git",
     ),
+    (f"the stripe live key is {STRIPE_LIVE}", "the stripe live key is [REDACTED:stripe-key]"),
+    (f"STRIPE_SECRET_KEY={STRIPE_TEST} and {STRIPE_RESTRICTED}", "STRIPE_SECRET_KEY=[REDACTED:stripe-key] and [REDACTED:stripe-key]"),
+    (f'"apiKey": "{GOOGLE}"', '"apiKey": "[REDACTED:google-api-key]"'),
+    (f"//registry.npmjs.org/:_authToken={NPM}", "//registry.npmjs.org/:_authToken=[REDACTED:npm-token]"),
+    (f"session cookie {JWT} expired", "session cookie [REDACTED:jwt] expired"),
+    ("the db password is password=hunter2supersecret", "the db password is password=[REDACTED:password]"),
+    ('export DB_PASSWORD="s3cr3t-Pa55w0rd"', 'export DB_PASSWORD="[REDACTED:password]"'),
+    ("  password: Tr0ub4dor&3\n  user: app", "  password: [REDACTED:password]\n  user: app"),
+    ('{"passwd": "letmein-2024!", "pwd": "x9#kLm2pQ7"}', '{"passwd": "[REDACTED:password]", "pwd": "[REDACTED:password]"}'),
+    ("mysql -u root --password=N0tS0Secret", "mysql -u root --password=[REDACTED:password]"),
+    ("client_secret=9f8e7d6c5b4a39281706", "client_secret=[REDACTED:secret-assignment]"),
+    ("SLACK_SIGNING_SECRET: 8f14e45fceea167a5a36dedd4bea2543", "SLACK_SIGNING_SECRET: [REDACTED:secret-assignment]"),
+    ("curl -H 'x-api-key: k3y-0f-the-service' host", "curl -H 'x-api-key: [REDACTED:secret-assignment]' host"),
+    ("access_key = AbCdEf123456", "access_key = [REDACTED:secret-assignment]"),
+    ("SECRET_KEY=django-insecure-0x8#kf2", "SECRET_KEY=[REDACTED:secret-assignment]"),
+    ("apiKey=`f00ba4r-b4z-qux`", "apiKey=`[REDACTED:secret-assignment]`"),
+    ("refresh_token: 1//0gLxYz-abcdefg", "refresh_token: [REDACTED:secret-assignment]"),
 ]
 
 PROSE = [
@@ -77,6 +99,18 @@ PROSE = [
     "Run `pytest -k sk-ant` and grep for 'sk-' in the code; the slack channel #dev.",
     "A commit like 3f9a2b1c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a is not a secret.",
     "Use `Bearer <token>` in the header; bearer ${TOKEN} from the env.",
+    "The password field is required; the password: required, password: optional.",
+    "Token bucket rate limiting; the token: see-the-vault; token = get_token()",
+    "Set api_key in the config, api_key: YOUR_API_KEY, apiKey: process.env.API_KEY",
+    "max_tokens: 4096000, max_tokens=200000, num_tokens: 12345678, token_count=99999999",
+    "PWD=/home/alice/src/app2 OLDPWD=/home/alice/v2 pwd: ~/work/proj3",
+    "password=None, password=$DB_PASSWORD, password: ********, password = os.environ['DB_PASSWORD']",
+    "secret: ${{ secrets.DEPLOY_KEY }} and password: <your-password-123> and token=[your token]",
+    "if password == expected_pw1: and if token := read_token(path):",
+    "Stripe keys start with sk_live_ or sk_test_; disk_test_results; pk_live_51HxYzABCDEFGHIJKLMNOPQR",
+    "npm_config_cache and npm_package_version; AIza is Google's prefix; eyJ is base64 for '{\"'",
+    "version 1.2.3 of eyJhbGciOi.notjwt, and a.b.c dotted names",
+    "The secret to good tests: isolation, fast-feedback, determinism.",
 ]
 
 
@@ -155,3 +189,23 @@ def test_forms_agree_next_to_non_ascii_text() -> None:
     singles = [redact(t) for t in texts]
     assert column.to_list() == [s for s, _ in singles]
     assert count == sum(n for _, n in singles) >= 2
+
+
+@pytest.mark.parametrize("key", ["password", "Password", "PASSWORD", "dbPassword", "DB_PASSWORD", "db-passwd", "PWD"])
+def test_password_key_spellings_keep_the_key_and_hide_the_value(key: str) -> None:
+    out, count = redact(f"{key}=Zq8-wX2mN7")
+    assert (out, count) == (f"{key}=[REDACTED:password]", 1)
+
+
+@pytest.mark.parametrize("key", ["api_key", "API-KEY", "apiKey", "ApiKey", "AccessKey", "GITLAB_TOKEN", "clientSecret"])
+def test_secret_key_spellings_keep_the_key_and_hide_the_value(key: str) -> None:
+    out, count = redact(f'{key}: "Zq8wX2mN7pL4"')
+    assert (out, count) == (f'{key}: "[REDACTED:secret-assignment]"', 1)
+
+
+def test_assignment_values_need_eight_characters_with_a_digit_or_symbol() -> None:
+    assert redact("password=ab1cdef")[1] == 0  # 7 characters
+    assert redact("password=ab1cdefg")[1] == 1
+    assert redact("token=abcdefghijklmnop")[1] == 0  # a word, however long
+    for shape in ("1bcdefgh", "a#cdefgh", "abcdefg%", "abcdefghijkl+m"):  # the mark anywhere
+        assert redact(f"token={shape}") == ("token=[REDACTED:secret-assignment]", 1), shape
