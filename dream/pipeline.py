@@ -32,7 +32,7 @@ from .lock import LockBusy, describe_holder, store_lock
 from .logs import Gathered, read_sessions, scan_sessions
 from .outcomes import NoopReason, RunOutcome, SkipReason, Status
 from .proposals import SUPERSEDED, Proposal, Proposals, new_proposal_id
-from .recovery import recover
+from .recovery import finish_interrupted_write, recover
 from .report import build_report, render_markdown
 from .diffing import tree_diff
 from .state import StoreState, backoff_seconds, load_state, save_state
@@ -295,6 +295,9 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False, ov
         now: float | None = None, on_progress: Progress | None = None) -> RunOutcome:
     """One dream on one store. Returns the outcome; raises only for bad input."""
     ctx = begin(store, engine=engine, force=force, overrides=overrides, now=now)
+    problem = finish_interrupted_write(ctx.layout)
+    if problem:
+        ctx.warnings.append(problem)
     import_logs(ctx)
     decision = gate(ctx)
     if not decision.open:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from .errors import BadInput, Refused
 from .layout import Layout
+from .lock import LockBusy, store_lock
 from .tree import (
     Tree,
     atomic_write,
@@ -282,3 +283,22 @@ def recover(layout: Layout) -> bool:
         return False
     apply_journal(layout, journal)
     return True
+
+
+def finish_interrupted_write(layout: Layout) -> str | None:
+    """Roll forward an interrupted accept or rollback, unless someone holds the lock.
+
+    For commands that do not take the lock themselves (status, a run whose
+    gate is closed). Returns why the write could not be finished, so the
+    caller can report it instead of failing.
+    """
+    if not layout.journal.exists():
+        return None
+    try:
+        with store_lock(layout, "recover", purpose="recover"):
+            recover(layout)
+    except LockBusy:
+        pass  # the holder recovers it itself
+    except Refused as problem:
+        return str(problem)
+    return None

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from .config import load_settings
-from .errors import Refused
 from .gate import check_gate
 from .layout import Layout
-from .lock import LockBusy, current_holder, store_lock
+from .lock import current_holder
 from .proposals import Proposals
-from .recovery import recover
+from .recovery import finish_interrupted_write
 from .state import load_state
 from .versions import Versions
 
@@ -20,7 +19,7 @@ from .versions import Versions
 def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, Any]:
     layout = Layout.open(store)
     settings = load_settings(layout.root, overrides)
-    problem = finish_interrupted_accept(layout)
+    problem = finish_interrupted_write(layout)
     state = load_state(layout)
     holder = current_holder(layout)
     proposals = Proposals(layout)
@@ -36,20 +35,3 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "interrupted_accept": layout.journal.exists() or problem is not None,
         "interrupted_accept_problem": problem,
     }
-
-
-def finish_interrupted_accept(layout: Layout) -> str | None:
-    """Roll forward an accept that a crash interrupted, unless someone holds the lock.
-
-    Returns why it could not be finished (status reports it rather than fail).
-    """
-    if not layout.journal.exists():
-        return None
-    try:
-        with store_lock(layout, "recover", purpose="recover"):
-            recover(layout)
-    except LockBusy:
-        pass  # the holder recovers it itself
-    except Refused as problem:
-        return str(problem)
-    return None

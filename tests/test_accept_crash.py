@@ -255,3 +255,14 @@ def test_symlink_put_in_place_before_replay_is_not_written_through(demo_store, c
     assert status.code == 0 and "symlink" in status.json["interrupted_accept_problem"]
     assert (demo_store / victim).is_symlink() and outside.read_bytes() == base.get(victim, b"")
     assert {p: d for p, d in read_tree(demo_store).items()} == {p: d for p, d in base.items() if p != victim}
+
+
+def test_a_run_whose_gate_is_closed_still_finishes_an_interrupted_accept(demo_store, cli):
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    layout = Layout.open(demo_store)
+    new = Proposals(layout).tree(Proposals(layout).get(pid))
+    crashed = cli("accept", pid, "--store", str(demo_store), env={"DREAM_CRASHPOINT": "accept-after-first-write"})
+    assert crashed.code == -signal.SIGKILL
+    skipped = cli("run", "--store", str(demo_store), "--json")
+    assert skipped.json["status"] == "skipped" and skipped.json["reason"] == "hours"
+    assert read_tree(demo_store) == new and not layout.journal.exists()
