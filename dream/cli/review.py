@@ -126,16 +126,25 @@ def show(
 @app.command()
 def gc(
     keep: Annotated[int, typer.Option("--keep", help="How many of the newest versions to keep (at least 1).")],
+    keep_proposals: Annotated[bool, typer.Option(
+        "--keep-proposals", help="Keep decided proposals too (by default they go once their base version is gone).",
+    )] = False,
     store: StoreOpt = Path("."),
     as_json: JsonOpt = False,
 ) -> None:
-    """Delete old versions and the stored file contents nothing refers to any more."""
-    result = collect.gc(store, keep)
+    """Delete old versions, decided proposals based on them, and the file contents nothing refers to any more.
+
+    Accepted, rejected and superseded proposals whose base version is older
+    than the oldest kept version are deleted (not with --keep-proposals).
+    Pending proposals and their base versions are always kept.
+    """
+    result = collect.gc(store, keep, keep_proposals=keep_proposals)
     if as_json:
         emit_json(result.to_json())
         return
-    out.print(f"deleted {len(result.deleted_versions)} version(s) and {result.deleted_blobs} blob(s) "
-              f"({result.freed_bytes} bytes); kept versions {', '.join(map(str, result.kept_versions)) or 'none'}")
+    out.print(f"deleted {len(result.deleted_versions)} version(s), {len(result.proposals_deleted)} decided "
+              f"proposal(s) and {result.deleted_blobs} blob(s) ({result.freed_bytes} bytes); "
+              f"kept versions {', '.join(map(str, result.kept_versions)) or 'none'}")
 
 
 @app.command()
