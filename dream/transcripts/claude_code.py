@@ -16,14 +16,15 @@ this reader has never heard of, and malformed lines, are counted as skipped.
 
 from __future__ import annotations
 
+import mmap
 import re
 from pathlib import Path
 from typing import Any
 
 from .common import (
     is_blank,
-    iter_lines,
     Entry,
+    mapped,
     Session,
     make_entry,
     one_line,
@@ -48,7 +49,6 @@ SILENT_BLOCKS = frozenset(
 # 1 MB tool output is skipped without being parsed at all. The pattern can
 # only match JSON structure: inside a JSON string every quote is escaped.
 _HEAD_BYTES = 4096
-_TOOL_RESULT_WORD = re.compile(rb"tool_result")
 _FIRST_CONTENT_KEY = re.compile(rb'"content"\s*:\s*')
 _TOOL_RESULT_FIRST = re.compile(rb'\[\s*\{[^{}]*?"type"\s*:\s*"tool_result"')
 
@@ -63,20 +63,33 @@ _INJECTED_PREFIXES = (
 )
 
 
-def is_tool_result_line(line: bytes) -> bool:
-    """True if the record's message content starts with a tool_result block."""
-    # Searching with an end position looks only at the head, without slicing it off.
-    if _TOOL_RESULT_WORD.search(line, 0, _HEAD_BYTES) is None:  # one fast scan settles most lines
+def is_tool_result_line(line: bytes | bytearray | mmap.mmap, start: int = 0, end: int | None = None) -> bool:
+    """True if the record on ``line[start:end]`` has message content starting with a tool_result block.
+
+    `start` and `end` let a caller test a line inside a whole mapped file without copying it.
+    """
+    # Searching between positions looks only at the head, without slicing it off.
+    head_end = start + _HEAD_BYTES
+    if end is not None and end < head_end:
+        head_end = end
+    if line.find(b"tool_result", start, head_end) < 0:  # one fast scan (memmem) settles most lines
         return False
-    key = _FIRST_CONTENT_KEY.search(line, 0, _HEAD_BYTES)
-    return bool(key and _TOOL_RESULT_FIRST.match(line, key.end(), _HEAD_BYTES))
+    key = _FIRST_CONTENT_KEY.search(line, start, head_end)
+    return bool(key and _TOOL_RESULT_FIRST.match(line, key.end(), head_end))
 
 
 def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Session:
     """Read one transcript; the session id is the file name without ``.jsonl``."""
     reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
-    for line in iter_lines(path):
-        reader.feed(line)
+    with mapped(path) as data:
+        start, size = 0, len(data)
+        find = data.find
+        while start < size:
+            end = find(b"\n", start)
+            if end < 0:
+                end = size  # a last line without newline
+            reader.feed(data, start, end)
+            start = end + 1
     return reader.session
 
 
@@ -89,13 +102,14 @@ class _Reader:
         self.max_chars = max_chars
         self.cwd: str | None = None
 
-    def feed(self, line: memoryview) -> None:
-        if is_blank(line):
+    def feed(self, data: bytes | mmap.mmap, start: int, end: int) -> None:
+        """Take the record on ``data[start:end]``; tool results are skipped without copying them."""
+        if end - start < 64 and is_blank(data[start:end]):
             return
         self.session.records += 1
-        if is_tool_result_line(line):
+        if is_tool_result_line(data, start, end):
             return
-        record = parse_json_line(line)
+        record = parse_json_line(data[start:end])
         if record is None:
             self.session.skipped += 1
             self.session.malformed += 1

@@ -9,9 +9,11 @@ slug), cutting long texts, redaction and rendering.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import unicodedata
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from collections.abc import Iterator
@@ -93,6 +95,31 @@ def iter_lines(path: Path) -> Iterator[memoryview]:
                     break
                 yield view[start:newline]
                 start = scan = newline + 1
+
+
+# Map every page of the file in one call instead of one page fault per 4 KB.
+_MAP_FLAGS = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+
+
+@contextmanager
+def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """The bytes of a file, mapped into memory rather than read.
+
+    Readers that skip most bytes (tool output) only search them for the next
+    newline; a mapping spares copying them into a buffer first. The mapping
+    covers the file's size when it was opened: lines appended meanwhile are
+    read by the next import.
+    """
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:  # mmap refuses empty files
+            yield b""
+            return
+        data = mmap.mmap(fh.fileno(), size, flags=_MAP_FLAGS, prot=mmap.PROT_READ)
+        try:
+            yield data
+        finally:
+            data.close()
 
 
 def is_blank(line: bytes | memoryview) -> bool:
