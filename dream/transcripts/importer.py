@@ -42,9 +42,9 @@ LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
 WRITE_THREADS = 8
 # Transcripts are read two at a time: while one thread parses (holding the
-# GIL), the other's file reads proceed. Sessions are rendered in groups, so
-# that redaction is one polars call per group rather than one per session,
-# and a group's logs are written while the next group is read.
+# GIL), the other's file mapping proceeds. Sessions are rendered in groups, so
+# that redaction is one polars call per group rather than one per session;
+# rendering and writing a group overlap with reading the next ones.
 READ_THREADS = 2
 RENDER_GROUP = 16
 
@@ -216,13 +216,18 @@ class _Import:
         writes: list[tuple[Path, bytes]] = []
         removals: list[Path] = []
         changed = self._changed(transcripts, result)
-        # Each group's logs are written while the next group is read. They are
-        # made durable together (one os.sync) before the state records them.
+        # Readers go through all transcripts without waiting; meanwhile this
+        # thread renders each finished group and hands its logs to writers.
+        # The logs are made durable together (one os.sync) before the state
+        # records them.
         with ThreadPoolExecutor(READ_THREADS) as readers, ThreadPoolExecutor(WRITE_THREADS) as writers:
+            sessions = readers.map(self._read, (path for path, _, _ in changed))
             pending: list[Future] = []
             for start in range(0, len(changed), RENDER_GROUP):
+                group = changed[start : start + RENDER_GROUP]
+                read = [next(sessions) for _ in group]
                 planned = len(writes)
-                self._import_group(changed[start : start + RENDER_GROUP], readers, result, writes, removals)
+                self._import_group(group, read, result, writes, removals)
                 pending += [writers.submit(atomic_write, path, data, False) for path, data in writes[planned:]]
             for write in pending:
                 write.result()  # a failed write raises here, before any removal or state change
@@ -232,10 +237,9 @@ class _Import:
         save_state(self.store, self.state)
         return result
 
-    def _import_group(self, group: list[tuple[Path, dict, str]], readers: ThreadPoolExecutor,
+    def _import_group(self, group: list[tuple[Path, dict, str]], read: list[Session | OSError],
                       result: ImportResult, writes: list[tuple[Path, bytes]], removals: list[Path]) -> None:
-        """Read a group of transcripts, render their logs with one redaction pass, plan the writes."""
-        read = list(readers.map(self._read, (path for path, _, _ in group)))
+        """Render a group of read transcripts with one redaction pass, and plan the writes."""
         logs = iter(render_logs(
             [s.entries if s.has_conversation else [] for s in read if isinstance(s, Session)],
             self.settings.max_entry_chars,
