@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from .redact import redact_column
+from .redact import HINTS, redact_column
 
 if TYPE_CHECKING:
     import numpy as np
@@ -284,7 +284,7 @@ def _parse_batch(files: list[SessionFile], max_chars: int) -> _Batch:
         buf, spans = _repair_utf8(buf, spans, read, utf8_warnings)
         entries = _split_batch(buf, spans)
         assert entries is not None
-    text, redactions = redact_column(entries.get_column("text"))
+    text, redactions = redact_column(entries.get_column("text"), entries.get_column("maybe_secret"))
     return _Batch(read, warnings, utf8_warnings, _rows(read, entries, _cut(text, max_chars)), redactions)
 
 
@@ -452,7 +452,7 @@ def _split_batch(buf: Buffer, spans: list[tuple[int, int]]) -> pl.DataFrame | No
 
     spans = [(i, s, e) for i, (s, e) in enumerate(spans) if e > s]
     if not spans:
-        return pl.DataFrame(schema={"file": pl.UInt32, "role": pl.UInt8, "text": pl.Utf8})
+        return pl.DataFrame(schema={"file": pl.UInt32, "role": pl.UInt8, "text": pl.Utf8, "maybe_secret": pl.Boolean})
     owner, starts, ends = (np.array(column, dtype=np.int64) for column in zip(*spans))
     arr = np.frombuffer(buf, dtype=np.uint8)
     newlines = _newlines(arr[: ends[-1]])
@@ -478,7 +478,7 @@ def _split_batch(buf: Buffer, spans: list[tuple[int, int]]) -> pl.DataFrame | No
     last_of_file[:-1] = entry_file[1:] != entry_file[:-1]
     text_start = np.minimum(entry_at + 3, ends[entry_file])
     text_end = np.where(last_of_file, ends[entry_file], np.append(ends_before[1:], 0))
-    text = _slices(buf, text_start, text_end)
+    text = _slices(buf, text_start, text_end, starts, ends)
     if text is None:
         return None
     return pl.DataFrame(
@@ -486,8 +486,52 @@ def _split_batch(buf: Buffer, spans: list[tuple[int, int]]) -> pl.DataFrame | No
             "file": pl.Series(owner[entry_file].astype(np.uint32)),
             "role": pl.Series(_role_index(arr[entry_at + 1])),
             "text": text,
+            "maybe_secret": _maybe_secret(buf, text_start, text_end, last_of_file),
         }
     )
+
+
+_GROUP_ROWS = 16
+
+
+def _maybe_secret(buf: Buffer, start: np.ndarray, end: np.ndarray, last_of_file: np.ndarray) -> pl.Series:
+    """True on each entry in a group of entries whose bytes hold a redaction hint.
+
+    Searching `HINTS` row by row costs a regex call per entry; searching
+    runs of up to `_GROUP_ROWS` consecutive entries of one file as one
+    string is several times faster, and secrets are rare, so few groups
+    hit. A group is the buffer from its first text's start to its last
+    text's end: the texts (already checked to be UTF-8) and, between them,
+    only ASCII newlines and prefixes, which hold no hint (no hint holds a
+    newline). So a group is valid UTF-8 and hits whenever one of its
+    entries does (more often, never less: a superset of the hit rows).
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    count = len(start)
+    index = np.arange(count)
+    first = np.ones(count, dtype=bool)
+    first[1:] = last_of_file[:-1] | (index[1:] % _GROUP_ROWS == 0)
+    group_first = np.flatnonzero(first)
+    group_last = np.append(group_first[1:] - 1, count - 1)
+    group_start = start[group_first]
+    group_end = np.maximum(end[group_last], group_start)
+    offsets = np.empty(2 * len(group_first) + 2, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:-1:2] = group_start
+    offsets[2:-1:2] = group_end
+    offsets[-1] = len(buf)
+    offsets_buffer, data_buffer = pa.py_buffer(offsets), pa.py_buffer(buf)
+    # Checked as binary (offsets only: it reads no text), then read as text
+    # without a second UTF-8 check; only the groups (odd pieces) are kept.
+    pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(offsets) - 1, [None, offsets_buffer, data_buffer]).validate(
+        full=True
+    )
+    pieces = pa.LargeStringArray.from_buffers(len(offsets) - 1, offsets_buffer, data_buffer)
+    groups = pl.Series(pieces).gather(pl.int_range(1, len(offsets) - 1, 2, eager=True))
+    group_hit = groups.str.contains(HINTS).to_numpy()
+    return pl.Series(np.repeat(group_hit, np.diff(np.append(group_first, count))))
 
 
 def _role_index(prefix: np.ndarray) -> np.ndarray:
@@ -495,8 +539,72 @@ def _role_index(prefix: np.ndarray) -> np.ndarray:
     return (prefix == ord("<")).astype("uint8") + 2 * (prefix == ord(".")).astype("uint8")
 
 
-def _slices(buf: Buffer, start: np.ndarray, end: np.ndarray) -> pl.Series | None:
+def _slices(
+    buf: Buffer, start: np.ndarray, end: np.ndarray, span_start: np.ndarray, span_end: np.ndarray
+) -> pl.Series | None:
     """buf[start[i]:end[i]] as a polars string Series without copying the bytes; None if not UTF-8.
+
+    Every text lies inside one file's span, its ends next to ASCII bytes
+    (a prefix, a newline) or at the span's ends, and between texts a span
+    holds only ASCII newlines and prefixes. So the texts are UTF-8 exactly
+    when the spans are, and checking the few hundred spans of a batch is
+    about 3x faster than checking its hundred thousand texts one by one.
+    The texts are then handed to polars as string views (Arrow's layout:
+    16 bytes per string, pointing into the buffer), built with numpy; polars
+    takes them as they are, with no second check and no copy.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    if len(buf) >= 1 << 31 or len(buf) < 16:  # view offsets are 32-bit; tiny buffers: the other path
+        return _slices_by_offsets(buf, start, end)
+    if len(start) and (np.any(end < start) or int(end.max()) > len(buf) or int(start.min()) < 0):
+        raise ValueError("entry bounds outside the batch buffer")  # a bug here, never bad input
+    if _slices_by_offsets(buf, span_start, span_end) is None:
+        return None
+    views = pa.Array.from_buffers(
+        pa.string_view(), len(start), [None, pa.py_buffer(_views(buf, start, end)), pa.py_buffer(buf)]
+    )
+    return pl.Series("text", pl.from_arrow(views))
+
+
+_INLINE = 12  # strings up to this many bytes sit inside their view
+
+
+def _views(buf: Buffer, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Arrow binary views of buf[start[i]:end[i]]: one row of four int32 per string.
+
+    A view is (length, first 4 bytes, buffer index 0, offset) for a longer
+    string, or (length, the bytes zero-padded to 12) for a short one.
+    """
+    import numpy as np
+    from numpy.lib.stride_tricks import as_strided
+
+    data = np.frombuffer(buf, dtype=np.uint8)
+    length = (end - start).astype(np.int32)
+    views = np.empty((len(start), 4), dtype=np.int32)
+    views[:, 0] = length
+    # Every 4-byte window of the buffer as an (unaligned) int32: the prefix is one lookup.
+    windows4 = np.ndarray((len(data) - 3,), dtype=np.int32, buffer=buf, strides=(1,))
+    views[:, 1] = windows4[np.minimum(start, len(data) - 4)]
+    views[:, 2] = 0
+    views[:, 3] = start
+    short = np.flatnonzero(length <= _INLINE)
+    if len(short):
+        windows12 = as_strided(data, shape=(len(data) - _INLINE + 1, _INLINE), strides=(1, 1))
+        inline = windows12[np.minimum(start[short], len(data) - _INLINE)]
+        inline[np.arange(_INLINE)[None, :] >= length[short, None]] = 0
+        # The last few bytes of the buffer have no full 12-byte window after them.
+        for at in np.flatnonzero(start[short] > len(data) - _INLINE):
+            row = short[at]
+            inline[at] = 0
+            inline[at, : length[row]] = data[start[row] : end[row]]
+        views.view(np.uint8)[short, 4:16] = inline
+    return views
+
+
+def _slices_by_offsets(buf: Buffer, start: np.ndarray, end: np.ndarray) -> pl.Series | None:
+    """buf[start[i]:end[i]] as a polars string Series, each checked to be UTF-8; None if not.
 
     Arrow offsets must be contiguous, so the pieces between texts are part
     of the array too (every other element) and are dropped by the gather.

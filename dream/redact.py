@@ -252,19 +252,28 @@ def redact(text: str) -> tuple[str, int]:
     return text, total
 
 
-def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
+def redact_column(column: pl.Series, candidates: pl.Series | None = None) -> tuple[pl.Series, int]:
     """Vectorised `redact` over a polars string Series: (redacted series, count).
 
     Only rows that contain a hint go through the per-kind passes, and those
     passes (count, then replace, kind after kind) run as one lazy query:
     one call into polars instead of two per kind, which matters when a
     large column is redacted in many small batches.
+
+    `candidates`, when given, is a boolean Series, True on every row that
+    may hold a hint (a cheaper coarse pre-check found by the caller, such as
+    `HINTS` searched over groups of rows at once); only those rows are
+    searched for hints. A row it leaves False is taken to hold no secret.
     """
     column = column.cast(pl.Utf8)
-    hit = column.str.contains(HINTS).fill_null(False)
-    if not hit.any():
+    if candidates is None:
+        hit_rows = column.str.contains(HINTS).fill_null(False).arg_true()
+    else:
+        rows = candidates.fill_null(False).arg_true()
+        hit_rows = rows.filter(column.gather(rows).str.contains(HINTS).fill_null(False))
+    if not len(hit_rows):
         return column, 0
-    passes = pl.DataFrame({"text": column.filter(hit)}).lazy()
+    passes = pl.DataFrame({"text": column.gather(hit_rows)}).lazy()
     for i, p in enumerate(PATTERNS):
         regex = p.rust_regex()
         passes = passes.with_columns(pl.col("text").str.count_matches(regex).alias(f"count{i}")).with_columns(
@@ -272,4 +281,4 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
         )
     done = passes.collect()
     total = sum(int(done.get_column(f"count{i}").sum() or 0) for i in range(len(PATTERNS)))
-    return column.scatter(hit.arg_true(), done.get_column("text")), total
+    return column.scatter(hit_rows, done.get_column("text")), total
