@@ -16,7 +16,6 @@ this reader has never heard of, and malformed lines, are counted as skipped.
 
 from __future__ import annotations
 
-import mmap
 import re
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from .common import (
     is_blank,
     Entry,
-    mapped,
+    iter_line_blocks,
     Session,
     make_entry,
     one_line,
@@ -63,10 +62,10 @@ _INJECTED_PREFIXES = (
 )
 
 
-def is_tool_result_line(line: bytes | bytearray | mmap.mmap, start: int = 0, end: int | None = None) -> bool:
+def is_tool_result_line(line: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
     """True if the record on ``line[start:end]`` has message content starting with a tool_result block.
 
-    `start` and `end` let a caller test a line inside a whole mapped file without copying it.
+    `start` and `end` let a caller test a line inside a block of many without copying it.
     """
     # Searching between positions looks only at the head, without slicing it off.
     head_end = start + _HEAD_BYTES
@@ -81,14 +80,13 @@ def is_tool_result_line(line: bytes | bytearray | mmap.mmap, start: int = 0, end
 def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Session:
     """Read one transcript; the session id is the file name without ``.jsonl``."""
     reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
-    with mapped(path) as data:
-        start, size = 0, len(data)
-        find = data.find
+    for block, size in iter_line_blocks(path):
+        start = 0
         while start < size:
-            end = find(b"\n", start)
+            end = block.find(b"\n", start, size)
             if end < 0:
                 end = size  # a last line without newline
-            reader.feed(data, start, end)
+            reader.feed(block, start, end)
             start = end + 1
     return reader.session
 
@@ -102,7 +100,7 @@ class _Reader:
         self.max_chars = max_chars
         self.cwd: str | None = None
 
-    def feed(self, data: bytes | mmap.mmap, start: int, end: int) -> None:
+    def feed(self, data: bytes | bytearray, start: int, end: int) -> None:
         """Take the record on ``data[start:end]``; tool results are skipped without copying them."""
         if end - start < 64 and is_blank(data[start:end]):
             return
