@@ -42,7 +42,7 @@ LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
 WRITE_THREADS = 8
 # Transcripts are read two at a time: while one thread parses (holding the
-# GIL), the other's file mapping proceeds. Sessions are rendered in groups, so
+# GIL), the other's file reads proceed. Sessions are rendered in groups, so
 # that redaction is one polars call per group rather than one per session;
 # rendering and writing a group overlap with reading the next ones.
 READ_THREADS = 2
