@@ -26,6 +26,24 @@ def test_iter_lines_matches_split_at_any_buffer_size(tmp_path, monkeypatch, chun
         assert [bytes(line) for line in iter_lines(path)] == expected
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 64, 4096])
+def test_iter_line_blocks_yields_whole_lines_at_any_block_size(tmp_path, monkeypatch, chunk):
+    """Blocks end at a line end (or the file's end) and, joined, give back the file exactly."""
+    monkeypatch.setattr(common, "BLOCK_CHUNK", chunk)
+    rng = random.Random(chunk)
+    for trial in range(60):
+        lines = [bytes(rng.choice(b'ab{}"\\') for _ in range(rng.choice([0, 1, 6, 70, 300])))
+                 for _ in range(rng.randint(0, 25))]
+        data = b"\n".join(lines) + (b"\n" if trial % 2 else b"")
+        path = tmp_path / f"b{trial}.jsonl"
+        path.write_bytes(data)
+        blocks = [bytes(buf[:end]) for buf, end in common.iter_line_blocks(path)]
+        assert b"".join(blocks) == data
+        assert all(block.endswith(b"\n") for block in blocks[:-1])
+        if blocks and not data.endswith(b"\n"):
+            assert not blocks[-1].endswith(b"\n") or blocks[-1] == b""
+
+
 def test_format_entry_indents_continuations_and_drops_blank_lines():
     assert format_entry("< ", "  one\n\n> two\r\n. three  \n") == "< one\n  > two\n  . three"
     assert format_entry("> ", "single") == "> single"
