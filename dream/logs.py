@@ -505,11 +505,14 @@ def _maybe_secret(buf: Buffer, start: np.ndarray, end: np.ndarray, last_of_file:
     only ASCII newlines and prefixes, which hold no hint (no hint holds a
     newline). So a group is valid UTF-8 and hits whenever one of its
     entries does (more often, never less: a superset of the hit rows).
+    The groups reach polars as string views into the buffer (see `_slices`).
     """
     import numpy as np
     import pyarrow as pa
 
     count = len(start)
+    if len(buf) >= 1 << 31 or len(buf) < 16:  # no string views (see `_slices`): every row is a candidate
+        return pl.Series(np.ones(count, dtype=bool))
     index = np.arange(count)
     first = np.ones(count, dtype=bool)
     first[1:] = last_of_file[:-1] | (index[1:] % _GROUP_ROWS == 0)
@@ -517,19 +520,10 @@ def _maybe_secret(buf: Buffer, start: np.ndarray, end: np.ndarray, last_of_file:
     group_last = np.append(group_first[1:] - 1, count - 1)
     group_start = start[group_first]
     group_end = np.maximum(end[group_last], group_start)
-    offsets = np.empty(2 * len(group_first) + 2, dtype=np.int64)
-    offsets[0] = 0
-    offsets[1:-1:2] = group_start
-    offsets[2:-1:2] = group_end
-    offsets[-1] = len(buf)
-    offsets_buffer, data_buffer = pa.py_buffer(offsets), pa.py_buffer(buf)
-    # Checked as binary (offsets only: it reads no text), then read as text
-    # without a second UTF-8 check; only the groups (odd pieces) are kept.
-    pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(offsets) - 1, [None, offsets_buffer, data_buffer]).validate(
-        full=True
+    views = pa.Array.from_buffers(
+        pa.string_view(), len(group_first), [None, pa.py_buffer(_views(buf, group_start, group_end)), pa.py_buffer(buf)]
     )
-    pieces = pa.LargeStringArray.from_buffers(len(offsets) - 1, offsets_buffer, data_buffer)
-    groups = pl.Series(pieces).gather(pl.int_range(1, len(offsets) - 1, 2, eager=True))
+    groups = pl.Series(pl.from_arrow(views))
     group_hit = groups.str.contains(HINTS).to_numpy()
     return pl.Series(np.repeat(group_hit, np.diff(np.append(group_first, count))))
 
