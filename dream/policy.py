@@ -17,6 +17,7 @@ from .config import Settings
 from .errors import Refused
 from .layout import Layout
 from .proposals import PENDING, Proposals
+from .retention import summarize
 from .validate import errors as validation_errors
 from .validate import validate_tree
 from .versions import Versions
@@ -39,7 +40,7 @@ def judge(layout: Layout, proposal_id: str) -> Verdict:
     report = proposals.report(proposal)
     base = Versions(layout).tree(proposal.base_version)
     tree = proposals.tree(proposal)
-    retention = report["retention"]
+    retention = report.get("retention") or summarize(base, tree)
     if retention["dropped"]:
         return Verdict(False, f"it drops {retention['dropped']} line(s)")
     problems = validation_errors(validate_tree(tree, set(proposal.changed), base=base))

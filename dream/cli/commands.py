@@ -20,6 +20,8 @@ from ..status import store_status
 from .. import review_page
 from ..diffing import tree_diff
 from ..errors import BadInput
+from ..retention import render_markdown as retention_markdown
+from ..retention import summarize
 from ..tree import changed_paths
 from ..versions import Versions
 from ..fleet_status import fleet_status
@@ -186,7 +188,7 @@ def diff(
     proposal = props.resolve(proposal_id)
     text = props.diff(proposal)
     report = props.report(proposal)
-    retention = report["retention"]
+    retention = report.get("retention") or summarize(Versions(layout).tree(proposal.base_version), props.tree(proposal))
     page = review_page.write_page(html, review_page.proposal_page(layout, proposal)) if html else None
     if as_json:
         emit_json({"proposal_id": proposal.id, "status": proposal.status, "base_version": proposal.base_version,
@@ -196,6 +198,8 @@ def diff(
     if page:
         out.print(f"review page written to {page}", markup=False)
         return
+    if "retention" not in report:  # proposals made before the retention report existed
+        out.print("\n".join(retention_markdown(retention)), markup=False)
     out.print(props.report_md(proposal), markup=False)
     print_diff(text)
 
