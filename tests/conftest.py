@@ -68,3 +68,38 @@ def dream_cli(*args: str, env: dict | None = None, cwd: Path | None = None, time
 @pytest.fixture
 def cli():
     return dream_cli
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """A fake home folder, so ~/.claude and ~/.codex point into the test's own folder."""
+    fake = tmp_path / "home"
+    fake.mkdir()
+    monkeypatch.setenv("HOME", str(fake))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return fake
+
+
+def everything_in(store: Path, skip: frozenset = frozenset(), names: bool = False) -> list[tuple[str, bytes]]:
+    """Every file's bytes under `store` (and its path, with `names`), plus every DuckDB table as text.
+
+    DuckDB compresses strings, so a secret could hide from a byte search in
+    its file; its rows are read back as text as well. `skip` holds paths
+    relative to the store that are left out (a log the test itself planted).
+    """
+    import duckdb
+
+    found = []
+    for path in sorted(store.rglob("*")):
+        relative = path.relative_to(store)
+        if names:
+            found.append((f"name of {relative}", str(relative).encode()))
+        if path.is_file() and relative not in skip:
+            found.append((str(relative), path.read_bytes()))
+    for db in store.rglob("*.duckdb"):
+        with duckdb.connect(str(db), read_only=True) as con:
+            for (table,) in con.execute("select table_name from information_schema.tables").fetchall():
+                rows = con.execute(f'select * from "{table}"').fetchall()
+                found.append((f"{db.name}:{table}", repr(rows).encode()))
+    return found

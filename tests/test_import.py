@@ -19,16 +19,6 @@ CODEX_SID = "0199a1b2-c3d4-4e5f-8a9b-0c1d2e3f4a5b"
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    fake = tmp_path / "home"
-    fake.mkdir()
-    monkeypatch.setenv("HOME", str(fake))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    return fake
-
-
-@pytest.fixture
 def project(home) -> Path:
     """``~/.claude/projects/-work-app`` with a memory store and three sessions."""
     folder = home / ".claude" / "projects" / "-work-app"

@@ -15,9 +15,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import duckdb
 import pytest
 
+from tests.conftest import everything_in
 from dream.transcripts.synthetic import ClaudeSession, CodexSession, write_jsonl
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
@@ -111,18 +111,7 @@ def log_of(store: Path, sid: str) -> Path:
 
 
 def everything_written(store: Path) -> list[tuple[str, bytes]]:
-    """The bytes of every file in the store, and the text of every table in the history database.
-
-    DuckDB compresses strings, so a secret could hide from a byte search in
-    its file; its rows are read back as text as well.
-    """
-    found = [(str(p), p.read_bytes()) for p in store.rglob("*") if p.is_file()]
-    for db in store.rglob("*.duckdb"):
-        with duckdb.connect(str(db), read_only=True) as con:
-            for (table,) in con.execute("select table_name from information_schema.tables").fetchall():
-                rows = con.execute(f'select * from "{table}"').fetchall()
-                found.append((f"{db}:{table}", repr(rows).encode()))
-    return found
+    return everything_in(store)
 
 
 def assert_no_secret(store: Path) -> None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from dream.redact import PATTERNS, redact
+from tests.conftest import everything_in
 
 # kind -> the secret itself. One per kind in dream.redact.PATTERNS (checked below).
 SECRETS = {
@@ -85,22 +85,8 @@ def plant(store: Path) -> str:
 
 
 def everything_written(store: Path) -> list[tuple[str, bytes]]:
-    """Every file under the store but the planted log (names too), and every history table as text.
-
-    DuckDB compresses strings, so its rows are read back as well.
-    """
-    found = []
-    for path in store.rglob("*"):
-        relative = path.relative_to(store)
-        found.append((f"name of {relative}", str(relative).encode()))
-        if path.is_file() and relative != PLANTED:
-            found.append((str(relative), path.read_bytes()))
-    for db in store.rglob("*.duckdb"):
-        with duckdb.connect(str(db), read_only=True) as con:
-            for (table,) in con.execute("select table_name from information_schema.tables").fetchall():
-                rows = con.execute(f'select * from "{table}"').fetchall()
-                found.append((f"{db.name}:{table}", repr(rows).encode()))
-    return found
+    """Every file under the store but the planted log (names too), and every history table as text."""
+    return everything_in(store, skip=frozenset({PLANTED}), names=True)
 
 
 def leaks(store: Path) -> list[str]:

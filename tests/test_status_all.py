@@ -15,16 +15,6 @@ from dream.transcripts.synthetic import ClaudeSession, write_jsonl
 START = datetime(2026, 5, 4, 10, 0, tzinfo=timezone.utc)
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch) -> Path:
-    fake = tmp_path / "home"
-    fake.mkdir()
-    monkeypatch.setenv("HOME", str(fake))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    return fake
-
-
 def projects(home: Path) -> Path:
     return home / ".claude" / "projects"
 
