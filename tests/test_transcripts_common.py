@@ -10,16 +10,22 @@ from dream.transcripts import common
 from dream.transcripts.common import Entry, format_entry, iter_lines, make_entry, render_log
 
 
-@pytest.mark.parametrize("chunk", [7, 64, 4096])
-def test_iter_lines_matches_split_at_any_buffer_size(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(common, "READ_CHUNK", chunk)
-    rng = random.Random(chunk)
-    for trial in range(60):
+def random_files(tmp_path, seed: int, count: int = 60):
+    """Files of random JSON-ish lines, half of them without a final newline: (path, bytes)."""
+    rng = random.Random(seed)
+    for trial in range(count):
         lines = [bytes(rng.choice(b'ab{}"\\') for _ in range(rng.choice([0, 1, 6, 70, 300])))
                  for _ in range(rng.randint(0, 25))]
         data = b"\n".join(lines) + (b"\n" if trial % 2 else b"")
-        path = tmp_path / f"t{trial}.jsonl"
+        path = tmp_path / f"t{seed}-{trial}.jsonl"
         path.write_bytes(data)
+        yield path, data
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 4096])
+def test_iter_lines_matches_split_at_any_buffer_size(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(common, "READ_CHUNK", chunk)
+    for path, data in random_files(tmp_path, chunk):
         expected = data.split(b"\n")
         if expected and expected[-1] == b"":
             expected.pop()
@@ -30,18 +36,10 @@ def test_iter_lines_matches_split_at_any_buffer_size(tmp_path, monkeypatch, chun
 def test_iter_line_blocks_yields_whole_lines_at_any_block_size(tmp_path, monkeypatch, chunk):
     """Blocks end at a line end (or the file's end) and, joined, give back the file exactly."""
     monkeypatch.setattr(common, "BLOCK_CHUNK", chunk)
-    rng = random.Random(chunk)
-    for trial in range(60):
-        lines = [bytes(rng.choice(b'ab{}"\\') for _ in range(rng.choice([0, 1, 6, 70, 300])))
-                 for _ in range(rng.randint(0, 25))]
-        data = b"\n".join(lines) + (b"\n" if trial % 2 else b"")
-        path = tmp_path / f"b{trial}.jsonl"
-        path.write_bytes(data)
+    for path, data in random_files(tmp_path, chunk):
         blocks = [bytes(buf[:end]) for buf, end in common.iter_line_blocks(path)]
         assert b"".join(blocks) == data
         assert all(block.endswith(b"\n") for block in blocks[:-1])
-        if blocks and not data.endswith(b"\n"):
-            assert not blocks[-1].endswith(b"\n") or blocks[-1] == b""
 
 
 def test_format_entry_indents_continuations_and_drops_blank_lines():
