@@ -255,10 +255,10 @@ def redact(text: str) -> tuple[str, int]:
 def redact_column(column: pl.Series, candidates: pl.Series | None = None) -> tuple[pl.Series, int]:
     """Vectorised `redact` over a polars string Series: (redacted series, count).
 
-    Only rows that contain a hint go through the per-kind passes, and those
-    passes (count, then replace, kind after kind) run as one lazy query:
-    one call into polars instead of two per kind, which matters when a
-    large column is redacted in many small batches.
+    Two steps, which callers that redact many small batches may also run
+    apart: `hint_rows` finds the few rows that may hold a secret, and
+    `redact_hits` redacts just those, ideally all batches' hits in one call
+    (each call compiles the patterns it needs again).
 
     `candidates`, when given, is a boolean Series, True on every row that
     may hold a hint (a cheaper coarse pre-check found by the caller, such as
@@ -266,19 +266,42 @@ def redact_column(column: pl.Series, candidates: pl.Series | None = None) -> tup
     searched for hints. A row it leaves False is taken to hold no secret.
     """
     column = column.cast(pl.Utf8)
-    if candidates is None:
-        hit_rows = column.str.contains(HINTS).fill_null(False).arg_true()
-    else:
-        rows = candidates.fill_null(False).arg_true()
-        hit_rows = rows.filter(column.gather(rows).str.contains(HINTS).fill_null(False))
-    if not len(hit_rows):
+    rows = hint_rows(column, candidates)
+    if not len(rows):
         return column, 0
-    passes = pl.DataFrame({"text": column.gather(hit_rows)}).lazy()
-    for i, p in enumerate(PATTERNS):
+    redacted, total = redact_hits(column.gather(rows))
+    return (column.scatter(rows, redacted) if total else column), total
+
+
+def hint_rows(column: pl.Series, candidates: pl.Series | None = None) -> pl.Series:
+    """Indices of the rows of `column` (strings) that contain a hint of some secret."""
+    if candidates is None:
+        return column.str.contains(HINTS).fill_null(False).arg_true()
+    rows = candidates.fill_null(False).arg_true()
+    return rows.filter(column.gather(rows).str.contains(HINTS).fill_null(False))
+
+
+def redact_hits(texts: pl.Series) -> tuple[pl.Series, int]:
+    """`redact` on every string of `texts`: (redacted series, count).
+
+    Kind after kind, as `redact`, but each kind looks only at the rows that
+    hold its own hint, and counts and replaces only in the rows its regex
+    matches: a common word such as "token" sends many rows here, and the
+    full patterns are slow compared with the hints.
+    """
+    total = 0
+    texts = texts.cast(pl.Utf8)
+    for p in PATTERNS:
+        rows = texts.str.contains(p.hint).fill_null(False).arg_true()
+        if not len(rows):
+            continue
         regex = p.rust_regex()
-        passes = passes.with_columns(pl.col("text").str.count_matches(regex).alias(f"count{i}")).with_columns(
-            pl.col("text").str.replace_all(regex, p.polars_replacement())
-        )
-    done = passes.collect()
-    total = sum(int(done.get_column(f"count{i}").sum() or 0) for i in range(len(PATTERNS)))
-    return column.scatter(hit_rows, done.get_column("text")), total
+        candidates = texts.gather(rows)
+        matched = candidates.str.contains(regex).fill_null(False)
+        if not matched.any():
+            continue
+        found = candidates.filter(matched)
+        total += int(found.str.count_matches(regex).sum() or 0)
+        # scatter writes in place: the caller's series stays as it was.
+        texts = texts.clone().scatter(rows.filter(matched), found.str.replace_all(regex, p.polars_replacement()))
+    return texts, total

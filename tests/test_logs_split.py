@@ -1,4 +1,4 @@
-"""Gathering splits raw bytes with numpy: check it against a plain reading of the format.
+"""Gathering splits raw bytes (in C, or with numpy): check both against a plain reading of the format.
 
 The reference below applies the module docstring's rules one file at a time
 with Python's `re`; random logs built from the tricky pieces (prefixes
@@ -47,9 +47,9 @@ def reference(session: str, data: bytes) -> tuple[list[tuple[str, str, str]], li
     return [(session, ROLE[p[0]], p[2:]) for p in pieces], warnings
 
 
-def random_log(rng: random.Random) -> bytes:
+def random_log(rng: random.Random, most_pieces: int = 25) -> bytes:
     parts = []
-    for _ in range(rng.randint(0, 25)):
+    for _ in range(rng.randint(0, most_pieces)):
         r = rng.random()
         parts.append(rng.choice([b"\xff", b"\xe3\x81", b"\x00"]) if r < 0.02 else rng.choice(PIECES).encode())
     return b"".join(parts)
@@ -60,8 +60,17 @@ def kind(warning: str) -> str:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int) -> None:
-    rng = random.Random(seed)
+def test_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int, scanner: str) -> None:
+    check_random_logs(tmp_path, monkeypatch, random.Random(seed), most_pieces=25)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_long_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int, scanner: str) -> None:
+    """Files of a few kilobytes: the C scanner looks for newlines 64 bytes at a time."""
+    check_random_logs(tmp_path, monkeypatch, random.Random(100 + seed), most_pieces=2000)
+
+
+def check_random_logs(tmp_path: Path, monkeypatch, rng: random.Random, most_pieces: int) -> None:
     monkeypatch.setattr(logs, "_BATCH_BYTES", rng.choice([10, 100, 1 << 20]))
     monkeypatch.setattr(logs, "_SCAN_CHUNK", rng.choice([7, 64, 1 << 20]))
     for trial in range(40):
@@ -69,7 +78,7 @@ def test_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int)
         for i in range(rng.randint(1, 6)):
             path = store / "logs" / "2025" / "03" / f"{rng.randint(1, 3):02d}" / f"s{rng.randint(0, 2)}-f{i}.md"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(random_log(rng))
+            path.write_bytes(random_log(rng, most_pieces))
         files = scan_sessions(store)
         expected_rows, expected_warnings = [], []
         utf8 = []
@@ -105,7 +114,7 @@ def test_a_file_that_shrank_after_the_scan_gives_what_it_holds_now(tmp_path: Pat
     assert read_sessions(files).sessions.get_column("text").to_list() == ["one"]
 
 
-def test_seq_and_files_across_many_batches(tmp_path: Path, monkeypatch) -> None:
+def test_seq_and_files_across_many_batches(tmp_path: Path, monkeypatch, scanner: str) -> None:
     monkeypatch.setattr(logs, "_BATCH_BYTES", 16)
     for day, name, text in [("01", "s1-a.md", "> a\n< b\n"), ("02", "s2-b.md", "> c\n"),
                             ("03", "s1-a.md", "> d\n"), ("04", "s3-c.md", "")]:

@@ -1,0 +1,518 @@
+/*
+ * dream._speedups: two byte scanners that would otherwise dominate the cost
+ * of reading hundreds of megabytes, each a single pass over the bytes with
+ * the GIL released (so the reader threads really run side by side).
+ *
+ *   log_entries(buf, starts, ends, group_rows)
+ *       The entries of activity logs laid out in one buffer (dream/logs.py).
+ *   jsonl_lines(fd, head_bytes, block)
+ *       The lines of a Claude Code transcript worth parsing: tool output
+ *       is skipped unread (dream/transcripts/claude_code.py).
+ *
+ * Both have pure-Python twins that give exactly the same answers; the tests
+ * run the two side by side on generated and hostile input. The extension is
+ * optional: without a C compiler the package installs and runs on the twins,
+ * only slower. Set DREAM_NO_SPEEDUPS=1 to use the twins anyway.
+ */
+#define PY_SSIZE_T_CLEAN
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
+#include <Python.h>
+#include <stdint.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* log_entries                                                               */
+
+/* One Arrow "binary view" (16 bytes): a string of up to 12 bytes sits inside
+ * the view; a longer one is (length, first 4 bytes, buffer 0, offset). */
+typedef struct {
+    int32_t length;
+    union {
+        unsigned char inline_bytes[12];
+        struct {
+            unsigned char prefix[4];
+            int32_t buffer_index;
+            int32_t offset;
+        } ref;
+    } u;
+} View;
+
+static inline void make_view(View *view, const unsigned char *buf, Py_ssize_t start, Py_ssize_t end)
+{
+    Py_ssize_t length = end - start;
+    view->length = (int32_t)length;
+    if (length <= 12) {
+        memset(view->u.inline_bytes, 0, 12);
+        memcpy(view->u.inline_bytes, buf + start, (size_t)length);
+    } else {
+        memcpy(view->u.ref.prefix, buf + start, 4);
+        view->u.ref.buffer_index = 0;
+        view->u.ref.offset = (int32_t)start;
+    }
+}
+
+static inline int is_prefix(unsigned char c) { return c == '>' || c == '<' || c == '.'; }
+
+static inline uint8_t role_index(unsigned char c) { return c == '>' ? 0 : (c == '<' ? 1 : 2); }
+
+typedef struct {
+    const unsigned char *buf;
+    const int64_t *starts, *ends;
+    Py_ssize_t spans;
+    Py_ssize_t group_rows;
+    /* outputs, sized by the caller from an upper bound */
+    View *views;
+    uint32_t *file;
+    uint8_t *role;
+    View *group_views;
+    uint32_t *entry_group;
+    Py_ssize_t entries, groups;
+} EntryScan;
+
+/* Entries are grouped by up to group_rows in a row within one span; a
+ * group's text runs from its first entry's start to its last entry's end. */
+typedef struct {
+    Py_ssize_t rows, start, end;
+} Group;
+
+static void close_group(EntryScan *scan, Group *group)
+{
+    if (group->rows == 0)
+        return;
+    make_view(&scan->group_views[scan->groups++], scan->buf, group->start, group->end);
+    group->rows = 0;
+}
+
+static void emit_entry(EntryScan *scan, Group *group, Py_ssize_t file, unsigned char prefix, Py_ssize_t start,
+                       Py_ssize_t end)
+{
+    Py_ssize_t row = scan->entries++;
+    make_view(&scan->views[row], scan->buf, start, end);
+    scan->file[row] = (uint32_t)file;
+    scan->role[row] = role_index(prefix);
+    if (group->rows == 0)
+        group->start = start;
+    group->end = end > group->start ? end : group->start;
+    scan->entry_group[row] = (uint32_t)scan->groups;
+    if (++group->rows == scan->group_rows)
+        close_group(scan, group);
+}
+
+/* Newlines, 64 bytes at a time: bit i of the mask is set when p[i] is '\n'.
+ * Lines in logs are short, so calling memchr once per line costs more than
+ * comparing whole blocks and walking the set bits. */
+static inline uint64_t newline_mask(const unsigned char *p, Py_ssize_t length)
+{
+    uint64_t mask = 0;
+#ifdef __SSE2__
+    if (length >= 64) {
+        const __m128i newline = _mm_set1_epi8('\n');
+        for (int i = 0; i < 4; i++) {
+            __m128i bytes = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+            mask |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline)) << (16 * i);
+        }
+        return mask;
+    }
+#endif
+    if (length > 64)
+        length = 64;
+    for (Py_ssize_t i = 0; i < length; i++)
+        mask |= (uint64_t)(p[i] == '\n') << i;
+    return mask;
+}
+
+static Py_ssize_t count_newlines(const unsigned char *buf, Py_ssize_t s, Py_ssize_t e)
+{
+    Py_ssize_t count = 0;
+    for (Py_ssize_t block = s; block < e; block += 64)
+        count += __builtin_popcountll(newline_mask(buf + block, e - block));
+    return count;
+}
+
+/* The entries of one file span [s, e). An entry starts at the span's start
+ * and after every newline followed by a prefix and a space inside the span;
+ * its text ends before the run of newlines that precedes the next entry. */
+static void scan_span(EntryScan *scan, Py_ssize_t file, Py_ssize_t s, Py_ssize_t e)
+{
+    const unsigned char *buf = scan->buf;
+    Group group = {0, 0, 0};
+    unsigned char prefix = buf[s];
+    Py_ssize_t text_start = s + 2 < e ? s + 2 : e;
+    Py_ssize_t run_start = -1, previous_newline = -2;
+    for (Py_ssize_t block = s; block < e; block += 64) {
+        for (uint64_t mask = newline_mask(buf + block, e - block); mask; mask &= mask - 1) {
+            Py_ssize_t q = block + __builtin_ctzll(mask);
+            if (q != previous_newline + 1)
+                run_start = q;
+            previous_newline = q;
+            if (q + 3 <= e && is_prefix(buf[q + 1]) && buf[q + 2] == ' ') {
+                emit_entry(scan, &group, file, prefix, text_start, run_start);
+                prefix = buf[q + 1];
+                text_start = q + 3;
+            }
+        }
+    }
+    emit_entry(scan, &group, file, prefix, text_start, e);
+    close_group(scan, &group);
+}
+
+static int check_spans(const Py_buffer *buf, const int64_t *starts, const int64_t *ends, Py_ssize_t spans)
+{
+    for (Py_ssize_t i = 0; i < spans; i++) {
+        if (starts[i] < 1 || ends[i] > buf->len) {
+            PyErr_Format(PyExc_ValueError, "span %zd outside the buffer", i);
+            return 0;
+        }
+    }
+    if (buf->len >= ((Py_ssize_t)1 << 31)) {
+        PyErr_SetString(PyExc_ValueError, "buffer too large for 32-bit view offsets");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *new_bytes(Py_ssize_t size) { return PyBytes_FromStringAndSize(NULL, size > 0 ? size : 0); }
+
+static int shrink(PyObject **bytes, Py_ssize_t size) { return _PyBytes_Resize(bytes, size); }
+
+PyDoc_STRVAR(log_entries_doc,
+"log_entries(buf, starts, ends, group_rows) -> (views, file, role, group_views, entry_group)\n\n"
+"The entries of the file spans buf[starts[i]:ends[i]] (int64 arrays; each span\n"
+"follows a newline and, when not empty, starts with an entry prefix). Returns\n"
+"bytes holding: an Arrow string view per entry text, its span index (uint32),\n"
+"its role (uint8: 0 user, 1 assistant, 2 tool), a view per group of up to\n"
+"group_rows consecutive entries of one span, and each entry's group (uint32).\n"
+"The caller checks that the spans are UTF-8: the texts lie inside them and\n"
+"begin and end next to ASCII bytes, so they are UTF-8 too.");
+
+static PyObject *log_entries(PyObject *self, PyObject *args)
+{
+    Py_buffer buf, starts, ends;
+    Py_ssize_t group_rows;
+    if (!PyArg_ParseTuple(args, "y*y*y*n", &buf, &starts, &ends, &group_rows))
+        return NULL;
+    PyObject *result = NULL, *views = NULL, *file = NULL, *role = NULL, *group_views = NULL, *entry_group = NULL;
+    Py_ssize_t spans = starts.len / (Py_ssize_t)sizeof(int64_t);
+    const unsigned char *data = buf.buf;
+    const int64_t *s = starts.buf, *e = ends.buf;
+    if (ends.len != starts.len || group_rows < 1) {
+        PyErr_SetString(PyExc_ValueError, "starts and ends differ in length, or group_rows < 1");
+        goto done;
+    }
+    if (!check_spans(&buf, s, e, spans))
+        goto done;
+    Py_ssize_t capacity = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < spans; i++) {
+        if (e[i] > s[i])
+            capacity += 1 + count_newlines(data, s[i], e[i]);
+    }
+    Py_END_ALLOW_THREADS
+    views = new_bytes(capacity * (Py_ssize_t)sizeof(View));
+    file = new_bytes(capacity * (Py_ssize_t)sizeof(uint32_t));
+    role = new_bytes(capacity);
+    group_views = new_bytes(capacity * (Py_ssize_t)sizeof(View));
+    entry_group = new_bytes(capacity * (Py_ssize_t)sizeof(uint32_t));
+    if (!views || !file || !role || !group_views || !entry_group)
+        goto done;
+    EntryScan scan = {data, s, e, spans, group_rows,
+                      (View *)PyBytes_AS_STRING(views), (uint32_t *)PyBytes_AS_STRING(file),
+                      (uint8_t *)PyBytes_AS_STRING(role), (View *)PyBytes_AS_STRING(group_views),
+                      (uint32_t *)PyBytes_AS_STRING(entry_group), 0, 0};
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < spans; i++) {
+        if (e[i] > s[i])
+            scan_span(&scan, i, s[i], e[i]);
+    }
+    Py_END_ALLOW_THREADS
+    if (shrink(&views, scan.entries * (Py_ssize_t)sizeof(View)) < 0 ||
+        shrink(&file, scan.entries * (Py_ssize_t)sizeof(uint32_t)) < 0 || shrink(&role, scan.entries) < 0 ||
+        shrink(&group_views, scan.groups * (Py_ssize_t)sizeof(View)) < 0 ||
+        shrink(&entry_group, scan.entries * (Py_ssize_t)sizeof(uint32_t)) < 0)
+        goto done;
+    result = PyTuple_Pack(5, views, file, role, group_views, entry_group);
+done:
+    Py_XDECREF(views);
+    Py_XDECREF(file);
+    Py_XDECREF(role);
+    Py_XDECREF(group_views);
+    Py_XDECREF(entry_group);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&starts);
+    PyBuffer_Release(&ends);
+    return result;
+}
+
+/* ------------------------------------------------------------------------ */
+/* jsonl_records                                                             */
+
+static inline int is_space(unsigned char c)
+{
+    /* Python's bytes.strip() and the regex \s on bytes: space, \t \n \v \f \r */
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static Py_ssize_t skip_space(const unsigned char *p, Py_ssize_t i, Py_ssize_t end)
+{
+    while (i < end && is_space(p[i]))
+        i++;
+    return i;
+}
+
+static const unsigned char *find_bytes(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, const char *needle,
+                                       size_t length)
+{
+    if (end - start < (Py_ssize_t)length)
+        return NULL;
+    return memmem(p + start, (size_t)(end - start), needle, length);
+}
+
+/* Does `"type"\s*:\s*"tool_result"` match at i, ending by `end`? */
+static int type_tool_result_at(const unsigned char *p, Py_ssize_t i, Py_ssize_t end)
+{
+    static const char type_key[] = "\"type\"", value[] = "\"tool_result\"";
+    if (end - i < (Py_ssize_t)sizeof(type_key) - 1 || memcmp(p + i, type_key, sizeof(type_key) - 1) != 0)
+        return 0;
+    i = skip_space(p, i + sizeof(type_key) - 1, end);
+    if (i >= end || p[i] != ':')
+        return 0;
+    i = skip_space(p, i + 1, end);
+    return end - i >= (Py_ssize_t)sizeof(value) - 1 && memcmp(p + i, value, sizeof(value) - 1) == 0;
+}
+
+/* The same decision as claude_code.is_tool_result_line on p[start:end]: the
+ * first `"content"\s*:\s*` in the head is followed by `[\s*{`, then, before
+ * any brace, `"type"\s*:\s*"tool_result"`. */
+static int is_tool_result(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Py_ssize_t head_bytes)
+{
+    Py_ssize_t head_end = start + head_bytes < end ? start + head_bytes : end;
+    if (!find_bytes(p, start, head_end, "tool_result", 11))
+        return 0;
+    Py_ssize_t at = start, value = -1;
+    const unsigned char *key;
+    while ((key = find_bytes(p, at, head_end, "\"content\"", 9)) != NULL) {
+        Py_ssize_t i = skip_space(p, key - p + 9, head_end);
+        if (i < head_end && p[i] == ':') {
+            value = skip_space(p, i + 1, head_end);
+            break;
+        }
+        at = key - p + 1;
+    }
+    if (value < 0 || value >= head_end || p[value] != '[')
+        return 0;
+    Py_ssize_t i = skip_space(p, value + 1, head_end);
+    if (i >= head_end || p[i] != '{')
+        return 0;
+    for (i = i + 1; i < head_end && p[i] != '{' && p[i] != '}'; i++) {
+        if (p[i] == '"' && type_tool_result_at(p, i, head_end))
+            return 1;
+    }
+    return 0;
+}
+
+static int is_blank_line(const unsigned char *p, Py_ssize_t start, Py_ssize_t end)
+{
+    if (end - start >= 64)
+        return 0;
+    for (Py_ssize_t i = start; i < end; i++) {
+        if (!is_space(p[i]))
+            return 0;
+    }
+    return 1;
+}
+
+/* A growable byte array, filled without the GIL (PyMem_Raw* needs none). */
+typedef struct {
+    char *data;
+    Py_ssize_t size, capacity;
+} Bytes;
+
+static int reserve(Bytes *bytes, Py_ssize_t more)
+{
+    if (bytes->size + more <= bytes->capacity)
+        return 1;
+    Py_ssize_t capacity = bytes->capacity ? bytes->capacity : 1 << 16;
+    while (capacity < bytes->size + more)
+        capacity *= 2;
+    char *data = PyMem_RawRealloc(bytes->data, (size_t)capacity);
+    if (data == NULL)
+        return 0;
+    bytes->data = data;
+    bytes->capacity = capacity;
+    return 1;
+}
+
+static int append(Bytes *bytes, const void *data, Py_ssize_t length)
+{
+    if (!reserve(bytes, length))
+        return 0;
+    memcpy(bytes->data + bytes->size, data, (size_t)length);
+    bytes->size += length;
+    return 1;
+}
+
+static int append_span(Bytes *spans, int64_t start, int64_t end)
+{
+    int64_t pair[2] = {start, end};
+    return append(spans, pair, sizeof(pair));
+}
+
+/* What to do with the bytes of a line that runs past the end of the block. */
+enum Carry { NONE, KEEP, SKIP };
+
+typedef struct {
+    Bytes kept;  /* the lines worth parsing, one after another */
+    Bytes spans; /* (start, end) of each in `kept` */
+    Py_ssize_t records;
+    enum Carry carry;
+    int64_t carry_start; /* where in `kept` the line being kept began */
+    int error;           /* errno of a failed read, or -1 when out of memory */
+} LineScan;
+
+/* Decide about the line that starts at p[start] and ends at p[stop] (a
+ * newline) or, when `complete` is false, runs on past the block. */
+static int take_line(LineScan *scan, const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, int complete,
+                     Py_ssize_t head_bytes)
+{
+    if (complete && is_blank_line(p, start, stop))
+        return 1;
+    scan->records++;
+    if (is_tool_result(p, start, stop, head_bytes)) {
+        scan->carry = complete ? NONE : SKIP;
+        return 1;
+    }
+    int64_t at = scan->kept.size;
+    if (!append(&scan->kept, p + start, stop - start))
+        return 0;
+    if (!complete) {
+        scan->carry = KEEP;
+        scan->carry_start = at;
+        return 1;
+    }
+    scan->carry = NONE;
+    return append_span(&scan->spans, at, scan->kept.size);
+}
+
+/* The lines of one block: buf[0:filled]. Returns how many bytes at the end
+ * belong to a line not decided yet (too short to judge); they stay. */
+static Py_ssize_t scan_block(LineScan *scan, const unsigned char *p, Py_ssize_t filled, Py_ssize_t head_bytes)
+{
+    Py_ssize_t start = 0;
+    if (scan->carry != NONE) { /* the rest of a line decided in an earlier block */
+        const unsigned char *hit = memchr(p, '\n', (size_t)filled);
+        Py_ssize_t stop = hit ? hit - p : filled;
+        if (scan->carry == KEEP && !append(&scan->kept, p, stop))
+            return -1;
+        if (hit == NULL)
+            return 0;
+        if (scan->carry == KEEP && !append_span(&scan->spans, scan->carry_start, scan->kept.size))
+            return -1;
+        scan->carry = NONE;
+        start = stop + 1;
+    }
+    while (start < filled) {
+        const unsigned char *hit = memchr(p + start, '\n', (size_t)(filled - start));
+        if (hit == NULL) {
+            if (filled - start < head_bytes + 1)
+                return filled - start; /* undecided: wait for more bytes */
+            return take_line(scan, p, start, filled, 0, head_bytes) ? 0 : -1;
+        }
+        if (!take_line(scan, p, start, hit - p, 1, head_bytes))
+            return -1;
+        start = hit - p + 1;
+    }
+    return 0;
+}
+
+/* Read the whole file at fd, a block at a time, and scan it. */
+static void scan_file(LineScan *scan, int fd, unsigned char *block, Py_ssize_t block_bytes, Py_ssize_t head_bytes)
+{
+    Py_ssize_t pending = 0; /* undecided bytes at the start of the block */
+    for (;;) {
+        ssize_t got = read(fd, block + pending, (size_t)(block_bytes - pending));
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            scan->error = errno;
+            return;
+        }
+        if (got == 0) { /* end of file: a last line without newline */
+            if (pending > 0 && !take_line(scan, block, 0, pending, 1, head_bytes))
+                scan->error = -1;
+            else if (scan->carry == KEEP && !append_span(&scan->spans, scan->carry_start, scan->kept.size))
+                scan->error = -1;
+            return;
+        }
+        Py_ssize_t filled = pending + got;
+        Py_ssize_t left = scan_block(scan, block, filled, head_bytes);
+        if (left < 0) {
+            scan->error = -1;
+            return;
+        }
+        memmove(block, block + filled - left, (size_t)left);
+        pending = left;
+    }
+}
+
+PyDoc_STRVAR(jsonl_lines_doc,
+"jsonl_lines(fd, head_bytes, block) -> (kept, spans, records)\n\n"
+"Reads the file open at fd to its end, without the GIL. `records` counts the\n"
+"lines that are not blank; `kept` holds, one after another, those that are\n"
+"not tool-result records either (judged from their first head_bytes bytes,\n"
+"so a megabyte of tool output is never copied), and `spans` their (start,\n"
+"end) in `kept` as int64 pairs. `block` is a writable buffer to read into\n"
+"(reused across calls, so its pages are mapped once), larger than head_bytes.");
+
+static PyObject *jsonl_lines(PyObject *self, PyObject *args)
+{
+    int fd;
+    Py_ssize_t head_bytes;
+    Py_buffer block;
+    if (!PyArg_ParseTuple(args, "inw*", &fd, &head_bytes, &block))
+        return NULL;
+    if (head_bytes < 64 || block.len <= head_bytes) {
+        PyBuffer_Release(&block);
+        PyErr_SetString(PyExc_ValueError, "head_bytes must be at least 64 and the block larger");
+        return NULL;
+    }
+    LineScan scan = {{NULL, 0, 0}, {NULL, 0, 0}, 0, NONE, 0, 0};
+    Py_BEGIN_ALLOW_THREADS
+    scan_file(&scan, fd, block.buf, block.len, head_bytes);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&block);
+    PyObject *result = NULL;
+    if (scan.error > 0) {
+        errno = scan.error;
+        PyErr_SetFromErrno(PyExc_OSError);
+    } else if (scan.error < 0) {
+        PyErr_NoMemory();
+    } else {
+        result = Py_BuildValue("(y#y#n)", scan.kept.data ? scan.kept.data : "", scan.kept.size,
+                               scan.spans.data ? scan.spans.data : "", scan.spans.size, scan.records);
+    }
+    PyMem_RawFree(scan.kept.data);
+    PyMem_RawFree(scan.spans.data);
+    return result;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static PyMethodDef methods[] = {
+    {"log_entries", log_entries, METH_VARARGS, log_entries_doc},
+    {"jsonl_lines", jsonl_lines, METH_VARARGS, jsonl_lines_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "dream._speedups", "Single-pass byte scanners for reading logs and transcripts.", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
