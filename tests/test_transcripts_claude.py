@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from dream.transcripts.claude_code import is_tool_result_line, read_session
-from dream.transcripts.common import log_relpath, render_log, slugify
+from dream.transcripts.common import log_relpath, slugify
+from dream.transcripts.render import render_log
 from dream.transcripts.synthetic import ClaudeSession, busy_claude_session, write_jsonl
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "transcripts" / "claude-code"

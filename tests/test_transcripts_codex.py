@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from dream.transcripts.codex import read_session
-from dream.transcripts.common import log_relpath, render_log
+from dream.transcripts.common import log_relpath
+from dream.transcripts.render import render_log
 from dream.transcripts.synthetic import CodexSession, write_jsonl
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "transcripts" / "codex"

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from dream.transcripts import common
-from dream.transcripts.common import Entry, format_entry, iter_lines, make_entry, render_log
+from dream.transcripts.common import Entry, iter_lines, make_entry
+from dream.transcripts.render import format_entry, render_log
 
 
 def random_files(tmp_path, seed: int, count: int = 60):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dream.redact import redact
-from dream.transcripts.common import make_entry, render_log, render_logs
+from dream.transcripts.common import make_entry
+from dream.transcripts.render import render_log, render_logs
 
 KEY = "sk-ant-api03-" + "k7Q" * 15
 TOKEN = "ghp_" + "Zx9" * 12

@@ -4,7 +4,7 @@ A reader turns one agent transcript (JSONL) into a `Session`: a list of
 `Entry` objects, each one line of the activity log format (``> `` user,
 ``< `` assistant, ``. `` tool call). This module owns the parts both
 formats share: JSON decoding that never raises, the log's file name (date and
-slug), cutting long texts, redaction and rendering.
+slug) and cutting long texts. Rendering and redaction are in `render`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import polars as pl
-
-from ..redact import redact, redact_column
 
 try:  # orjson parses big string-heavy lines about twice as fast as json
     import orjson
@@ -269,83 +266,6 @@ def relative_to(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
         return path[len(cwd.rstrip("/")) + 1 :]
     return path
-
-
-# --- rendering ----------------------------------------------------------------
-
-
-def cut(text: str, length: int, max_chars: int) -> str:
-    """`text` cut to `max_chars`, with a marker saying how much was left out."""
-    if length <= max_chars and len(text) <= max_chars:
-        return text
-    return f"{text[:max_chars].rstrip()} […cut {length - max_chars} chars]"
-
-
-def format_entry(prefix: str, text: str) -> str:
-    """One entry as log lines: the prefix on the first line, two spaces after.
-
-    Indenting continuation lines means a line of the text that itself starts
-    with ``> ``, ``< `` or ``. `` can never be read as a new entry. Blank
-    lines inside the text are dropped for the same reason: a reader may treat
-    them as separators.
-    """
-    text = text.strip()
-    if "\n" not in text and "\r" not in text:
-        return prefix + text
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-    return "\n".join([prefix + lines[0], *("  " + line for line in lines[1:])])
-
-
-def redact_texts(texts: list[str]) -> tuple[list[str], int]:
-    """Redact many texts at once (Rust regex through polars: several times faster
-    than one Python call per text, and the same result; dream.redact checks that)."""
-    if not texts:
-        return texts, 0
-    redacted, count = redact_column(pl.Series(texts, dtype=pl.Utf8))
-    return (redacted.to_list() if count else texts), count
-
-
-def render_log(entries: list[Entry], max_chars: int) -> tuple[str, int]:
-    """The activity log text for `entries`, and how many secrets were redacted."""
-    return render_logs([entries], max_chars)[0]
-
-
-def render_logs(sessions: list[list[Entry]], max_chars: int) -> list[tuple[str, int]]:
-    """`render_log` for many sessions, with one redaction pass over all their texts.
-
-    A polars call has a fixed cost (about a millisecond on a busy machine);
-    an import of hundreds of sessions pays it once instead of once per session.
-    """
-    texts = [entry.text for entries in sessions for entry in entries]
-    redacted, total = redact_texts(texts)
-    counts = _redactions_per_text(texts, redacted) if total else [0] * len(texts)
-    rendered = []
-    start = 0
-    for entries in sessions:
-        end = start + len(entries)
-        rendered.append((_render_entries(entries, redacted[start:end], max_chars), sum(counts[start:end])))
-        start = end
-    return rendered
-
-
-def _redactions_per_text(texts: list[str], redacted: list[str]) -> list[int]:
-    """How many secrets each text had: recounted only where redaction changed it."""
-    return [0 if after == before else redact(before)[1] for before, after in zip(texts, redacted)]
-
-
-def _render_entries(entries: list[Entry], texts: list[str], max_chars: int) -> str:
-    """Log lines for entries whose texts are already redacted."""
-    blocks: list[str] = []
-    tool_chars = min(max_chars, TOOL_SUMMARY_CHARS)
-    for entry, text in zip(entries, texts):
-        if entry.kind == "tool":  # a short hint on one line, cut after redaction
-            text = one_line(text, tool_chars)
-        else:
-            text = cut(text, entry.length + len(text) - len(entry.text), max_chars)
-        if entry.sidechain:
-            text = "[sidechain] " + text
-        blocks.append(format_entry(PREFIX[entry.kind], text))
-    return "\n".join(blocks) + "\n" if blocks else ""
 
 
 # Argument keys that say best what a tool call was about, most telling first.

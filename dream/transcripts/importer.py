@@ -28,7 +28,8 @@ from filelock import FileLock, Timeout
 from ..config import Settings
 from ..errors import BadInput, Refused
 from ..tree import atomic_write
-from .common import Session, log_relpath, render_logs
+from .common import Session, log_relpath
+from .render import render_logs
 from . import claude_code, codex
 
 Source = Literal["claude-code", "codex"]
