@@ -128,6 +128,10 @@ _PASSWORD_KEYS = _key_names("password", "passwd", "pwd")
 _SECRET_KEYS = _key_names("secret", "token", "api_key", "access_key", "secret_key", "private_key")
 # Key name to value in an assignment: `=`, `: `, `": "`, `` = ` ``.
 _ASSIGN = r"[\"'`]?[ \t]*[:=][ \t]*[\"'`]?"
+# The start of `_ASSIGN`, in the hints: "token" alone is a common word in
+# talk about code, and a hint that stops at the word sends every such text
+# through the full (slow) pattern.
+_ASSIGNED = r"[\"'`]?[ \t]*[:=]"
 _SECRET_VALUE = _secret_value(8)
 
 # Order matters: specific kinds first (an Anthropic key also looks like an
@@ -221,7 +225,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "password",
         # DB_PASSWORD=…, "password": "…", passwd: …, pwd=… (the key is kept).
         "(" + _PASSWORD_KEYS + _ASSIGN + ")" + _SECRET_VALUE,
-        hint=_PASSWORD_KEYS,
+        hint=_PASSWORD_KEYS + _ASSIGNED,
         keep_before=True,
     ),
     SecretPattern(
@@ -229,7 +233,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         # client_secret=…, SLACK_BOT_TOKEN: …, x-api-key: …, SECRET_KEY=…: any
         # name that ends in one of the key names (the name is kept).
         "(" + _SECRET_KEYS + _ASSIGN + ")" + _SECRET_VALUE,
-        hint=_SECRET_KEYS,
+        hint=_SECRET_KEYS + _ASSIGNED,
         keep_before=True,
     ),
 )

@@ -211,17 +211,20 @@ def test_bad_paths_are_one_line_bad_input(project, tmp_path):
         import_transcripts(project / "memory", "gemini", None, Settings())  # type: ignore[arg-type]
 
 
-def test_unreadable_transcript_is_a_warning_not_a_failure(project, monkeypatch):
+def test_unreadable_transcript_is_a_warning_not_a_failure(project, monkeypatch, scanner):
     from dream.transcripts import claude_code
 
-    real = claude_code.read_session
+    def refusing(real):
+        def refuse_one(path, *args):
+            if path.name == "sess-2.jsonl":  # as if chmod 0 (root could still read it)
+                raise PermissionError(13, "Permission denied")
+            return real(path, *args)
 
-    def refuse_one(path, *args):
-        if path.name == "sess-2.jsonl":  # as if chmod 0 (root could still read it)
-            raise PermissionError(13, "Permission denied")
-        return real(path, *args)
+        return refuse_one
 
-    monkeypatch.setattr(claude_code, "read_session", refuse_one)
+    # Both ways in: the whole read, and the C scanner's first step.
+    monkeypatch.setattr(claude_code, "read_session", refusing(claude_code.read_session))
+    monkeypatch.setattr(claude_code, "scan_lines", refusing(claude_code.scan_lines))
     result = import_transcripts(project / "memory", "claude-code", None, Settings())
     assert result.sessions_written == 2
     assert any("cannot read" in w for w in result.warnings)

@@ -28,7 +28,7 @@ _EXPORTS = {
     "search_transcripts": "search",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["ImportResult", "discover_stores", "import_configured", "import_transcripts", "search_transcripts"]
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,6 @@ from .common import (
     iter_line_blocks,
     Session,
     make_entry,
-    one_line,
     parse_json_line,
     parse_timestamp,
     relative_to,
@@ -81,10 +81,9 @@ def is_tool_result_line(line: bytes | bytearray, start: int = 0, end: int | None
 
 def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Session:
     """Read one transcript; the session id is the file name without ``.jsonl``."""
-    reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
     if speedups.native is not None:
-        _read_natively(path, reader)
-        return reader.session
+        return parse_scanned(path, scan_lines(path), include_sidechains, max_chars)
+    reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
     for block, size in iter_line_blocks(path):
         start = 0
         while start < size:
@@ -96,8 +95,24 @@ def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Sessio
     return reader.session
 
 
-# The C reader reads into one block per thread, kept between files: a fresh
-# 4 MB buffer per file costs a thousand page faults (a third of its time).
+# --- the same in two steps, the first in C --------------------------------------------
+#
+# `scan_lines` reads the file and judges its lines without the GIL; only the
+# lines worth parsing come back (blank lines and tool results, most of a
+# transcript's bytes, are counted and dropped by the same rules as
+# `_Reader.feed`). `parse_scanned` turns those into the session. The
+# importer runs the first step in reader threads and the second in its own,
+# so the threads seldom wait for each other's GIL.
+
+
+@dataclass(frozen=True)
+class ScannedLines:
+    kept: bytes  # the lines worth parsing, one after another
+    spans: bytes  # (start, end) of each in `kept`, as int64 pairs
+    records: int  # lines that are not blank, tool results included
+
+
+# The C scanner reads into a block kept per thread, rather than a new one per file.
 _NATIVE_BLOCK = 4 << 20
 _blocks = threading.local()
 
@@ -109,20 +124,21 @@ def _native_block() -> bytearray:
     return block
 
 
-def _read_natively(path: Path, reader: _Reader) -> None:
-    """`read_session`'s loop in C: the file is read and its lines judged without the GIL.
-
-    Only the lines worth parsing come back (blank lines and tool results,
-    most of a transcript's bytes, are counted and dropped in C, by the same
-    rules as `feed`), so Python sees a small fraction of the file.
-    """
+def scan_lines(path: Path) -> ScannedLines:
+    """The first step, in C (needs `dream.speedups.native`); raises OSError."""
     with open(path, "rb", buffering=0) as fh:
-        kept, spans, records = speedups.native.jsonl_lines(fh.fileno(), _HEAD_BYTES, _native_block())
-    reader.session.records += records
-    bounds = memoryview(spans).cast("q")
-    lines = memoryview(kept)  # orjson reads a slice of a view without copying it
+        return ScannedLines(*speedups.native.jsonl_lines(fh.fileno(), _HEAD_BYTES, _native_block()))
+
+
+def parse_scanned(path: Path, scanned: ScannedLines, include_sidechains: bool, max_chars: int) -> Session:
+    """The second step: the session from the lines `scan_lines` kept."""
+    reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
+    reader.session.records = scanned.records
+    bounds = memoryview(scanned.spans).cast("q")
+    lines = memoryview(scanned.kept)  # orjson reads a slice of a view without copying it
     for i in range(0, len(bounds), 2):
         reader.parse(lines, bounds[i], bounds[i + 1])
+    return reader.session
 
 
 class _Reader:
@@ -221,7 +237,7 @@ def user_text(text: str) -> str:
 
 
 def summarize_tool(name: str, args: Any, cwd: str | None) -> str:
-    """The short argument hint after a tool's name on a ``. `` line."""
+    """The short argument hint after a tool's name on a ``. `` line (`tool_entry` makes it one line)."""
     if not isinstance(args, dict):
         return summarize_arguments(args, cwd)
     if name == "TodoWrite" and isinstance(args.get("todos"), list):
@@ -232,9 +248,9 @@ def summarize_tool(name: str, args: Any, cwd: str | None) -> str:
         return relative_to(args["file_path"], cwd) + count
     if name in ("Task", "Agent") and isinstance(args.get("description"), str):
         agent = args.get("subagent_type")
-        return one_line(f"{agent}: {args['description']}" if isinstance(agent, str) else args["description"])
+        return f"{agent}: {args['description']}" if isinstance(agent, str) else args["description"]
     if name in ("Grep", "Glob") and isinstance(args.get("pattern"), str):
         where = args.get("path")
         suffix = f" in {relative_to(where, cwd)}" if isinstance(where, str) and where else ""
-        return one_line(args["pattern"] + suffix)
+        return args["pattern"] + suffix
     return summarize_arguments(args, cwd)

@@ -273,29 +273,28 @@ _TELLING_KEYS = (
     "file_path", "notebook_path", "path", "command", "cmd", "pattern",
     "query", "url", "description", "prompt", "skill", "name",
 )
+_TELLING_RANK = {key: rank for rank, key in enumerate(_TELLING_KEYS)}
 
 
 def summarize_arguments(args: Any, cwd: str | None = None) -> str:
-    """A short, one-line hint of a tool call's arguments.
+    """A short hint of a tool call's arguments (`tool_entry` makes it one line).
 
     The most telling argument (a path, a command, a pattern…) is shown alone;
-    other tools get their arguments as compact ``key=value`` pairs.
+    other tools get their arguments as ``key=value`` pairs.
     """
     if isinstance(args, str):
-        return one_line(args)
+        return args
     if not isinstance(args, dict):
         return ""
-    for key in _TELLING_KEYS:
-        value = args.get(key)
+    # The few keys a call has, in order of rank (not a lookup of every telling key).
+    for key in sorted((k for k in args if k in _TELLING_RANK), key=_TELLING_RANK.__getitem__):
+        value = args[key]
         if isinstance(value, str) and value.strip():
-            if key.endswith("path"):
-                value = relative_to(value, cwd)
-            return one_line(value)
-    pairs = [f"{k}={v}" for k, v in args.items() if isinstance(v, (str, int, float, bool))]
-    return one_line(" ".join(pairs))
+            return relative_to(value, cwd) if key.endswith("path") else value
+    return " ".join(f"{k}={v}" for k, v in args.items() if isinstance(v, (str, int, float, bool)))
 
 
 def tool_entry(name: str, summary: str, max_chars: int, sidechain: bool = False) -> Entry:
-    """A ``. name summary`` entry; it is cut to one short line when rendered."""
-    text = f"{name} {summary}".strip() if summary else name
+    """A ``. name summary`` entry: one line (whatever `summary` holds), cut short when rendered."""
+    text = f"{name} {summary}" if summary else name
     return make_entry("tool", one_line(text), max_chars, sidechain)

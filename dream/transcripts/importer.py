@@ -30,7 +30,9 @@ from ..errors import BadInput, Refused
 from ..tree import atomic_write
 from .common import Session, log_relpath
 from .render import render_logs
+from .. import speedups
 from . import claude_code, codex
+from .claude_code import ScannedLines
 
 Source = Literal["claude-code", "codex"]
 SOURCES: tuple[Source, ...] = ("claude-code", "codex")
@@ -222,7 +224,7 @@ class _Import:
         # The logs are made durable together (one os.sync) before the state
         # records them.
         with ThreadPoolExecutor(READ_THREADS) as readers, ThreadPoolExecutor(WRITE_THREADS) as writers:
-            sessions = readers.map(self._read, (path for path, _, _ in changed))
+            sessions = map(self._finish, changed, readers.map(self._start, (path for path, _, _ in changed)))
             pending: list[Future] = []
             for start in range(0, len(changed), RENDER_GROUP):
                 group = changed[start : start + RENDER_GROUP]
@@ -251,11 +253,21 @@ class _Import:
             else:
                 self._update(path, name, seen, session, next(logs), result, writes, removals)
 
-    def _read(self, path: Path) -> Session | OSError:
+    def _start(self, path: Path) -> Session | ScannedLines | OSError:
+        """What a reader thread does: all the reading, or its GIL-free first step."""
         try:
+            if self.source == "claude-code" and speedups.native is not None:
+                return claude_code.scan_lines(path)
             return read_transcript(self.source, path, self.settings)
         except OSError as exc:
             return exc
+
+    def _finish(self, change: tuple[Path, dict, str], started: Session | ScannedLines | OSError) -> Session | OSError:
+        """What this thread does with a reader's result: parse the lines it kept, if that is left."""
+        if not isinstance(started, ScannedLines):
+            return started
+        settings = self.settings
+        return claude_code.parse_scanned(change[0], started, settings.include_sidechains, settings.max_entry_chars)
 
     def _changed(self, transcripts: list[Path], result: ImportResult) -> list[tuple[Path, dict, str]]:
         """(path, what stat says now, state key) of transcripts to read again."""

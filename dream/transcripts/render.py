@@ -9,7 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from ..redact import redact, redact_column
-from .common import PREFIX, TOOL_SUMMARY_CHARS, Entry, one_line
+from .common import PREFIX, TOOL_SUMMARY_CHARS, Entry
 
 
 def cut(text: str, length: int, max_chars: int) -> str:
@@ -76,8 +76,9 @@ def _render_entries(entries: list[Entry], texts: list[str], max_chars: int) -> s
     blocks: list[str] = []
     tool_chars = min(max_chars, TOOL_SUMMARY_CHARS)
     for entry, text in zip(entries, texts):
-        if entry.kind == "tool":  # a short hint on one line, cut after redaction
-            text = one_line(text, tool_chars)
+        if entry.kind == "tool":  # a short hint, cut after redaction
+            # Already one line (`tool_entry`), and redaction only swaps a match for a marker.
+            text = text if len(text) <= tool_chars else text[: tool_chars - 1] + "…"
         else:
             text = cut(text, entry.length + len(text) - len(entry.text), max_chars)
         if entry.sidechain:
