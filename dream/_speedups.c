@@ -1,15 +1,18 @@
 /*
- * dream._speedups: two byte scanners that would otherwise dominate the cost
- * of reading hundreds of megabytes, each a single pass over the bytes with
- * the GIL released (so the reader threads really run side by side).
+ * dream._speedups: byte scanners that would otherwise dominate the cost of
+ * reading hundreds of megabytes, each a single pass over the bytes with the
+ * GIL released (so the reader threads really run side by side), and a batch
+ * of atomic writes made the same way.
  *
  *   log_entries(buf, starts, ends, group_rows)
  *       The entries of activity logs laid out in one buffer (dream/logs.py).
- *   jsonl_lines(fd, head_bytes, block)
- *       The lines of a Claude Code transcript worth parsing: tool output
+ *   jsonl_lines(paths, head_bytes, block)
+ *       The lines of Claude Code transcripts worth parsing: tool output
  *       is skipped unread (dream/transcripts/claude_code.py).
+ *   write_files(files, umask)
+ *       Many atomic file writes at once (dream/tree.py).
  *
- * Both have pure-Python twins that give exactly the same answers; the tests
+ * Each has a pure-Python twin that gives exactly the same answers; the tests
  * run the two side by side on generated and hostile input. The extension is
  * optional: without a C compiler the package installs and runs on the twins,
  * only slower. Set DREAM_NO_SPEEDUPS=1 to use the twins anyway.
@@ -21,6 +24,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #ifdef __SSE2__
@@ -462,43 +467,182 @@ static void scan_file(LineScan *scan, int fd, unsigned char *block, Py_ssize_t b
 }
 
 PyDoc_STRVAR(jsonl_lines_doc,
-"jsonl_lines(fd, head_bytes, block) -> (kept, spans, records)\n\n"
-"Reads the file open at fd to its end, without the GIL. `records` counts the\n"
-"lines that are not blank; `kept` holds, one after another, those that are\n"
-"not tool-result records either (judged from their first head_bytes bytes,\n"
-"so a megabyte of tool output is never copied), and `spans` their (start,\n"
-"end) in `kept` as int64 pairs. `block` is a writable buffer to read into\n"
-"(reused across calls, so its pages are mapped once), larger than head_bytes.");
+"jsonl_lines(paths, head_bytes, block) -> [(kept, spans, records) or errno, ...]\n\n"
+"Reads each file (paths: bytes) to its end, all of them without the GIL, so\n"
+"that a thread scanning many files seldom waits for the GIL. For each file:\n"
+"`records` counts the lines that are not blank; `kept` holds, one after\n"
+"another, those that are not tool-result records either (judged from their\n"
+"first head_bytes bytes, so a megabyte of tool output is never copied), and\n"
+"`spans` their (start, end) in `kept` as int64 pairs; or, if the file could\n"
+"not be opened or read, the errno. `block` is a writable buffer to read into,\n"
+"larger than head_bytes.");
+
+static PyObject *scan_result(LineScan *scan)
+{
+    if (scan->error > 0)
+        return PyLong_FromLong(scan->error);
+    return Py_BuildValue("(y#y#n)", scan->kept.data ? scan->kept.data : "", scan->kept.size,
+                         scan->spans.data ? scan->spans.data : "", scan->spans.size, scan->records);
+}
 
 static PyObject *jsonl_lines(PyObject *self, PyObject *args)
 {
-    int fd;
+    PyObject *paths;
     Py_ssize_t head_bytes;
     Py_buffer block;
-    if (!PyArg_ParseTuple(args, "inw*", &fd, &head_bytes, &block))
+    if (!PyArg_ParseTuple(args, "Onw*", &paths, &head_bytes, &block))
         return NULL;
+    PyObject *result = NULL, *seq = NULL;
+    const char **names = NULL;
+    LineScan *scans = NULL;
+    Py_ssize_t count = 0;
     if (head_bytes < 64 || block.len <= head_bytes) {
-        PyBuffer_Release(&block);
         PyErr_SetString(PyExc_ValueError, "head_bytes must be at least 64 and the block larger");
-        return NULL;
+        goto done;
     }
-    LineScan scan = {{NULL, 0, 0}, {NULL, 0, 0}, 0, NONE, 0, 0};
-    Py_BEGIN_ALLOW_THREADS
-    scan_file(&scan, fd, block.buf, block.len, head_bytes);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&block);
-    PyObject *result = NULL;
-    if (scan.error > 0) {
-        errno = scan.error;
-        PyErr_SetFromErrno(PyExc_OSError);
-    } else if (scan.error < 0) {
+    seq = PySequence_Fast(paths, "paths must be a sequence of bytes");
+    if (seq == NULL)
+        goto done;
+    count = PySequence_Fast_GET_SIZE(seq);
+    names = PyMem_Calloc((size_t)count + 1, sizeof(char *));
+    scans = PyMem_Calloc((size_t)count + 1, sizeof(LineScan));
+    if (names == NULL || scans == NULL) {
         PyErr_NoMemory();
-    } else {
-        result = Py_BuildValue("(y#y#n)", scan.kept.data ? scan.kept.data : "", scan.kept.size,
-                               scan.spans.data ? scan.spans.data : "", scan.spans.size, scan.records);
+        goto done;
     }
-    PyMem_RawFree(scan.kept.data);
-    PyMem_RawFree(scan.spans.data);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        names[i] = PyBytes_AsString(PySequence_Fast_GET_ITEM(seq, i)); /* `seq` keeps each alive */
+        if (names[i] == NULL)
+            goto done;
+    }
+    int out_of_memory = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < count && !out_of_memory; i++) {
+        int fd = open(names[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            scans[i].error = errno;
+            continue;
+        }
+        scan_file(&scans[i], fd, block.buf, block.len, head_bytes);
+        close(fd);
+        out_of_memory = scans[i].error < 0;
+    }
+    Py_END_ALLOW_THREADS
+    if (out_of_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyList_New(count);
+    for (Py_ssize_t i = 0; result != NULL && i < count; i++) {
+        PyObject *item = scan_result(&scans[i]);
+        if (item == NULL)
+            Py_CLEAR(result);
+        else
+            PyList_SET_ITEM(result, i, item);
+    }
+done:
+    for (Py_ssize_t i = 0; scans != NULL && i < count; i++) {
+        PyMem_RawFree(scans[i].kept.data);
+        PyMem_RawFree(scans[i].spans.data);
+    }
+    PyMem_Free(scans);
+    PyMem_Free(names);
+    Py_XDECREF(seq);
+    PyBuffer_Release(&block);
+    return result;
+}
+
+/* ------------------------------------------------------------------------ */
+/* write_files                                                               */
+
+typedef struct {
+    const char *temporary, *target;
+    Py_buffer data;
+    int error;
+} FileWrite;
+
+static int write_all(int fd, const char *data, Py_ssize_t length)
+{
+    while (length > 0) {
+        ssize_t done = write(fd, data, (size_t)length);
+        if (done < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        data += done;
+        length -= done;
+    }
+    return 0;
+}
+
+/* What tree.atomic_write does, without the per-file fsync: write a new
+ * temporary file beside the target, give it the target's permission bits
+ * (or those a new file gets), and rename it over the target. */
+static int write_one(FileWrite *file, mode_t new_mode)
+{
+    struct stat st;
+    mode_t mode = lstat(file->target, &st) == 0 && S_ISREG(st.st_mode) ? (st.st_mode & 07777) : new_mode;
+    int fd = open(file->temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno;
+    int error = fchmod(fd, mode) < 0 ? errno : write_all(fd, file->data.buf, file->data.len);
+    if (close(fd) < 0 && error == 0)
+        error = errno;
+    if (error == 0 && rename(file->temporary, file->target) < 0)
+        error = errno;
+    if (error != 0)
+        unlink(file->temporary);
+    return error;
+}
+
+PyDoc_STRVAR(write_files_doc,
+"write_files(files, umask) -> [errno or 0, ...]\n\n"
+"For each (temporary, target, data) in files (paths as bytes): write data to\n"
+"the new file `temporary` (it must not exist), give it the permission bits of\n"
+"the target, or 0o666 & ~umask for a new one, and rename it over `target`;\n"
+"a failure leaves no temporary file behind. All without the GIL, so that a\n"
+"writer thread seldom waits for it. No fsync: the caller syncs afterwards.");
+
+static PyObject *write_files(PyObject *self, PyObject *args)
+{
+    PyObject *files;
+    unsigned int umask_bits;
+    if (!PyArg_ParseTuple(args, "OI", &files, &umask_bits))
+        return NULL;
+    PyObject *seq = PySequence_Fast(files, "files must be a sequence of (temporary, target, data)");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq), ready = 0;
+    PyObject *result = NULL;
+    FileWrite *writes = PyMem_Calloc((size_t)count + 1, sizeof(FileWrite));
+    if (writes == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; ready < count; ready++) {
+        FileWrite *file = &writes[ready];
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, ready), "yyy*", &file->temporary, &file->target,
+                              &file->data))
+            goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < count; i++)
+        writes[i].error = write_one(&writes[i], (mode_t)(0666 & ~umask_bits));
+    Py_END_ALLOW_THREADS
+    result = PyList_New(count);
+    for (Py_ssize_t i = 0; result != NULL && i < count; i++) {
+        PyObject *error = PyLong_FromLong(writes[i].error);
+        if (error == NULL)
+            Py_CLEAR(result);
+        else
+            PyList_SET_ITEM(result, i, error);
+    }
+done:
+    for (Py_ssize_t i = 0; i < ready; i++)
+        PyBuffer_Release(&writes[i].data);
+    PyMem_Free(writes);
+    Py_DECREF(seq);
     return result;
 }
 
@@ -507,6 +651,7 @@ static PyObject *jsonl_lines(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"log_entries", log_entries, METH_VARARGS, log_entries_doc},
     {"jsonl_lines", jsonl_lines, METH_VARARGS, jsonl_lines_doc},
+    {"write_files", write_files, METH_VARARGS, write_files_doc},
     {NULL, NULL, 0, NULL},
 };
 

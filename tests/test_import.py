@@ -222,9 +222,16 @@ def test_unreadable_transcript_is_a_warning_not_a_failure(project, monkeypatch, 
 
         return refuse_one
 
-    # Both ways in: the whole read, and the C scanner's first step.
+    real_scan_many = claude_code.scan_many
+
+    def scan_many_refusing_one(paths):
+        denied = PermissionError(13, "Permission denied")
+        return [denied if p.name == "sess-2.jsonl" else found for p, found in zip(paths, real_scan_many(paths))]
+
+    # Every way in: the whole read, and the C scanner's first step.
     monkeypatch.setattr(claude_code, "read_session", refusing(claude_code.read_session))
     monkeypatch.setattr(claude_code, "scan_lines", refusing(claude_code.scan_lines))
+    monkeypatch.setattr(claude_code, "scan_many", scan_many_refusing_one)
     result = import_transcripts(project / "memory", "claude-code", None, Settings())
     assert result.sessions_written == 2
     assert any("cannot read" in w for w in result.warnings)

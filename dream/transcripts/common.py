@@ -287,7 +287,10 @@ def summarize_arguments(args: Any, cwd: str | None = None) -> str:
     if not isinstance(args, dict):
         return ""
     # The few keys a call has, in order of rank (not a lookup of every telling key).
-    for key in sorted((k for k in args if k in _TELLING_RANK), key=_TELLING_RANK.__getitem__):
+    telling = [k for k in args if k in _TELLING_RANK]
+    if len(telling) > 1:
+        telling.sort(key=_TELLING_RANK.__getitem__)
+    for key in telling:
         value = args[key]
         if isinstance(value, str) and value.strip():
             return relative_to(value, cwd) if key.endswith("path") else value

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Literal
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import chain
 
 from filelock import FileLock, Timeout
 
 from ..config import Settings
 from ..errors import BadInput, Refused
-from ..tree import atomic_write
+from ..tree import atomic_write, atomic_write_many
 from .common import Session, log_relpath
 from .render import render_logs
 from .. import speedups
@@ -43,13 +44,13 @@ FORMAT_VERSION = 1
 STATE_NAME = "import-state.json"
 LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
-WRITE_THREADS = 8
-# Transcripts are read two at a time: while one thread parses (holding the
-# GIL), the other's file reads proceed. Sessions are rendered in groups, so
-# that redaction is one polars call per group rather than one per session;
-# rendering and writing a group overlap with reading the next ones.
-READ_THREADS = 2
-RENDER_GROUP = 16
+# One reader thread: it runs ahead of this thread's parsing and needs the
+# GIL only once per batch (see `_batches`); one writer thread, which writes
+# a whole group at a time (`atomic_write_many`) for the same reason. Sessions
+# are rendered in groups, so that redaction is one polars call per group.
+READ_THREADS = 1
+READ_BATCH = 16
+RENDER_GROUP = 64
 
 
 @dataclass
@@ -219,21 +220,22 @@ class _Import:
         writes: list[tuple[Path, bytes]] = []
         removals: list[Path] = []
         changed = self._changed(transcripts, result)
-        # Readers go through all transcripts without waiting; meanwhile this
-        # thread renders each finished group and hands its logs to writers.
-        # The logs are made durable together (one os.sync) before the state
-        # records them.
-        with ThreadPoolExecutor(READ_THREADS) as readers, ThreadPoolExecutor(WRITE_THREADS) as writers:
-            sessions = map(self._finish, changed, readers.map(self._start, (path for path, _, _ in changed)))
+        # A reader thread scans the transcripts ahead (in C, without the GIL,
+        # when it can); this thread parses and renders each group, and a
+        # writer thread writes it. The logs are made durable together (one
+        # os.sync) before the state records them.
+        with ThreadPoolExecutor(READ_THREADS) as readers, ThreadPoolExecutor(1) as writer:
+            started = chain.from_iterable(readers.map(self._start, _batches([path for path, _, _ in changed])))
+            sessions = map(self._finish, changed, started)
             pending: list[Future] = []
             for start in range(0, len(changed), RENDER_GROUP):
                 group = changed[start : start + RENDER_GROUP]
                 read = [next(sessions) for _ in group]
                 planned = len(writes)
                 self._import_group(group, read, result, writes, removals)
-                pending += [writers.submit(atomic_write, path, data, False) for path, data in writes[planned:]]
-            for write in pending:
-                write.result()  # a failed write raises here, before any removal or state change
+                pending.append(writer.submit(atomic_write_many, writes[planned:]))
+            for done in pending:
+                done.result()  # a failed write raises here, before any removal or state change
         if writes:
             os.sync()
         self._apply(writes, removals, result)
@@ -253,14 +255,17 @@ class _Import:
             else:
                 self._update(path, name, seen, session, next(logs), result, writes, removals)
 
-    def _start(self, path: Path) -> Session | ScannedLines | OSError:
-        """What a reader thread does: all the reading, or its GIL-free first step."""
+    def _read(self, path: Path) -> Session | OSError:
         try:
-            if self.source == "claude-code" and speedups.native is not None:
-                return claude_code.scan_lines(path)
             return read_transcript(self.source, path, self.settings)
         except OSError as exc:
             return exc
+
+    def _start(self, paths: list[Path]) -> list[Session | ScannedLines | OSError]:
+        """What a reader thread does with a batch: all the reading, or its GIL-free first step."""
+        if self.source != "claude-code" or speedups.native is None:
+            return [self._read(path) for path in paths]
+        return claude_code.scan_many(paths)
 
     def _finish(self, change: tuple[Path, dict, str], started: Session | ScannedLines | OSError) -> Session | OSError:
         """What this thread does with a reader's result: parse the lines it kept, if that is left."""
@@ -334,6 +339,16 @@ class _Import:
             return False
         log = before.get("log")
         return log is None or (self.store / log).is_file()  # a deleted log is written again
+
+
+def _batches(paths: list[Path]) -> list[list[Path]]:
+    """Batches of 1, 2, 4… up to `READ_BATCH` paths: the first arrives soon, later ones cost few GIL waits."""
+    batches, size, at = [], 1, 0
+    while at < len(paths):
+        batches.append(paths[at : at + size])
+        at += size
+        size = min(2 * size, READ_BATCH)
+    return batches
 
 
 def _same_bytes(target: Path, data: bytes) -> bool:

@@ -72,16 +72,25 @@ def _redactions_per_text(texts: list[str], redacted: list[str]) -> list[int]:
 
 
 def _render_entries(entries: list[Entry], texts: list[str], max_chars: int) -> str:
-    """Log lines for entries whose texts are already redacted."""
+    """Log lines for entries whose texts are already redacted.
+
+    The common cases of `cut` and `format_entry` are spelled out here: this
+    loop runs once per entry of every imported session.
+    """
     blocks: list[str] = []
     tool_chars = min(max_chars, TOOL_SUMMARY_CHARS)
     for entry, text in zip(entries, texts):
         if entry.kind == "tool":  # a short hint, cut after redaction
             # Already one line (`tool_entry`), and redaction only swaps a match for a marker.
-            text = text if len(text) <= tool_chars else text[: tool_chars - 1] + "…"
-        else:
+            if len(text) > tool_chars:
+                text = text[: tool_chars - 1] + "…"
+        elif len(text) > max_chars or entry.length > max_chars:
             text = cut(text, entry.length + len(text) - len(entry.text), max_chars)
         if entry.sidechain:
             text = "[sidechain] " + text
-        blocks.append(format_entry(PREFIX[entry.kind], text))
+        text = text.strip()
+        if "\n" in text or "\r" in text:
+            blocks.append(format_entry(PREFIX[entry.kind], text))
+        else:
+            blocks.append(PREFIX[entry.kind] + text)
     return "\n".join(blocks) + "\n" if blocks else ""
