@@ -4,6 +4,8 @@
  * GIL released (so the reader threads really run side by side), and a batch
  * of atomic writes made the same way.
  *
+ *   read_logs(paths, sizes, buf)
+ *       A batch of activity logs read into one buffer (dream/logs.py).
  *   log_entries(buf, starts, ends, group_rows)
  *       The entries of activity logs laid out in one buffer (dream/logs.py).
  *   jsonl_lines(paths, head_bytes, block)
@@ -252,6 +254,127 @@ done:
     PyBuffer_Release(&buf);
     PyBuffer_Release(&starts);
     PyBuffer_Release(&ends);
+    return result;
+}
+
+/* ------------------------------------------------------------------------ */
+/* read_logs                                                                 */
+
+enum { READ_OK = 0, READ_OPEN_FAILED = 1, READ_FAILED = 2, READ_GREW = 3 };
+enum { HAS_NUL = 1, HAS_CR = 2 };
+
+typedef struct {
+    int64_t start, length, outcome, error, flags;
+} LogRead;
+
+/* Read one log into its slot, buf[start : start + size]. */
+static void read_log(const char *path, unsigned char *buf, Py_ssize_t start, Py_ssize_t size, LogRead *log)
+{
+    log->start = start;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        log->outcome = READ_OPEN_FAILED;
+        log->error = errno;
+        return;
+    }
+    Py_ssize_t got = 0;
+    while (got < size) {
+        ssize_t n = read(fd, buf + start + got, (size_t)(size - got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            log->outcome = READ_FAILED;
+            log->error = errno;
+            close(fd);
+            return;
+        }
+        if (n == 0)
+            break;
+        got += n;
+    }
+    unsigned char more;
+    ssize_t extra;
+    do
+        extra = read(fd, &more, 1);
+    while (extra < 0 && errno == EINTR);
+    close(fd);
+    log->length = got;
+    if (extra > 0) {
+        log->outcome = READ_GREW; /* it outgrew its slot since the scan: the caller reads it whole */
+        return;
+    }
+    if (memchr(buf + start, 0, (size_t)got))
+        log->flags |= HAS_NUL;
+    if (memchr(buf + start, '\r', (size_t)got))
+        log->flags |= HAS_CR;
+}
+
+PyDoc_STRVAR(read_logs_doc,
+"read_logs(paths, sizes, buf) -> bytes of int64 (start, length, outcome, errno, flags) per log\n\n"
+"Reads each file (paths: bytes; opened without following a symlink) into\n"
+"`buf` after a newline, in a slot of its size at the scan (sizes: int64), all\n"
+"without the GIL. outcome: 0 read, 1 open failed, 2 read failed (errno says\n"
+"why), 3 the file grew past its slot. flags: 1 holds a NUL byte, 2 holds a\n"
+"carriage return. `buf` must hold sum(size + 1) bytes.");
+
+static PyObject *read_logs(PyObject *self, PyObject *args)
+{
+    PyObject *paths;
+    Py_buffer sizes, buf;
+    if (!PyArg_ParseTuple(args, "Oy*w*", &paths, &sizes, &buf))
+        return NULL;
+    PyObject *result = NULL, *seq = PySequence_Fast(paths, "paths must be a sequence of bytes");
+    const char **names = NULL;
+    Py_ssize_t count = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    const int64_t *size = sizes.buf;
+    if (seq == NULL)
+        goto done;
+    if (sizes.len != count * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "one size per path");
+        goto done;
+    }
+    Py_ssize_t needed = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (size[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative size");
+            goto done;
+        }
+        needed += size[i] + 1;
+    }
+    if (needed > buf.len) {
+        PyErr_SetString(PyExc_ValueError, "buffer too small for the sizes");
+        goto done;
+    }
+    names = PyMem_Calloc((size_t)count + 1, sizeof(char *));
+    result = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(LogRead));
+    if (names == NULL || result == NULL) {
+        Py_CLEAR(result);
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        names[i] = PyBytes_AsString(PySequence_Fast_GET_ITEM(seq, i));
+        if (names[i] == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+    }
+    LogRead *logs = (LogRead *)PyBytes_AS_STRING(result);
+    memset(logs, 0, (size_t)count * sizeof(LogRead));
+    unsigned char *data = buf.buf;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t pos = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        data[pos] = '\n';
+        read_log(names[i], data, pos + 1, size[i], &logs[i]);
+        pos += 1 + size[i];
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyMem_Free(names);
+    Py_XDECREF(seq);
+    PyBuffer_Release(&sizes);
+    PyBuffer_Release(&buf);
     return result;
 }
 
@@ -650,6 +773,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"log_entries", log_entries, METH_VARARGS, log_entries_doc},
+    {"read_logs", read_logs, METH_VARARGS, read_logs_doc},
     {"jsonl_lines", jsonl_lines, METH_VARARGS, jsonl_lines_doc},
     {"write_files", write_files, METH_VARARGS, write_files_doc},
     {NULL, NULL, 0, NULL},
