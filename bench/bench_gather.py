@@ -31,7 +31,8 @@ import time
 import uuid
 from pathlib import Path
 
-from benchlib import drop_page_cache, load_average
+from benchlib import drop_page_cache, load_average, median_pair
+from dream import speedups
 from dream.logs import read_sessions, scan_sessions
 
 WORDS = (
@@ -103,17 +104,6 @@ def _median_seconds(fn, runs: int) -> float:
     return statistics.median(times)
 
 
-def _median_pair(first, second, runs: int) -> tuple[float, float]:
-    """Median seconds of two functions run alternately `runs` times each."""
-    times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(runs):
-        for fn, out in ((first, times[0]), (second, times[1])):
-            start = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
-
-
 def _cat(paths: list[str]) -> None:
     # xargs-style batches keep each argv below the system limit.
     for i in range(0, len(paths), 2000):
@@ -127,13 +117,14 @@ def bench_throughput(root: Path, runs: int) -> None:
     _cat(paths)  # warm the page cache for both
     read_sessions(files)
     print(f"load average (1, 5, 15 min) before the runs: {load_average()}  on {os.cpu_count()} CPUs")
+    print(f"scanners: {speedups.describe()} (dream._speedups {'built' if speedups.native else 'not built or turned off'})")
     result = {}
 
     def gather() -> None:
         result["g"] = read_sessions(scan_sessions(root))
 
     # Alternate cat and gather, so that both see the same machine load.
-    t_cat, t_gather = _median_pair(lambda: _cat(paths), gather, runs)
+    t_cat, t_gather = median_pair(lambda: _cat(paths), gather, runs)
     g = result["g"]
     print(f"files: {len(files)}, {total_mb:.0f} MB, rows: {g.sessions.height}, redactions: {g.redactions}")
     print(f"cat                    median {t_cat:7.3f} s  {total_mb / t_cat:8.0f} MB/s")
@@ -158,7 +149,7 @@ def bench_cold(root: Path, runs: int) -> None:
     def cold(fn):
         return lambda: (drop_page_cache(), fn())
 
-    t_cat, t_gather = _median_pair(cold(lambda: _cat(paths)), cold(lambda: read_sessions(scan_sessions(root))), runs)
+    t_cat, t_gather = median_pair(cold(lambda: _cat(paths)), cold(lambda: read_sessions(scan_sessions(root))), runs)
     print(f"cold cat               median {t_cat:7.3f} s  {total_mb / t_cat:8.0f} MB/s")
     print(f"cold scan+read_sessions median {t_gather:6.3f} s  {total_mb / t_gather:8.0f} MB/s")
     print(f"ratio gather/cat throughput, cold cache: {t_cat / t_gather:.2f}")

@@ -39,7 +39,8 @@ except ImportError:  # pragma: no cover
     def dumps(record: dict) -> bytes:
         return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
 
-from benchlib import drop_page_cache, load_average
+from benchlib import drop_page_cache, load_average, median_pair
+from dream import speedups
 from dream.config import Settings
 from dream.transcripts.claude_code import is_tool_result_line
 from dream.transcripts.importer import import_transcripts
@@ -123,7 +124,7 @@ def tool_result_share(files: list[Path]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=512, help="megabytes of transcripts (default 512)")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per measurement (median)")
+    parser.add_argument("--runs", type=int, default=7, help="timed runs per measurement (median)")
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp folder)")
     args = parser.parse_args()
 
@@ -136,11 +137,11 @@ def main() -> int:
         mb = size / 1e6
         print(f"generated {len(files)} sessions, {mb:.0f} MB in {time.perf_counter() - t0:.1f} s")
         print(f"bytes in tool-result records: {tool_result_share(files):.0%}")
+        print(f"scanners: {speedups.describe()} (dream._speedups {'built' if speedups.native else 'not built or turned off'})")
 
         load_before = load_average()
         cat = ["cat", *map(str, files)]
         subprocess.run(cat, stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-        cat_s = median_time(lambda: subprocess.run(cat, stdout=subprocess.DEVNULL, check=True), args.runs)
 
         def python_read() -> None:  # context: the floor for any Python reader
             for path in files:
@@ -162,7 +163,9 @@ def main() -> int:
             result = import_transcripts(store, "claude-code", project, settings)
             assert result.sessions_written == len(files), result
 
-        import_s = median_time(full_import, args.runs)
+        # cat and import alternate, so that both see the same machine load.
+        cat_s, import_s = median_pair(lambda: subprocess.run(cat, stdout=subprocess.DEVNULL, check=True),
+                                      full_import, args.runs)
         store = stores[-1]
 
         growing = max(files, key=lambda p: p.stat().st_size)

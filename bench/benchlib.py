@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import statistics
+import time
+from collections.abc import Callable
 
 
 def load_average() -> str:
@@ -18,3 +21,14 @@ def drop_page_cache() -> bool:
     except OSError:
         return False
     return True
+
+
+def median_pair(first: Callable[[], object], second: Callable[[], object], runs: int) -> tuple[float, float]:
+    """Median seconds of two functions run alternately `runs` times each, so both see the same load."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(runs):
+        for fn, out in ((first, times[0]), (second, times[1])):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
