@@ -115,6 +115,15 @@ class Server:
         found = self.post("/artifacts/latest/filter", {"artifacts": {"key": {"any_": [key]}}})
         return found[0] if found else None
 
+    def artifact_holding(self, key: str, text: str, timeout: float = 30) -> dict | None:
+        """The latest artifact `key` once it holds `text` (a loaded server may record it a moment late)."""
+        deadline = time.time() + timeout
+        while True:
+            artifact = self.artifact(key)
+            if (artifact is not None and text in artifact["data"]) or time.time() > deadline:
+                return artifact
+            time.sleep(0.5)
+
     def subflow_runs(self, parent_flow_run_id: str) -> list[dict]:
         task_runs = self.post("/task_runs/filter", {"flow_runs": {"id": {"any_": [parent_flow_run_id]}}})
         ids = [t["id"] for t in task_runs]
@@ -175,8 +184,9 @@ def test_nightly_dreams_the_open_stores_and_skips_the_closed_ones(server, tmp_pa
         row = rows[str(store)]
         assert row["status"] == "proposed"
         assert _pending_proposals(store) == [row["proposal"]]
-        artifact = server.artifact(f"dream-{_slug(store)}")
-        assert artifact is not None and row["proposal"] in artifact["data"] and "```diff" in artifact["data"]
+        artifact = server.artifact_holding(f"dream-{_slug(store)}", row["proposal"])
+        assert artifact is not None, f"no artifact for {store}"
+        assert row["proposal"] in artifact["data"] and "```diff" in artifact["data"], artifact["data"][:500]
     for kind in ("hours", "sessions", "disabled"):
         for store in fleet.stores[kind]:
             row = rows[str(store)]
