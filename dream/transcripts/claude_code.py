@@ -26,7 +26,6 @@ from typing import Any
 from .. import speedups
 from .common import (
     is_blank,
-    Entry,
     iter_line_blocks,
     Session,
     make_entry,
@@ -164,6 +163,7 @@ class _Reader:
 
     def __init__(self, session: Session, include_sidechains: bool, max_chars: int):
         self.session = session
+        self.entries = session.entries
         self.include_sidechains = include_sidechains
         self.max_chars = max_chars
         self.cwd: str | None = None
@@ -230,7 +230,7 @@ class _Reader:
         if role != "assistant":
             text = user_text(text)
         if text.strip():
-            self._add(make_entry(role, text, self.max_chars, sidechain))  # type: ignore[arg-type]
+            self.entries.append(make_entry(role, text, self.max_chars, sidechain))  # type: ignore[arg-type]
 
     def _block(self, block: dict, role: str, sidechain: bool) -> None:
         kind = block.get("type")
@@ -241,14 +241,12 @@ class _Reader:
         elif kind == "tool_use" and role == "assistant":
             name = block.get("name") if isinstance(block.get("name"), str) else "tool"
             summary = summarize_tool(name, block.get("input"), self.cwd)
-            self._add(tool_entry(name, summary, self.max_chars, sidechain))
+            self.entries.append(tool_entry(name, summary, self.max_chars, sidechain))
 
     def _summary(self, text: Any) -> None:
         if isinstance(text, str) and text.strip():
-            self._add(make_entry("assistant", "[summary] " + text, self.max_chars))
+            self.entries.append(make_entry("assistant", "[summary] " + text, self.max_chars))
 
-    def _add(self, entry: Entry) -> None:
-        self.session.entries.append(entry)
 
 
 def user_text(text: str) -> str:
