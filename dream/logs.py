@@ -405,7 +405,7 @@ def _read_batch_natively(
 def _read_whole(f: SessionFile) -> bytes | str:
     """All of a file's bytes, or a problem."""
     try:
-        fd = os.open(f.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(f.location, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
         return f"cannot open ({exc.strerror}), skipped"
     try:
@@ -434,7 +434,7 @@ def _buffer(size: int) -> mmap.mmap:
 def _read_into(f: SessionFile, slot: memoryview) -> int | bytes | str:
     """Bytes read into `slot`; all the bytes if the file outgrew it; or a problem."""
     try:
-        fd = os.open(f.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(f.location, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
         return f"cannot open ({exc.strerror}), skipped"
     try:
