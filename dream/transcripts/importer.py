@@ -21,7 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from itertools import chain
 
 from filelock import FileLock, Timeout
@@ -33,6 +35,7 @@ from .common import Session, log_relpath
 from .render import render_logs
 from .. import speedups
 from . import claude_code, codex
+from .helper import Helper, helper_share
 from .claude_code import ScannedLines
 
 Source = Literal["claude-code", "codex"]
@@ -220,13 +223,10 @@ class _Import:
         writes: list[tuple[Path, bytes]] = []
         removals: list[Path] = []
         changed = self._changed(transcripts, result)
-        # A reader thread scans the transcripts ahead (in C, without the GIL,
-        # when it can); this thread parses and renders each group, and a
-        # writer thread writes it. The logs are made durable together (one
-        # os.sync) before the state records them.
-        with ThreadPoolExecutor(READ_THREADS) as readers, ThreadPoolExecutor(1) as writer:
-            started = chain.from_iterable(readers.map(self._start, _batches([path for path, _, _ in changed])))
-            sessions = map(self._finish, changed, started)
+        # The sessions come from `_sessions`; this thread renders each group,
+        # and a writer thread writes it. The logs are made durable together
+        # (one os.sync) before the state records them.
+        with self._sessions(changed) as sessions, ThreadPoolExecutor(1) as writer:
             pending: list[Future] = []
             for start in range(0, len(changed), RENDER_GROUP):
                 group = changed[start : start + RENDER_GROUP]
@@ -260,6 +260,26 @@ class _Import:
             return read_transcript(self.source, path, self.settings)
         except OSError as exc:
             return exc
+
+    @contextmanager
+    def _sessions(self, changed: list[tuple[Path, dict, str]]) -> Iterator[Iterator[Session | OSError]]:
+        """The transcripts read, in order.
+
+        A large import shares the reading with a forked helper (see
+        `helper`) and this thread reads its own part. Otherwise a reader
+        thread scans the transcripts ahead (in C, without the GIL, when it
+        can) and this thread parses them. (Both at once measured slower: three
+        busy threads on two cores.)
+        """
+        paths = [path for path, _, _ in changed]
+        share = helper_share([seen["size"] for _, seen, _ in changed])
+        if share < len(paths):
+            with Helper(paths[share:], self._read, self._read) as helping:
+                yield chain(map(self._read, paths[:share]), helping.sessions())
+            return
+        with ThreadPoolExecutor(READ_THREADS) as readers:
+            started = chain.from_iterable(readers.map(self._start, _batches(paths)))
+            yield map(self._finish, changed, started)
 
     def _start(self, paths: list[Path]) -> list[Session | ScannedLines | OSError]:
         """What a reader thread does with a batch: all the reading, or its GIL-free first step."""
