@@ -37,8 +37,11 @@ from dream.outcomes import RunOutcome, SkipReason, Status
 from dream.proposals import Proposals
 
 # Waiting for another Prefect run's slot on the same store is pointless: that
-# run will consolidate the same sessions. Give up quickly and skip as `lock`.
-STORE_SLOT_WAIT_SECONDS = 5
+# run will consolidate the same sessions. Give up soon and skip as `lock`; but
+# not too soon, since taking a free slot is a round trip to the Prefect server,
+# which a busy machine answers slowly (5 s sent free stores to `lock` in a
+# loaded test run).
+STORE_SLOT_WAIT_SECONDS = 30
 
 
 # ---------------------------------------------------------------- one store

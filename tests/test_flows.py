@@ -101,7 +101,7 @@ def test_a_store_held_by_another_prefect_run_is_skipped_as_lock(demo_store, monk
     # Released: the next run gets the slot and proposes. (Prefect's client
     # queues acquisitions; give it ample time behind the one that timed out:
     # it only waits as long as the slot is taken, and a loaded machine is slow.)
-    monkeypatch.setattr(tasks, "STORE_SLOT_WAIT_SECONDS", max(normal_wait, 60))
+    monkeypatch.setattr(tasks, "STORE_SLOT_WAIT_SECONDS", max(normal_wait, 60))  # returns once it has the slot
     outcome = dream_store(str(demo_store), engine="offline")
     assert outcome["status"] == "proposed", outcome
 

@@ -205,7 +205,8 @@ def test_scan_over_200_stores_dreams_only_the_due_ones(server, tmp_path):
     subflows = server.subflow_runs(flow_run_id)
     assert len(subflows) == 3 and all(f["state"]["type"] == "COMPLETED" for f in subflows)
     rows = _rows(server, flow_run_id)
-    assert sorted(s for s, row in rows.items() if row["status"] == "proposed") == sorted(map(str, fleet.due))
+    due = {str(s): rows[str(s)] for s in fleet.due}
+    assert sorted(s for s, row in rows.items() if row["status"] == "proposed") == sorted(due), due
     closed = [s for kind, paths in fleet.stores.items() if kind != "due" for s in paths]
     assert len(closed) == 197
     for store in closed:

@@ -2,9 +2,9 @@
 
 Claude Code and Codex write JSONL transcripts, not activity logs. This
 package reads both formats (`claude_code`, `codex`), writes one log per
-session into a store (`importer`, which renders logs with `render`), finds
-stores on a machine (`discover`) and searches raw transcripts narrowly
-(`search`).
+session into a store (`importer`, which renders logs with `render` and
+shares a large import with a forked `helper`), finds stores on a machine
+(`discover`) and searches raw transcripts narrowly (`search`).
 
 The names below load on first use, so that importing one reader does not
 load the importer's dependencies (pydantic, filelock, polars).
