@@ -289,9 +289,10 @@ def redact_hits(texts: pl.Series) -> tuple[pl.Series, int]:
     """`redact` on every string of `texts`: (redacted series, count).
 
     Kind after kind, as `redact`, but each kind looks only at the rows that
-    hold its own hint, and counts and replaces only in the rows its regex
-    matches: a common word such as "token" sends many rows here, and the
-    full patterns are slow compared with the hints.
+    hold its own hint (a common word such as "token" sends many rows here,
+    and the full patterns are slow compared with the hints), and runs its
+    pattern once: the replacements are counted by the markers they leave,
+    which no pattern can match.
     """
     total = 0
     texts = texts.cast(pl.Utf8)
@@ -299,13 +300,14 @@ def redact_hits(texts: pl.Series) -> tuple[pl.Series, int]:
         rows = texts.str.contains(p.hint).fill_null(False).arg_true()
         if not len(rows):
             continue
-        regex = p.rust_regex()
         candidates = texts.gather(rows)
-        matched = candidates.str.contains(regex).fill_null(False)
-        if not matched.any():
+        replaced = candidates.str.replace_all(p.rust_regex(), p.polars_replacement())
+        changed = (replaced != candidates).fill_null(False)
+        if not changed.any():
             continue
-        found = candidates.filter(matched)
-        total += int(found.str.count_matches(regex).sum() or 0)
+        before, after = candidates.filter(changed), replaced.filter(changed)
+        marker = p.marker
+        total += int(after.str.count_matches(marker, literal=True).sum() - before.str.count_matches(marker, literal=True).sum())
         # scatter writes in place: the caller's series stays as it was.
-        texts = texts.clone().scatter(rows.filter(matched), found.str.replace_all(regex, p.polars_replacement()))
+        texts = texts.clone().scatter(rows.filter(changed), after)
     return texts, total
