@@ -379,7 +379,7 @@ done:
 }
 
 /* ------------------------------------------------------------------------ */
-/* jsonl_records                                                             */
+/* jsonl_lines                                                               */
 
 static inline int is_space(unsigned char c)
 {
