@@ -84,13 +84,13 @@ def test_a_helper_that_dies_part_way_leaves_the_rest_to_this_process(tmp_path, m
 def test_a_transcript_the_helper_cannot_read_is_a_warning(tmp_path, monkeypatch):
     memory = make_project(tmp_path / "-p")
     last = sorted(memory.parent.glob("*.jsonl"))[-1]  # in the helper's share
-    real_read = helper.Helper.__init__
+    real_init = helper.Helper.__init__
 
-    def helper_denied(self, paths, read, reread):
+    def helper_denied(self, paths, read):
         def denied(path):
             return PermissionError(13, "Permission denied") if path == last else read(path)
 
-        real_read(self, paths, denied, denied)
+        real_init(self, paths, denied)
 
     monkeypatch.setattr(helper.Helper, "__init__", helper_denied)
     force_helper(monkeypatch)

@@ -66,13 +66,13 @@ def can_fork() -> bool:
 class Helper:
     """A forked helper reading `paths` with `read`; `sessions()` yields them in order.
 
-    What the helper does not deliver is read here with `reread`. Use as a
-    context manager, so that the helper never outlives the import.
+    What the helper does not deliver is read here, with `read` too. Use as
+    a context manager, so that the helper never outlives the import.
     """
 
-    def __init__(self, paths: list[Path], read: Read, reread: Read):
+    def __init__(self, paths: list[Path], read: Read):
         self.paths = paths
-        self.reread = reread
+        self.read = read
         self.pid = 0
         self.out = None
         try:
@@ -96,7 +96,7 @@ class Helper:
             except (OSError, StopIteration, EOFError, ValueError, TypeError, IndexError):
                 pass  # the helper failed part way: read the rest here
         for path in self.paths[delivered:]:
-            yield self.reread(path)
+            yield self.read(path)
 
     def _wait(self) -> None:
         """Wait for the helper to end; stop it if it runs past the timeout."""

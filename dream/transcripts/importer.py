@@ -16,27 +16,26 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Literal
-
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from itertools import chain
+from pathlib import Path
+from typing import Literal
 
 from filelock import FileLock, Timeout
 
+from .. import speedups
 from ..config import Settings
 from ..errors import BadInput, Refused
 from ..tree import atomic_write, atomic_write_many
-from .common import Session, log_relpath
-from .render import render_logs
-from .. import speedups
 from . import claude_code, codex
-from .helper import Helper, helper_share
 from .claude_code import ScannedLines
+from .common import Session, log_relpath
+from .helper import Helper, helper_share
+from .render import render_logs
 
 Source = Literal["claude-code", "codex"]
 SOURCES: tuple[Source, ...] = ("claude-code", "codex")
@@ -274,7 +273,7 @@ class _Import:
         paths = [path for path, _, _ in changed]
         share = helper_share([seen["size"] for _, seen, _ in changed])
         if share < len(paths):
-            with Helper(paths[share:], self._read, self._read) as helping:
+            with Helper(paths[share:], self._read) as helping:
                 yield chain(map(self._read, paths[:share]), helping.sessions())
             return
         with ThreadPoolExecutor(READ_THREADS) as readers:
