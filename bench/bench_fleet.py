@@ -2,7 +2,7 @@
 
 Prints, as medians of --runs runs with a warm page cache:
 
-1. seconds per 1,000 stores for the gate alone (`dream.fleet.check_store`
+1. seconds per 1,000 stores for the gate alone (`dream.pipeline.fleet.check_store`
    on every store, stores already found) beside a bare
    ``find <root> -newer <file>`` walk over the same tree (target: at most
    2x the walk), plus discovery + gate (`scan_fleet`) for reference;
@@ -41,8 +41,8 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 
 from fleet_factory import make_fleet  # noqa: E402
 
-from dream import pipeline  # noqa: E402
-from dream.fleet import check_store, scan_fleet  # noqa: E402
+from dream.pipeline import run as pipeline  # noqa: E402
+from dream.pipeline.fleet import check_store, scan_fleet  # noqa: E402
 from dream.transcripts.discover import discover_stores  # noqa: E402
 
 

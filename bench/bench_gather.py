@@ -32,8 +32,9 @@ import uuid
 from pathlib import Path
 
 from benchlib import drop_page_cache, load_average, median_pair
+
 from dream import speedups
-from dream.logs import read_sessions, scan_sessions
+from dream.pipeline.gather import read_sessions, scan_sessions
 
 WORDS = (
     "the a to of and in is it that for on with this we can be file test run "

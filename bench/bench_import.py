@@ -40,6 +40,7 @@ except ImportError:  # pragma: no cover
         return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
 
 from benchlib import drop_page_cache, load_average, median_pair
+
 from dream import speedups
 from dream.config import Settings
 from dream.transcripts.claude_code import is_tool_result_line

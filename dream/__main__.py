@@ -1,3 +1,3 @@
-from .cli import main
+from dream.cli import main
 
 main()

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import ConfigError
+from dream.errors import ConfigError
 
 MAX_INSTRUCTIONS = 4096
 

@@ -1,8 +1,13 @@
 """The exceptions dream raises, one family per way things go wrong.
 
-The CLI maps them to exit codes: `BadInput` is a usage or input problem
-(exit 2), `Refused` is an operation that would be unsafe (exit 1), and
-`RunFailed` is a dream run that could not produce a valid proposal (exit 1).
+Each family has one exit code, which the CLI uses as it is:
+
+| family | exit | meaning |
+| --- | --- | --- |
+| `BadInput` (and `StoreNotFound`, `ConfigError`, `UnknownProposal`, `UnknownVersion`, `DamagedRecord`) | 2 | the input or a file of the store cannot be used as given |
+| `Refused` (and `StaleBase`, `MergeConflict`, `ProposalClosed`, `LockBusy`) | 1 | doing it would be unsafe, or it is already done |
+| `RunFailed` (and `BudgetExceeded`, `ValidationFailed`, `EngineFailed`) | 1 | a run ended without a valid proposal |
+
 Every message is one line naming what and where.
 """
 
@@ -55,6 +60,15 @@ class MergeConflict(Refused):
 
 class ProposalClosed(Refused):
     """The proposal was already accepted, rejected or replaced."""
+
+
+class LockBusy(Refused):
+    """The store's lock is held by another process; `holder` says who, when known."""
+
+    def __init__(self, holder=None):
+        from_whom = f"run {holder.run_id} (pid {holder.pid})" if holder else "another process"
+        super().__init__(f"store is locked by {from_whom}")
+        self.holder = holder
 
 
 class RunFailed(DreamError):

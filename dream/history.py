@@ -23,9 +23,9 @@ from typing import Any, Iterator
 
 import duckdb
 
-from .errors import BadInput
-from .layout import Layout
-from .outcomes import RunOutcome
+from dream.errors import BadInput
+from dream.outcomes import RunOutcome
+from dream.store.layout import Layout
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -17,7 +17,7 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import BadInput
+from dream.errors import BadInput
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ def _load() -> ModuleType | None:
     if os.environ.get("DREAM_NO_SPEEDUPS"):
         return None
     try:
-        from . import _speedups
+        from dream import _speedups
     except ImportError:
         return None
     return _speedups

@@ -16,10 +16,9 @@ from typing import Literal
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from dream.fleet import FleetEntry
-
-from . import tasks
-from .dream_store import DAY_SECONDS, dream_store
+from dream.pipeline.fleet import FleetEntry
+from flows import tasks
+from flows.dream_store import DAY_SECONDS, dream_store
 
 
 @task(name="dream", cache_policy=NO_CACHE, persist_result=False, task_run_name="dream {entry.slug}")

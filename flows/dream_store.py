@@ -18,10 +18,9 @@ from prefect import flow
 from prefect.flow_runs import pause_flow_run
 from prefect.states import State
 
-from dream import pipeline
 from dream.outcomes import Status
-
-from . import tasks
+from dream.pipeline import run as pipeline
+from flows import tasks
 
 DAY_SECONDS = 24 * 3600
 

@@ -28,13 +28,13 @@ from prefect.input import RunInput
 from prefect.states import Completed, Failed, State
 from pydantic import Field
 
-from dream import pipeline
-from dream.accept import accept, reject
-from dream.fleet import FleetEntry, scan_fleet, store_slug
-from dream.gate import GateDecision
-from dream.lock import LockBusy
+from dream.errors import LockBusy
 from dream.outcomes import RunOutcome, SkipReason, Status
-from dream.proposals import Proposals
+from dream.pipeline import run as pipeline
+from dream.pipeline.fleet import FleetEntry, scan_fleet, store_slug
+from dream.pipeline.gate import GateDecision
+from dream.review.decide import accept, reject
+from dream.versions.proposals import Proposals
 
 # Waiting for another Prefect run's slot on the same store is pointless: that
 # run will consolidate the same sessions. Give up soon and skip as `lock`; but

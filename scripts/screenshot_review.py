@@ -23,10 +23,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 def demo_page(workdir: Path) -> Path:
     """Dream once on a copy of data/demo and write its review page."""
-    from dream import pipeline
-    from dream.layout import Layout
-    from dream.proposals import Proposals
-    from dream.review_page import proposal_page, write_page
+    from dream.pipeline import run as pipeline
+    from dream.review.page import proposal_page, write_page
+    from dream.store.layout import Layout
+    from dream.versions.proposals import Proposals
 
     store = workdir / "demo"
     shutil.copytree(REPO / "data" / "demo", store, ignore=shutil.ignore_patterns(".dream"))
@@ -36,9 +36,9 @@ def demo_page(workdir: Path) -> Path:
 
 
 def store_page(store: Path, workdir: Path, proposal: str | None) -> Path:
-    from dream.layout import Layout
-    from dream.proposals import Proposals
-    from dream.review_page import proposal_page, write_page
+    from dream.review.page import proposal_page, write_page
+    from dream.store.layout import Layout
+    from dream.versions.proposals import Proposals
 
     layout = Layout.open(store)
     return write_page(workdir / "review.html", proposal_page(layout, Proposals(layout).resolve(proposal)))

@@ -11,10 +11,10 @@ import signal
 import pytest
 
 from dream import history
-from dream.layout import Layout
-from dream.proposals import Proposals
-from dream.tree import read_tree
-from dream.versions import Versions
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
 
 # (crash point suffix, the state the store must be in once the next command has run)
 POINTS = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from dream.history import actor
-from dream.layout import Layout
-from dream.versions import Versions
+from dream.store.layout import Layout
+from dream.versions.manifests import Versions
 
 
 def events_by_action(cli, store) -> dict[str, dict]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from dream.layout import Layout
-from dream.proposals import Proposals
-from dream.versions import Versions
+from dream.store.layout import Layout
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
 from tests.conftest import DEMO
 from tests.test_pipeline_demo import snapshot_bytes
 
@@ -170,8 +170,8 @@ def test_unreadable_memory_file_is_a_bad_input_naming_it(demo_store, monkeypatch
     """Tests run as root, so the permission error is simulated on the one file."""
     from pathlib import Path
 
-    from dream import pipeline
     from dream.errors import BadInput
+    from dream.pipeline import run as pipeline
 
     real_read_bytes = Path.read_bytes
 

@@ -11,7 +11,15 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_anthropic import FakeAnthropic, Reply, fake_api, memory, raw_tool_use, text, tool_use  # noqa: F401
+from fake_anthropic import (  # noqa: F401
+    FakeAnthropic,
+    Reply,
+    fake_api,
+    memory,
+    raw_tool_use,
+    text,
+    tool_use,
+)
 from test_claude_engine import engine_input
 
 from dream.engines.claude import ClaudeEngine

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_anthropic import FakeAnthropic, HttpError, Reply, fake_api, memory, text, tool_use  # noqa: F401
+from fake_anthropic import (  # noqa: F401
+    FakeAnthropic,
+    HttpError,
+    Reply,
+    fake_api,
+    memory,
+    text,
+    tool_use,
+)
 
 
 def index_line(store: Path, target: str) -> str:

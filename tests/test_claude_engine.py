@@ -12,7 +12,7 @@ from fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_us
 from dream.config import Settings
 from dream.engines.base import EngineInput
 from dream.engines.claude import ClaudeEngine
-from dream.tree import read_tree
+from dream.store.tree import read_tree
 
 INDEX = (
     "- [Testing](testing.md) — how we run tests\n"

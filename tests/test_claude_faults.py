@@ -6,13 +6,22 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from fake_anthropic import Drop, FakeAnthropic, HttpError, Reply, fake_api, memory, text, tool_use  # noqa: F401
+from fake_anthropic import (  # noqa: F401
+    Drop,
+    FakeAnthropic,
+    HttpError,
+    Reply,
+    fake_api,
+    memory,
+    text,
+    tool_use,
+)
 from test_claude_engine import engine_input, four_phase_script
 
-from dream.errors import BudgetExceeded, EngineFailed
 from dream.engines.claude import ClaudeEngine
 from dream.engines.claude.agent import MAX_RETRIES
-from dream.tree import read_tree
+from dream.errors import BudgetExceeded, EngineFailed
+from dream.store.tree import read_tree
 
 
 def test_429_then_success(tmp_path: Path, fake_api: FakeAnthropic) -> None:

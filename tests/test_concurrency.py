@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from dream import pipeline
-from dream.layout import Layout
-from dream.proposals import Proposals
+from dream.pipeline import run as pipeline
+from dream.store.layout import Layout
+from dream.versions.proposals import Proposals
 from tests.test_pipeline_demo import snapshot_bytes
 
 RUNS = 4
@@ -93,8 +93,8 @@ def test_four_simultaneous_runs_one_proposal(demo_store, tmp_path):
 HOLDER = r"""
 import sys, time
 from pathlib import Path
-from dream.layout import Layout
-from dream.lock import store_lock
+from dream.store.layout import Layout
+from dream.store.lock import store_lock
 
 store, folder = Path(sys.argv[1]), Path(sys.argv[2])
 with store_lock(Layout.open(store), "run-held-by-test"):

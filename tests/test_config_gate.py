@@ -9,9 +9,9 @@ import pytest
 
 from dream.config import load_settings
 from dream.errors import ConfigError
-from dream.gate import check_gate
-from dream.layout import Layout
-from dream.state import StoreState, save_state
+from dream.pipeline.gate import check_gate
+from dream.pipeline.state import StoreState, save_state
+from dream.store.layout import Layout
 
 
 def write(path, text):
@@ -112,13 +112,13 @@ def test_lock_survives_killed_holder(demo_store, tmp_path):
 
     code = (
         "import sys, time\n"
-        "from dream.layout import Layout\nfrom dream.lock import store_lock\n"
+        "from dream.store.layout import Layout\nfrom dream.store.lock import store_lock\n"
         "with store_lock(Layout.open(sys.argv[1]), 'victim'):\n"
         "    print('held', flush=True); time.sleep(60)\n"
     )
     victim = subprocess.Popen([sys.executable, "-c", code, str(demo_store)], stdout=subprocess.PIPE, text=True)
     assert victim.stdout.readline().strip() == "held"
-    from dream import pipeline
+    from dream.pipeline import run as pipeline
 
     busy = pipeline.run(demo_store)
     assert (busy.status, busy.reason) == ("skipped", "lock")

@@ -9,12 +9,12 @@ import shutil
 
 import pytest
 
-from dream import accept as decide
-from dream import pipeline
-from dream.layout import Layout
-from dream.proposals import Proposals
-from dream.tree import read_tree
-from dream.validate import validate_tree
+from dream.pipeline import run as pipeline
+from dream.review import decide
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.store.validate import validate_tree
+from dream.versions.proposals import Proposals
 from tests.conftest import corpus_stores
 from tests.test_pipeline_demo import snapshot_bytes
 

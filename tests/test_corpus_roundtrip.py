@@ -16,9 +16,9 @@ from dream.config import Settings
 from dream.engines.base import EngineInput
 from dream.engines.offline import OfflineEngine
 from dream.engines.offline.similarity import normalize
-from dream.store import Store
-from dream.tree import changed_paths, materialize, read_tree
-from dream.validate import errors, validate_tree
+from dream.store.model import Store
+from dream.store.tree import changed_paths, materialize, read_tree
+from dream.store.validate import errors, validate_tree
 
 CORPUS = Path(os.environ.get("DREAM_CORPUS", Path(__file__).parents[1].parent / "shared" / "corpus"))
 STORES = sorted(p for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.is_dir() else []

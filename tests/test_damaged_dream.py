@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dream.tree import read_tree
+from dream.store.tree import read_tree
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_damaged_state_is_one_error_row_of_the_fleet(dreamed, tmp_path, cli):
     assert "state.json" in rows[str(dreamed)]["error"]
     assert "error" not in rows[str(other)] and rows[str(other)]["gate"]
 
-    from dream.fleet import check_store
+    from dream.pipeline.fleet import check_store
     entry = check_store(dreamed)
     assert entry.reason == "error" and "state.json" in entry.message
 
@@ -179,7 +179,7 @@ def test_corrupt_history_reader_names_the_file(dreamed, cli):
 
 
 def test_oversized_memory_file_stops_the_run(dreamed, cli):
-    from dream.pipeline import MAX_MEMORY_FILE_BYTES
+    from dream.pipeline.run import MAX_MEMORY_FILE_BYTES
 
     big = dreamed / "MEMORY.md"
     big.write_bytes(big.read_bytes() + b"- [x](x.md) \xe2\x80\x94 filler line\n" * (MAX_MEMORY_FILE_BYTES // 20))

@@ -58,7 +58,7 @@ import pytest
 import yaml
 from rapidfuzz import fuzz
 
-from dream.tree import INDEX_NAME, read_tree
+from dream.store.tree import INDEX_NAME, read_tree
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
 LOGS = DEMO / "logs"

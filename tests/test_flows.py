@@ -6,22 +6,22 @@ import shutil
 import threading
 import time
 
-from prefect_fixtures import prefect_harness, read_artifacts, task_run_names  # noqa: F401  (sets env first)
-
 import pytest
+from fleet_factory import make_fleet
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
 from prefect.flow_runs import resume_flow_run
+from prefect_fixtures import prefect_harness, read_artifacts, task_run_names  # noqa: F401  (sets env first)
 
-from dream import history, pipeline
-from dream.fleet import store_slug
-from dream.layout import Layout
-from dream.lock import store_lock
-from dream.proposals import ACCEPTED, REJECTED, Proposals
-from dream.versions import Versions
-from fleet_factory import make_fleet
+from dream import history
+from dream.pipeline import run as pipeline
+from dream.pipeline.fleet import store_slug
+from dream.store.layout import Layout
+from dream.store.lock import store_lock
+from dream.versions.manifests import Versions
+from dream.versions.proposals import ACCEPTED, REJECTED, Proposals
 from flows import tasks
 from flows.dream_fleet import dream_fleet
 from flows.dream_store import dream_store

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-import dream.gc as gc_module
+import dream.versions.gc as gc_module
 from dream.errors import BadInput
-from dream.gc import gc, versions_to_keep
-from dream.layout import Layout
-from dream.proposals import ACCEPTED, PENDING, REJECTED, SUPERSEDED, Proposal, Proposals
 from dream.records import DamagedRecord
-from dream.tree import read_tree
-from dream.versions import Blobs, Versions
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.versions.gc import gc, versions_to_keep
+from dream.versions.manifests import Blobs, Versions
+from dream.versions.proposals import (
+    ACCEPTED,
+    PENDING,
+    REJECTED,
+    SUPERSEDED,
+    Proposal,
+    Proposals,
+)
 
 
 def blob_count(layout: Layout) -> int:
@@ -94,7 +101,7 @@ def add_proposal(layout: Layout, pid: str, base: int, status: str, extra: dict[s
 
 
 def blob_exists(layout: Layout, data: bytes) -> bool:
-    from dream.tree import sha256
+    from dream.store.tree import sha256
     return Blobs(layout).path(sha256(data)).exists()
 
 

@@ -9,8 +9,13 @@ import pytest
 
 from dream.config import Settings
 from dream.errors import BadInput
-from dream.transcripts import import_configured, import_transcripts
-from dream.transcripts.synthetic import ClaudeSession, CodexSession, busy_claude_session, write_jsonl
+from dream.transcripts.importer import import_configured, import_transcripts
+from dream.transcripts.synthetic import (
+    ClaudeSession,
+    CodexSession,
+    busy_claude_session,
+    write_jsonl,
+)
 
 START = datetime(2026, 4, 2, 8, 0, tzinfo=timezone.utc)
 ANTHROPIC_KEY = "sk-ant-api03-" + "k7Q" * 15

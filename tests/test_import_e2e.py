@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import everything_in
 from dream.transcripts.synthetic import ClaudeSession, CodexSession, write_jsonl
+from tests.conftest import everything_in
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 PROJECT = "-work-ledger"

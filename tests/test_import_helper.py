@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from dream.config import Settings
-from dream.transcripts import helper, import_transcripts
+from dream.transcripts import helper
+from dream.transcripts.importer import import_transcripts
 from dream.transcripts.synthetic import busy_claude_session, write_jsonl
 
 START = datetime(2026, 5, 6, 7, 0, tzinfo=timezone.utc)

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from dream.logs import read_sessions, scan_sessions, split_session_name
+from dream.pipeline.gather import read_sessions, scan_sessions, split_session_name
 
 UUID = "123e4567-e89b-12d3-a456-426614174000"
 
@@ -149,7 +149,7 @@ def test_scan_never_reads_files(unreadable_store: Path) -> None:
     path.chmod(0o000)
     out = run_unprivileged(
         unreadable_store,
-        "from dream.logs import scan_sessions\n"
+        "from dream.pipeline.gather import scan_sessions\n"
         "files = scan_sessions(store)\n"
         "result = {'readable': os.access(store / 'logs/2025/01/01/s-x.md', os.R_OK),"
         " 'rels': [f.rel for f in files], 'sizes': [f.size for f in files], 'warnings': files.warnings}\n",
@@ -300,7 +300,7 @@ def test_unreadable_file_is_skipped_with_a_warning(unreadable_store: Path) -> No
     before = path.read_bytes()
     out = run_unprivileged(
         unreadable_store,
-        "from dream.logs import read_sessions, scan_sessions\n"
+        "from dream.pipeline.gather import read_sessions, scan_sessions\n"
         "gathered = read_sessions(scan_sessions(store))\n"
         "result = {'readable': os.access(store / 'logs/2025/03/04/s1-secret.md', os.R_OK),"
         " 'texts': gathered.sessions.get_column('text').to_list(),"
@@ -323,7 +323,7 @@ def test_long_entries_are_cut_with_a_marker(tmp_path: Path) -> None:
 
 
 def test_gathered_text_matches_redact_on_each_entry(tmp_path: Path) -> None:
-    from dream.redact import redact
+    from dream.pipeline.redact import redact
 
     entries = [
         "> deploy with ghp_" + "Ab12" * 9,

@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from dream.accept import accept
 from dream.errors import BadInput, MergeConflict, Refused
-from dream.layout import Layout
-from dream.merge import merge_file, merge_trees
-from dream.proposals import Proposal, Proposals, new_proposal_id
-from dream.tree import read_tree
-from dream.versions import Versions
+from dream.review.decide import accept
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.versions.manifests import Versions
+from dream.versions.merge import merge_file, merge_trees
+from dream.versions.proposals import Proposal, Proposals, new_proposal_id
 
 BODY = "".join(f"line {n}\n" for n in range(1, 11))
 

@@ -12,10 +12,10 @@ import pytest
 from dream.config import Settings
 from dream.engines.base import EngineInput
 from dream.engines.offline import OfflineEngine
-from dream.engines.offline.gather import extract, gather_requests
+from dream.engines.offline.requests import extract, gather_requests
 from dream.engines.offline.similarity import similar_pairs
-from dream.tree import materialize, read_tree
-from dream.validate import errors, validate_tree
+from dream.store.tree import materialize, read_tree
+from dream.store.validate import errors, validate_tree
 
 TODAY = date(2026, 3, 10)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import stat
 
-from dream.layout import Layout
-from dream.proposals import Proposals
-from dream.tree import read_tree
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.versions.proposals import Proposals
 
 
 def snapshot_bytes(root):

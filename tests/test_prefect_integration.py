@@ -22,7 +22,6 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-
 from fleet_factory import make_fleet
 
 pytestmark = pytest.mark.slow
@@ -215,6 +214,6 @@ def test_scan_over_200_stores_dreams_only_the_due_ones(server, tmp_path):
 
 
 def _slug(store: Path) -> str:
-    from dream.fleet import store_slug
+    from dream.pipeline.fleet import store_slug
 
     return store_slug(store)

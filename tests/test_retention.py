@@ -15,14 +15,21 @@ from pathlib import Path
 import pytest
 from rapidfuzz import fuzz
 
-from dream import pipeline
-from dream.layout import Layout
 from dream.outcomes import NoopReason, RunOutcome, Status
-from dream.proposals import Proposals
-from dream.retention import DROPPED, KEPT, MATCH_THRESHOLD, MERGED, account, memory_lines
-from dream.store import parse_index_line, resolve_link
-from dream.tree import INDEX_NAME, read_tree
-from dream.versions import Versions
+from dream.pipeline import run as pipeline
+from dream.review.retention import (
+    DROPPED,
+    KEPT,
+    MATCH_THRESHOLD,
+    MERGED,
+    account,
+    memory_lines,
+)
+from dream.store.layout import Layout
+from dream.store.model import parse_index_line, resolve_link
+from dream.store.tree import INDEX_NAME, read_tree
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
 from tests.conftest import DEMO, corpus_stores
 
 STORES = [DEMO, *corpus_stores()]

@@ -6,10 +6,10 @@ import sys
 
 import pexpect
 
-from dream.layout import Layout
-from dream.proposals import Proposals
-from dream.tree import read_tree
-from dream.versions import Versions
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
 
 PROMPT = r"take this file\? \[y\]es"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dream.review_page import render
+from dream.review.page import render
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from dream.redact import PATTERNS, redact
+from dream.pipeline.redact import PATTERNS, redact
 from tests.conftest import everything_in
 
-# kind -> the secret itself. One per kind in dream.redact.PATTERNS (checked below).
+# kind -> the secret itself. One per kind in dream.pipeline.redact.PATTERNS (checked below).
 SECRETS = {
     # On one line with escaped newlines, as in a .env file or JSON: the
     # offline engine remembers one line, so only this form could leak.

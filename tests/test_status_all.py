@@ -7,9 +7,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from conftest import DEMO
-from dream.fleet_status import fleet_status, transcripts_waiting
+
+from dream.review.status import fleet_status, transcripts_waiting
 from dream.transcripts.synthetic import ClaudeSession, write_jsonl
 
 START = datetime(2026, 5, 4, 10, 0, tzinfo=timezone.utc)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 
-from dream.store import Store, TextFile, parse_index_line, resolve_link, yaml_scalar
+from dream.store.model import (
+    Store,
+    TextFile,
+    parse_index_line,
+    resolve_link,
+    yaml_scalar,
+)
 
 
 def test_index_line_kinds():

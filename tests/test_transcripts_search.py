@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from dream.errors import BadInput
-from dream.transcripts import discover_stores, search_transcripts
+from dream.transcripts.discover import discover_stores
+from dream.transcripts.search import search_transcripts
 from dream.transcripts.synthetic import ClaudeSession, CodexSession, write_jsonl
 
 START = datetime(2026, 5, 9, 23, 58, tzinfo=timezone.utc)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dream.validate import errors, validate_tree
+from dream.store.validate import errors, validate_tree
 
 GOOD = b"---\nname: a\ndescription: d\ntype: user\n---\nbody\n"
 

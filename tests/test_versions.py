@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dream.layout import Layout
-from dream.versions import Versions
+from dream.store.layout import Layout
+from dream.versions.manifests import Versions
 
 
 def test_unchanged_file_stored_once_and_versions_numbered(tmp_path):

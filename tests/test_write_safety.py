@@ -8,14 +8,26 @@ import stat
 
 import pytest
 
-from dream import accept as accept_mod
-from dream import history, pipeline
+from dream import history
 from dream.errors import Refused
-from dream.layout import Layout
-from dream.proposals import Proposals
-from dream.recovery import Journal, StoreChangedDuringWrite, recover, write_journal
-from dream.tree import atomic_write, read_tree, sha256, symlinked_memory, unsafe_target
-from dream.versions import Versions
+from dream.pipeline import run as pipeline
+from dream.review import decide as accept_mod
+from dream.store.layout import Layout
+from dream.store.tree import (
+    atomic_write,
+    read_tree,
+    sha256,
+    symlinked_memory,
+    unsafe_target,
+)
+from dream.versions.journal import (
+    Journal,
+    StoreChangedDuringWrite,
+    recover,
+    write_journal,
+)
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
 
 
 def _umask() -> int:
@@ -167,7 +179,7 @@ def test_edit_between_plan_and_write_is_refused_and_kept(demo_store, cli, monkey
 
 
 def test_atomic_write_many_writes_keeps_modes_and_leaves_no_temporary_files(tmp_path, scanner):
-    from dream.tree import atomic_write_many
+    from dream.store.tree import atomic_write_many
 
     kept = tmp_path / "kept.md"
     kept.write_bytes(b"old")
@@ -181,7 +193,7 @@ def test_atomic_write_many_writes_keeps_modes_and_leaves_no_temporary_files(tmp_
 
 
 def test_atomic_write_many_tries_every_file_and_raises_the_first_failure(tmp_path, scanner):
-    from dream.tree import atomic_write_many
+    from dream.store.tree import atomic_write_many
 
     (tmp_path / "a-folder.md").mkdir()  # cannot be replaced by a file
     good = tmp_path / "good.md"

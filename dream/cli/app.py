@@ -16,8 +16,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..console import error_line
-from ..errors import DreamError
+from dream.cli.console import error_line
+from dream.errors import DreamError
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,

@@ -7,25 +7,23 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import __version__
-from .. import accept as decide
-from .. import history as hist
-from .. import pipeline
-from ..console import emit_json, err, out, print_diff, table, when
-from .app import CommentOpt, JsonOpt, StoreOpt, app
-from ..layout import Layout
-from ..outcomes import Status
-from ..proposals import Proposals
-from ..status import store_status
-from .. import review_page
-from ..diffing import tree_diff
-from ..errors import BadInput
-from ..retention import render_markdown as retention_markdown
-from ..retention import summarize
-from ..tree import changed_paths
-from ..versions import Versions
-from ..fleet_status import fleet_status
-
+from dream import __version__
+from dream import history as hist
+from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
+from dream.cli.console import emit_json, err, out, print_diff, table, when
+from dream.errors import BadInput
+from dream.outcomes import Status
+from dream.pipeline import run as pipeline
+from dream.review import decide
+from dream.review import page as review_page
+from dream.review.retention import render_markdown as retention_markdown
+from dream.review.retention import summarize
+from dream.review.status import fleet_status, store_status
+from dream.store.layout import Layout
+from dream.store.tree import changed_paths
+from dream.versions.diffing import tree_diff
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
 
 
 @app.command()

@@ -7,12 +7,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..config import load_settings
-from ..console import emit_json, out
-from ..errors import BadInput
-from ..layout import Layout
-from ..transcripts.importer import SOURCES, ImportResult, import_transcripts
-from .app import JsonOpt, StoreOpt, app
+from dream.cli.app import JsonOpt, StoreOpt, app
+from dream.cli.console import emit_json, out
+from dream.config import load_settings
+from dream.errors import BadInput
+from dream.store.layout import Layout
+from dream.transcripts.importer import SOURCES, ImportResult, import_transcripts
 
 FromOpt = Annotated[str, typer.Option("--from", help="Whose transcripts: claude-code | codex.")]
 PathArg = Annotated[Optional[Path], typer.Argument(

@@ -8,16 +8,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import accept as decide
-from .. import gc as collect
-from ..console import emit_json, err, out, print_diff, when
-from ..diffing import file_diff
-from ..errors import BadInput
-from ..layout import Layout
-from ..proposals import PENDING, Proposals
-from ..retention import summarize
-from ..versions import Versions
-from .app import CommentOpt, JsonOpt, StoreOpt, app
+from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
+from dream.cli.console import emit_json, err, out, print_diff, when
+from dream.errors import BadInput, ProposalClosed
+from dream.review import decide
+from dream.review import rebase as rebasing
+from dream.review.retention import summarize
+from dream.store.layout import Layout
+from dream.versions import gc as collect
+from dream.versions.diffing import file_diff
+from dream.versions.manifests import Versions
+from dream.versions.proposals import PENDING, Proposals
 
 ProposalArg = Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")]
 
@@ -34,7 +35,7 @@ def review(
     proposals = Proposals(layout)
     proposal = proposals.resolve(proposal_id)
     if proposal.status != PENDING:
-        raise BadInput(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
+        raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
     base = Versions(layout).tree(proposal.base_version)
     new = proposals.tree(proposal)
     report = proposals.report(proposal)
@@ -155,7 +156,7 @@ def rebase(
     as_json: JsonOpt = False,
 ) -> None:
     """Dream again on the store as it is now; the fresh proposal replaces the stale one."""
-    decision = decide.rebase(store, proposal_id, comment)
+    decision = rebasing.rebase(store, proposal_id, comment)
     if as_json:
         emit_json(decision.to_json())
         return

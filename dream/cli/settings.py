@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import load_settings, setting_sources
-from ..console import emit_json, out, table
-from ..layout import Layout
-from .app import JsonOpt, StoreOpt, app
+from dream.cli.app import JsonOpt, StoreOpt, app
+from dream.cli.console import emit_json, out, table
+from dream.config import load_settings, setting_sources
+from dream.store.layout import Layout
 
 
 @app.command("config")

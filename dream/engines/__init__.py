@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .base import Change, Engine, EngineInput, EngineResult
+from dream.engines.base import Change, Engine, EngineInput, EngineResult
 
 __all__ = ["Change", "Engine", "EngineInput", "EngineResult", "resolve_engine_name", "select_engine"]
 
@@ -19,11 +19,11 @@ def resolve_engine_name(name: str) -> str:
 def select_engine(name: str) -> Engine:
     name = resolve_engine_name(name)
     if name == "offline":
-        from .offline import OfflineEngine
+        from dream.engines.offline import OfflineEngine
 
         return OfflineEngine()
     if name == "claude":
-        from .claude import ClaudeEngine
+        from dream.engines.claude import ClaudeEngine
 
         return ClaudeEngine()
     raise ValueError(f"unknown engine {name!r}")

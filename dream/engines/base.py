@@ -16,8 +16,8 @@ from typing import Protocol
 
 import polars as pl
 
-from ..config import Settings
-from ..outcomes import Usage
+from dream.config import Settings
+from dream.outcomes import Usage
 
 
 @dataclass

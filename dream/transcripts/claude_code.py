@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import speedups
-from .common import (
+from dream import speedups
+from dream.transcripts.common import (
+    Session,
     is_blank,
     iter_line_blocks,
-    Session,
     make_entry,
     parse_json_line,
     parse_timestamp,

@@ -28,11 +28,11 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from .common import (
-    is_blank,
-    iter_lines,
+from dream.transcripts.common import (
     Entry,
     Session,
+    is_blank,
+    iter_lines,
     make_entry,
     one_line,
     parse_json_line,

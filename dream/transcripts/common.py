@@ -12,12 +12,11 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
-
 
 try:  # orjson parses big string-heavy lines about twice as fast as json
     import orjson

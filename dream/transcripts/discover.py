@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .importer import claude_home
+from dream.transcripts.importer import claude_home
 
 INDEX_NAME = "MEMORY.md"
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "logs", "sessions", "venv"})

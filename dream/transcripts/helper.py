@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
-from .common import Entry, Session
+from dream.transcripts.common import Entry, Session
 
 # Below this much to read, forking costs more than it saves.
 MIN_BYTES = 32 << 20

@@ -27,15 +27,15 @@ from typing import Literal
 
 from filelock import FileLock, Timeout
 
-from .. import speedups
-from ..config import Settings
-from ..errors import BadInput, Refused
-from ..tree import atomic_write, atomic_write_many
-from . import claude_code, codex
-from .claude_code import ScannedLines
-from .common import Session, log_relpath
-from .helper import Helper, helper_share
-from .render import render_logs
+from dream import speedups
+from dream.config import Settings
+from dream.errors import BadInput, Refused
+from dream.store.tree import atomic_write, atomic_write_many
+from dream.transcripts import claude_code, codex
+from dream.transcripts.claude_code import ScannedLines
+from dream.transcripts.common import Session, log_relpath
+from dream.transcripts.helper import Helper, helper_share
+from dream.transcripts.render import render_logs
 
 Source = Literal["claude-code", "codex"]
 SOURCES: tuple[Source, ...] = ("claude-code", "codex")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..redact import redact, redact_column
-from .common import PREFIX, TOOL_SUMMARY_CHARS, Entry
+from dream.pipeline.redact import redact, redact_column
+from dream.transcripts.common import PREFIX, TOOL_SUMMARY_CHARS, Entry
 
 
 def cut(text: str, length: int, max_chars: int) -> str:

@@ -15,10 +15,10 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput
-from ..redact import redact
-from .codex import message_text, session_id_from_name
-from .common import REDACT_MARGIN, parse_json_line
+from dream.errors import BadInput
+from dream.pipeline.redact import redact
+from dream.transcripts.codex import message_text, session_id_from_name
+from dream.transcripts.common import REDACT_MARGIN, parse_json_line
 
 EXCERPT_CONTEXT = 120  # characters kept on each side of a match
 EXCERPT_MAX = 400

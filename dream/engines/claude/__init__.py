@@ -1,5 +1,5 @@
 """The `claude` engine: the four-phase dream done by a Claude model in a forked agent."""
 
-from .agent import ClaudeEngine
+from dream.engines.claude.agent import ClaudeEngine
 
 __all__ = ["ClaudeEngine"]

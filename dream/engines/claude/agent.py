@@ -21,15 +21,15 @@ from typing import Any
 
 import anthropic
 
-from ...errors import EngineFailed, RunFailed
-from ...outcomes import Usage
-from ...tree import Tree, read_tree
-from ..base import Change, EngineInput, EngineResult
-from .budget import Budget
-from .log_tools import make_log_tools
-from .memory_tool import StagingMemoryTool
-from .prompts import render_dream, render_system
-from .transcript_tools import make_transcript_tools
+from dream.engines.base import Change, EngineInput, EngineResult
+from dream.engines.claude.budget import Budget
+from dream.engines.claude.log_tools import make_log_tools
+from dream.engines.claude.memory_tool import StagingMemoryTool
+from dream.engines.claude.prompts import render_dream, render_system
+from dream.engines.claude.transcript_tools import make_transcript_tools
+from dream.errors import EngineFailed, RunFailed
+from dream.outcomes import Usage
+from dream.store.tree import Tree, read_tree
 
 MAX_RETRIES = 4
 MAX_REQUEST_SECONDS = 600.0

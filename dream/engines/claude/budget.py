@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...config import Settings
-from ...errors import BudgetExceeded
-from ...outcomes import Usage
-from .pricing import estimate_cost
+from dream.config import Settings
+from dream.engines.claude.pricing import estimate_cost
+from dream.errors import BudgetExceeded
+from dream.outcomes import Usage
 
 
 @dataclass

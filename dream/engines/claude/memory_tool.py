@@ -37,7 +37,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from ...tree import NOT_MEMORY_DIRS, atomic_write
+from dream.store.tree import NOT_MEMORY_DIRS, atomic_write
 
 ROOT = "/memories"
 MAX_FILE_BYTES = 100 * 1024

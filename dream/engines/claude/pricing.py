@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...outcomes import Usage
+from dream.outcomes import Usage
 
 CACHE_WRITE_FACTOR = 1.25
 CACHE_READ_FACTOR = 0.10

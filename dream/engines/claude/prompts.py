@@ -1,4 +1,4 @@
-"""Render the agent's prompts from the Jinja2 templates in the repo's `prompts/` folder.
+"""Render the agent's prompts from the Jinja2 templates in `prompts/` (shipped as `dream.prompts`).
 
 `system.md.j2` is the stable part: who the agent is, its tools, the limits,
 the four phases and the team rules. It depends on nothing that changes from
@@ -16,14 +16,11 @@ from typing import Any
 
 import jinja2
 
-import dream
+from dream.engines.claude.memory_tool import MAX_FILE_BYTES, ROOT
+from dream.store.model import VALID_TYPES
+from dream.store.tree import INDEX_NAME, read_tree
+from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES, MAX_LINE_CHARS
 
-from ...store import VALID_TYPES
-from ...tree import INDEX_NAME, read_tree
-from ...validate import MAX_INDEX_BYTES, MAX_INDEX_LINES, MAX_LINE_CHARS
-from .memory_tool import MAX_FILE_BYTES, ROOT
-
-PROMPTS_DIR = Path(dream.__file__).resolve().parents[1] / "prompts"
 MAX_INDEX_CHARS_SHOWN = 30_000
 
 # The same limits the validation applies to the staged tree.
@@ -44,7 +41,7 @@ class Prompts:
 
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(PROMPTS_DIR),
+        loader=jinja2.PackageLoader("dream.prompts", "."),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,

@@ -20,11 +20,11 @@ from typing import Any
 
 from anthropic.lib.tools import BetaFunctionTool, ToolError
 
-from ...config import Settings
-from ...errors import BadInput
-from ...transcripts.importer import resolve_source_path
-from ...transcripts.search import search_transcripts as search
-from .log_tools import MAX_PATTERN_CHARS, LogTool
+from dream.config import Settings
+from dream.engines.claude.log_tools import MAX_PATTERN_CHARS, LogTool
+from dream.errors import BadInput
+from dream.transcripts.importer import resolve_source_path
+from dream.transcripts.search import search_transcripts as search
 
 MAX_HITS = 30  # excerpts per call: enough for an exact detail, too few to read a session whole
 DEFAULT_HITS = 10

@@ -10,8 +10,9 @@ same input always gives the same output.
 
 from __future__ import annotations
 
-from ..base import EngineInput, EngineResult
-from . import consolidate, gather, orient, prune
+from dream.engines.base import EngineInput, EngineResult
+from dream.engines.offline import consolidate, orient, prune
+from dream.engines.offline import requests as gather
 
 __all__ = ["OfflineEngine"]
 

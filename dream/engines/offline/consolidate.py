@@ -8,19 +8,36 @@ moved to the archive file (see prune.py), not deleted.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 
 from rapidfuzz import fuzz
 
-from ...store import TopicFile, new_topic_text, parse_index_line, resolve_link
-from ...tree import INDEX_NAME
-from . import dates
-from .gather import Request
-from .orient import Memory, Workspace, editable, ensure_frontmatter, memories, scope_of
-from .similarity import best_match, group_pairs, normalize, similar_pairs
-from .text import MAX_LINE, fit_line, shorten
+from dream.engines.offline import dates
+from dream.engines.offline.archive import archive_lines
+from dream.engines.offline.orient import (
+    Memory,
+    Workspace,
+    editable,
+    ensure_frontmatter,
+    memories,
+    scope_of,
+)
+from dream.engines.offline.requests import Request
+from dream.engines.offline.similarity import (
+    best_match,
+    group_pairs,
+    normalize,
+    similar_pairs,
+)
+from dream.engines.offline.text import MAX_LINE, fit_line, shorten, slug
+from dream.store.model import (
+    DATE_KEYS,
+    TopicFile,
+    new_topic_text,
+    parse_index_line,
+    resolve_link,
+)
+from dream.store.tree import INDEX_NAME
 
 # ---------------------------------------------------------------- duplicates
 
@@ -140,8 +157,6 @@ def _merge_topics(ws: Workspace, pointers: _IndexPointers, keep_path: str, dup_p
 
 
 def _merge_rules(ws: Workspace, keep: Memory, dup: Memory, score: float) -> None:
-    from .prune import archive_lines  # the archive belongs to prune
-
     lines = ws.store.index_lines
     if dup.key not in lines:
         return
@@ -164,7 +179,7 @@ def absolute_dates(ws: Workspace) -> None:
         distinct = sorted(set(found.values()))
         if not distinct:
             ws.note(f"{path}: relative dates left as they are: no source date "
-                    f"({', '.join(dates_keys())} in frontmatter)")
+                    f"({', '.join(DATE_KEYS)} in frontmatter)")
             continue
         if len(distinct) > 1:
             shown = ", ".join(f"{k} {v}" for k, v in found.items())
@@ -183,12 +198,6 @@ def absolute_dates(ws: Workspace) -> None:
         key = next(k for k, v in found.items() if v == base)
         detail = "; ".join(f"{r.phrase} → {r.absolute}" for r in rewrites)
         ws.change("dated", path, f"relative dates made absolute from its {key} date {base}", detail)
-
-
-def dates_keys() -> tuple[str, ...]:
-    from ...store import DATE_KEYS
-
-    return DATE_KEYS
 
 
 # ---------------------------------------------------------------- requests
@@ -238,13 +247,6 @@ def _covered_by(ws: Workspace, text: str) -> Memory | None:
             return memory
     return None
 
-
-def slug(text: str, words: int = 6) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    parts = re.findall(r"[a-z0-9]+", ascii_text.lower())[:words]
-    if len(parts) >= 2:
-        return "_".join(parts)
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
 
 
 def file_memory(ws: Workspace, request: Request) -> None:

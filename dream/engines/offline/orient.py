@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from ...config import Settings
-from ...store import TEAM_DIR, Store, TopicFile, resolve_link
-from ...tree import INDEX_NAME, Tree, atomic_write, read_tree
-from ..base import Change
+from dream.config import Settings
+from dream.engines.base import Change
+from dream.store.model import TEAM_DIR, Store, TopicFile, resolve_link
+from dream.store.tree import INDEX_NAME, Tree, atomic_write, read_tree
 
 ARCHIVE_NAME = "archive.md"
 

@@ -17,16 +17,18 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ...store import (new_topic_text, parse_index_line,
-                      resolve_link, IndexLine)
-from ...tree import INDEX_NAME
-from ...validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
-from .orient import ARCHIVE_NAME, Workspace, editable, ensure_frontmatter, is_archive
-from .similarity import normalize
-from .text import MAX_LINE, fit_line, one_line, shorten
-
-ARCHIVE_DESCRIPTION = "Index entries dream moved out of MEMORY.md (broken pointers, over budget); nothing deleted"
-ARCHIVE_HOOK = "entries moved out of this index; look here when a pointer seems missing"
+from dream.engines.offline.archive import ARCHIVE_HOOK, archive_lines, archive_path
+from dream.engines.offline.orient import (
+    Workspace,
+    editable,
+    ensure_frontmatter,
+    is_archive,
+)
+from dream.engines.offline.similarity import normalize
+from dream.engines.offline.text import MAX_LINE, fit_line, one_line, shorten, slug
+from dream.store.model import IndexLine, new_topic_text, parse_index_line, resolve_link
+from dream.store.tree import INDEX_NAME
+from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
 
 
 def prune(ws: Workspace) -> None:
@@ -35,45 +37,6 @@ def prune(ws: Workspace) -> None:
     shorten_long_lines(ws)  # before orphans: a cut hook may drop a [[wikilink]]
     index_orphans(ws)
     enforce_budget(ws)
-
-
-# ---------------------------------------------------------------- archive
-
-
-def archive_path(ws: Workspace) -> str:
-    """`archive.md`, or another free name if an unusable archive.md exists."""
-    topic = ws.store.topics.get(ARCHIVE_NAME)
-    if topic is None or editable(topic):
-        return ARCHIVE_NAME
-    candidate = "dream_archive.md"
-    existing = ws.store.topics.get(candidate)
-    return candidate if existing is None or editable(existing) else ws.store.free_path("dream_archive")
-
-
-def archive_lines(ws: Workspace, lines: list[str], reason: str) -> str:
-    """Append index lines, verbatim, under a dated heading of the archive file."""
-    store = ws.store
-    path = archive_path(ws)
-    topic = store.topics.get(path)
-    if topic is None:
-        body = ["# Archived index entries", "",
-                "Lines dream moved out of MEMORY.md, word for word, with the reason."]
-        topic = store.add_topic(path, new_topic_text("archive", ARCHIVE_DESCRIPTION, "reference", body,
-                                                     newline=store.newline))
-        ws.change("created", path, "archive for index entries that cannot stay in the index")
-    else:
-        ensure_frontmatter(ws, topic, "index entries were archived into it")
-    topic.append_body([f"## {ws.today.isoformat()} — {reason}", ""] + lines)
-    _ensure_archive_indexed(ws, path)
-    return path
-
-
-def _ensure_archive_indexed(ws: Workspace, path: str) -> None:
-    for line in ws.store.parsed_index():
-        if any(resolve_link(INDEX_NAME, t) == path for t in line.links):
-            return
-    ws.store.index_lines.append(fit_line("Archive", path, ARCHIVE_HOOK))
-    ws.change("indexed", INDEX_NAME, f"index line for the archive file {path}")
 
 
 def _pointed(line: IndexLine, path: str) -> bool:
@@ -254,7 +217,6 @@ def _demote_line(ws: Workspace, text: str, line: IndexLine) -> str:
     store = ws.store
     content = line.hook if line.kind == "rule" else text.strip().lstrip("#> ").strip()
     type_ = "feedback" if re.match(r"^\W*(always|never|don'?t|do not|prefer|use)\b", content, re.I) else "project"
-    from .consolidate import slug  # shared naming rule
 
     path = store.free_path(f"{type_}_{slug(content)}")
     title = shorten(re.sub(r"[*_`]", "", content), 50)

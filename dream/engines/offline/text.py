@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from ...store import format_index_line
-from ...validate import MAX_LINE_CHARS
+import hashlib
+import re
+import unicodedata
+
+from dream.store.model import format_index_line
+from dream.store.validate import MAX_LINE_CHARS
 
 MAX_LINE = MAX_LINE_CHARS
 ELLIPSIS = "…"
@@ -37,3 +41,10 @@ def fit_line(title: str, target: str, hook: str, limit: int = MAX_LINE, sep: str
         return format_index_line(shorten(title, max(title_room, 1)), target, "")
     hook = shorten(hook, room) if hook else ""
     return format_index_line(title, target, hook, sep) if hook and room >= 8 else line
+
+def slug(text: str, words: int = 6) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    parts = re.findall(r"[a-z0-9]+", ascii_text.lower())[:words]
+    if len(parts) >= 2:
+        return "_".join(parts)
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]

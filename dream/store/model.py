@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 import yaml
 
-from .tree import INDEX_NAME, Tree
+from dream.store.tree import INDEX_NAME, Tree
 
 VALID_TYPES = ("user", "feedback", "project", "reference")
 TEAM_DIR = "team"

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from merge3 import Merge3
 
-from .errors import MergeConflict
-from .tree import Tree
+from dream.errors import MergeConflict
+from dream.store.tree import Tree
 
 RENAME_SIMILARITY = 0.6  # share of lines two files must have in common to count as a rename
 HUNK_PREVIEW_CHARS = 60

@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import UnknownProposal
-from .layout import Layout
-from .records import DamagedRecord, load_json_record, read_json_object
-from .tree import Tree, atomic_write
-from .versions import Blobs
+from dream.errors import UnknownProposal
+from dream.records import DamagedRecord, load_json_record, read_json_object
+from dream.store.layout import Layout
+from dream.store.tree import Tree, atomic_write
+from dream.versions.manifests import Blobs
 
 PENDING = "pending"
 ACCEPTED = "accepted"

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from . import speedups
-from .redact import HINTS, hint_rows, redact_hits
+from dream import speedups
+from dream.pipeline.redact import HINTS, hint_rows, redact_hits
 
 if TYPE_CHECKING:
     import numpy as np

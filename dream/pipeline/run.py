@@ -22,25 +22,39 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import history, policy, retention
-from .config import Settings, load_settings
-from .engines import Engine, EngineInput, EngineResult, resolve_engine_name, select_engine
-from .errors import BadInput, RunFailed, ValidationFailed
-from .gate import GateDecision, check_gate
-from .layout import Layout
-from .lock import LockBusy, describe_holder, store_lock
-from .logs import Gathered, read_sessions, scan_sessions
-from .outcomes import NoopReason, RunOutcome, SkipReason, Status
-from .proposals import SUPERSEDED, Proposal, Proposals, new_proposal_id
-from .recovery import finish_interrupted_write, recover
-from .report import build_report, render_markdown
-from .diffing import tree_diff
-from .state import StoreState, backoff_seconds, load_state, save_state
-from .transcripts.importer import ImportResult, import_configured
-from .tree import Tree, changed_paths, materialize, read_tree, symlinked_memory, scan_memory_paths
-from .validate import errors as validation_errors
-from .validate import validate_tree
-from .versions import Versions
+from dream import history
+from dream.config import Settings, load_settings
+from dream.engines import (
+    Engine,
+    EngineInput,
+    EngineResult,
+    resolve_engine_name,
+    select_engine,
+)
+from dream.errors import BadInput, LockBusy, RunFailed, ValidationFailed
+from dream.outcomes import NoopReason, RunOutcome, SkipReason, Status
+from dream.pipeline.gate import GateDecision, check_gate
+from dream.pipeline.gather import Gathered, read_sessions, scan_sessions
+from dream.pipeline.report import build_report, render_markdown
+from dream.pipeline.state import StoreState, backoff_seconds, load_state, save_state
+from dream.review import policy, retention
+from dream.store.layout import Layout
+from dream.store.lock import describe_holder, store_lock
+from dream.store.tree import (
+    Tree,
+    changed_paths,
+    materialize,
+    read_tree,
+    scan_memory_paths,
+    symlinked_memory,
+)
+from dream.store.validate import errors as validation_errors
+from dream.store.validate import validate_tree
+from dream.transcripts.importer import ImportResult, import_configured
+from dream.versions.diffing import tree_diff
+from dream.versions.journal import finish_interrupted_write, recover
+from dream.versions.manifests import Versions
+from dream.versions.proposals import SUPERSEDED, Proposal, Proposals, new_proposal_id
 
 Progress = Callable[[int, int], None]
 
@@ -334,5 +348,3 @@ def locked_run(ctx: RunContext, on_progress: Progress | None = None, call: Calla
         outcome.base_version = snap.version
         return outcome
 
-
-_locked_run = locked_run  # older name, kept for callers outside this module

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .accept import Decision, accept
-from .config import Settings
-from .errors import Refused
-from .layout import Layout
-from .proposals import PENDING, Proposals
-from .retention import summarize
-from .validate import errors as validation_errors
-from .validate import validate_tree
-from .versions import Versions
+from dream.config import Settings
+from dream.errors import Refused
+from dream.review.decide import Decision, accept
+from dream.review.retention import summarize
+from dream.store.layout import Layout
+from dream.store.validate import errors as validation_errors
+from dream.store.validate import validate_tree
+from dream.versions.manifests import Versions
+from dream.versions.proposals import PENDING, Proposals
 
 ACTOR = "policy:auto_accept"
 

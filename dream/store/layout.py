@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BadInput, StoreNotFound
+from dream.errors import BadInput, StoreNotFound
 
 
 def _looks_like_store(root: Path) -> bool:

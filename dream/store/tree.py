@@ -18,8 +18,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import speedups
-from .errors import BadInput
+from dream import speedups
+from dream.errors import BadInput
 
 Tree = dict[str, bytes]
 

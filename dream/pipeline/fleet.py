@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import load_settings
-from .errors import DreamError, StoreNotFound
-from .gate import check_gate
-from .layout import Layout
-from .transcripts.discover import discover_stores
+from dream.config import load_settings
+from dream.errors import DreamError, StoreNotFound
+from dream.pipeline.gate import check_gate
+from dream.store.layout import Layout
+from dream.transcripts.discover import discover_stores
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 SLUG_TEXT_CHARS = 40

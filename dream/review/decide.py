@@ -11,24 +11,26 @@ still checked against the index limits before anything is written.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import history
-from .errors import BadInput, MergeConflict, ProposalClosed, Refused
-from .layout import Layout
-from .lock import LockBusy, describe_holder, store_lock
-from .merge import MergeResult, merge_trees
-from .proposals import PENDING, REJECTED, Proposal, Proposals
-from .recovery import Journal, apply_journal, crashpoint, recover, write_journal
-from .store import Store, parse_index_line, resolve_link
-from .tree import INDEX_NAME, Tree, changed_paths, read_tree, unsafe_target
-from .validate import errors as validation_errors
-from .validate import validate_tree
-from .versions import Versions
-
-LOCK_WAIT_SECONDS = 10
+from dream import history
+from dream.errors import BadInput, MergeConflict, ProposalClosed, Refused
+from dream.store.layout import Layout
+from dream.store.model import Store, parse_index_line, resolve_link
+from dream.store.tree import INDEX_NAME, Tree, changed_paths, read_tree, unsafe_target
+from dream.store.validate import errors as validation_errors
+from dream.store.validate import validate_tree
+from dream.versions.journal import (
+    Journal,
+    LockedStore,
+    apply_journal,
+    crashpoint,
+    write_journal,
+)
+from dream.versions.manifests import Versions
+from dream.versions.merge import MergeResult, merge_trees
+from dream.versions.proposals import PENDING, REJECTED, Proposal, Proposals
 
 
 @dataclass
@@ -48,32 +50,6 @@ class Decision:
                 "pre_accept_version": self.pre_accept_version, "new_proposal_id": self.new_proposal_id}
 
 
-class LockedStore:
-    """Hold the store's lock for a decision, turning a busy lock into a clear refusal.
-
-    Entering also finishes (or safely gives up) a write a crash interrupted.
-    """
-
-    def __init__(self, layout: Layout, purpose: str):
-        self.cm = store_lock(layout, f"{purpose}-{os.getpid()}", purpose=purpose, wait=LOCK_WAIT_SECONDS)
-        self.layout = layout
-
-    def __enter__(self):
-        try:
-            self.cm.__enter__()
-        except LockBusy as busy:
-            raise Refused(f"{self.layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
-        try:
-            recover(self.layout)
-        except BaseException as exc:
-            self.cm.__exit__(type(exc), exc, exc.__traceback__)
-            raise
-
-    def __exit__(self, *exc):
-        return self.cm.__exit__(*exc)
-
-
-_Locked = LockedStore  # the older name, still imported elsewhere
 
 
 def write_tree(layout: Layout, live: Tree, files: dict[str, str], action: str, version_source: str,
@@ -260,5 +236,3 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
         )
     return Decision("rolled_back", None, version)
 
-
-from .rebase import rebase  # noqa: F401  (kept importable as dream.accept.rebase)

@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any
 
-from .engines.base import Change, EngineResult
-from .retention import render_markdown as retention_markdown
+from dream.engines.base import Change, EngineResult
+from dream.review.retention import render_markdown as retention_markdown
 
 
 def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: int,

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import history
-from .accept import Decision, LockedStore
-from .errors import ProposalClosed, Refused, RunFailed
-from .layout import Layout
-from .lock import LockBusy, describe_holder
-from .proposals import PENDING, SUPERSEDED, Proposal, Proposals
+from dream import history
+from dream.errors import LockBusy, ProposalClosed, Refused, RunFailed
+from dream.outcomes import Status
+from dream.pipeline import run as pipeline
+from dream.review.decide import Decision
+from dream.store.layout import Layout
+from dream.store.lock import describe_holder
+from dream.versions.journal import LockedStore
+from dream.versions.proposals import PENDING, SUPERSEDED, Proposal, Proposals
 
 
 def rebase(store: str | Path, proposal_id: str | None = None, comment: str | None = None) -> Decision:
@@ -24,17 +27,15 @@ def rebase(store: str | Path, proposal_id: str | None = None, comment: str | Non
     the consolidation before it) and the store as it is now; proposing
     supersedes the stale proposal.
     """
-    from . import pipeline  # the pipeline does not import this module; keep it that way
-
     layout = Layout.open(store)
     proposals = Proposals(layout)
     stale = proposals.resolve(proposal_id)
     if stale.status != PENDING:
         raise ProposalClosed(f"{layout.root}: proposal {stale.id} is {stale.status}, not pending")
-    outcome = _rerun(pipeline, layout, stale.engine, since=_signal_start(layout, stale))
-    if str(outcome.status) == "failed":
+    outcome = _rerun(layout, stale.engine, since=_signal_start(layout, stale))
+    if outcome.status == Status.FAILED:
         raise RunFailed(outcome.reason or "failed", f"{layout.root}: rebase of {stale.id} failed: {outcome.error}")
-    if str(outcome.status) == "skipped":
+    if outcome.status == Status.SKIPPED:
         raise Refused(f"{layout.root}: rebase of {stale.id} skipped: {outcome.error}")
     new_id = outcome.proposal_id
     detail = f"replaced by {new_id}" if new_id else f"nothing left to propose ({outcome.reason})"
@@ -46,14 +47,14 @@ def rebase(store: str | Path, proposal_id: str | None = None, comment: str | Non
     return Decision("rebased", stale.id, outcome.base_version, new_proposal_id=new_id)
 
 
-def _rerun(pipeline, layout: Layout, engine: str, since: float | None):
+def _rerun(layout: Layout, engine: str, since: float | None):
     """A forced run (no gate) that reads the sessions since `since`, not since the last run."""
     ctx = pipeline.begin(layout.root, engine=engine, force=True)
     pipeline.import_logs(ctx)
     try:
         with pipeline.lock(ctx):
             ctx.state.last_consolidated_at = since
-            return pipeline.finish(ctx, pipeline._locked_run(ctx, None))
+            return pipeline.finish(ctx, pipeline.locked_run(ctx))
     except LockBusy as busy:
         raise Refused(f"{layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
 

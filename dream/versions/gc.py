@@ -22,11 +22,11 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .accept import LockedStore
-from .errors import BadInput
-from .layout import Layout
-from .proposals import PENDING, Proposal, Proposals
-from .versions import Versions
+from dream.errors import BadInput
+from dream.store.layout import Layout
+from dream.versions.journal import LockedStore
+from dream.versions.manifests import Versions
+from dream.versions.proposals import PENDING, Proposal, Proposals
 
 
 @dataclass

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import jinja2
 
-from .errors import BadInput, DreamError
-from .layout import Layout
-from .proposals import Proposal, Proposals
-from .retention import summarize
-from .tree import Tree, atomic_write, changed_paths
-from .versions import Versions
+from dream.errors import BadInput, DreamError
+from dream.review.retention import summarize
+from dream.store.layout import Layout
+from dream.store.tree import Tree, atomic_write, changed_paths
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposal, Proposals
 
 CONTEXT_LINES = 3
 OPEN_FILES_UP_TO = 12  # fewer changed files than this: every diff starts open

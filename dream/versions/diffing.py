@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from .tree import Tree, changed_paths
+from dream.store.tree import Tree, changed_paths
 
 
 def _lines(data: bytes | None) -> list[str]:

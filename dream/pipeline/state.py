@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from .layout import Layout
-from .records import DamagedRecord, load_json_record
-from .tree import atomic_write
+from dream.records import DamagedRecord, load_json_record
+from dream.store.layout import Layout
+from dream.store.tree import atomic_write
 
 
 @dataclass

@@ -1,6 +1,7 @@
-"""What `dream status --all` reports: every store on the machine, one row each.
+"""What `dream status` reports: one store (gate, lock, versions, pending
+proposals), or every store on the machine, one row each (`--all`).
 
-The stores are the ones `discover_stores` finds (Claude Code's
+`--all` lists the stores `discover_stores` finds (Claude Code's
 ``~/.claude/projects/*/memory`` and any extra roots), so the listing and the
 fleet flow agree on what a machine holds. Each row is `store_status` plus
 how many transcripts of the store's configured source the next run would
@@ -11,19 +12,49 @@ gets a row with its error instead of ending the listing.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .config import load_settings
-from .errors import DreamError
-from .status import store_status
-from .transcripts.discover import default_roots, discover_stores
-from .transcripts.importer import (
+from dream.config import load_settings
+from dream.errors import DreamError
+from dream.pipeline.gate import check_gate
+from dream.pipeline.state import load_state
+from dream.store.layout import Layout
+from dream.store.lock import current_holder
+from dream.transcripts.discover import default_roots, discover_stores
+from dream.transcripts.importer import (
     list_transcripts,
-    load_state as load_import_state,
     render_key,
     resolve_source_path,
 )
+from dream.transcripts.importer import (
+    load_state as load_import_state,
+)
+from dream.versions.journal import finish_interrupted_write
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
+
+
+def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, Any]:
+    layout = Layout.open(store)
+    settings = load_settings(layout.root, overrides)
+    problem = finish_interrupted_write(layout)
+    state = load_state(layout)
+    holder = current_holder(layout)
+    proposals = Proposals(layout)
+    return {
+        "store": str(layout.root),
+        "gate": check_gate(layout, settings, state=state).to_json(),
+        "lock": None if holder is None else asdict(holder),
+        "current_version": Versions(layout).current(),
+        "pending": [p.id for p in proposals.pending()],
+        "damaged_proposals": proposals.damaged(),
+        "last_consolidated_at": state.last_consolidated_at,
+        "failures": state.failures,
+        "interrupted_accept": layout.journal.exists() or problem is not None,
+        "interrupted_accept_problem": problem,
+    }
 
 
 def fleet_roots(extra: Iterable[Path] = ()) -> list[Path]:

@@ -19,8 +19,9 @@ from typing import Iterator
 
 from filelock import FileLock, Timeout
 
-from .layout import Layout
-from .tree import atomic_write
+from dream.errors import LockBusy
+from dream.store.layout import Layout
+from dream.store.tree import atomic_write
 
 
 @dataclass
@@ -32,18 +33,9 @@ class LockHolder:
     purpose: str = "run"
 
 
-class LockBusy(Exception):
-    """The store's lock is held by another process."""
-
-    def __init__(self, holder: LockHolder | None):
-        super().__init__("store is locked")
-        self.holder = holder
-
-
 def describe_holder(holder: LockHolder | None) -> str:
     """'store is locked by …', the one wording every command uses for a busy lock."""
-    who = f"run {holder.run_id} (pid {holder.pid})" if holder else "another process"
-    return f"store is locked by {who}"
+    return str(LockBusy(holder))
 
 
 def _pid_alive(pid: int) -> bool:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .store import Store, TextFile, parse_index_line, resolve_link
-from .tree import INDEX_NAME, Tree
+from dream.store.model import Store, TextFile, parse_index_line, resolve_link
+from dream.store.tree import INDEX_NAME, Tree
 
 MAX_INDEX_LINES = 200
 MAX_INDEX_BYTES = 25_000

@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 
 from rapidfuzz import fuzz, process
 
-from .engines.offline.similarity import MAX_BLOCK, _prefix_length, tokens
-from .tree import Tree, changed_paths
+from dream.engines.offline.similarity import MAX_BLOCK, _prefix_length, tokens
+from dream.store.tree import Tree, changed_paths
 
 MATCH_THRESHOLD = 80.0  # rapidfuzz ratio (whole line against whole line) counting as found
 KEPT, MERGED, DROPPED = "kept", "merged", "dropped"

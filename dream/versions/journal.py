@@ -29,10 +29,11 @@ import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .errors import BadInput, Refused
-from .layout import Layout
-from .lock import LockBusy, store_lock
-from .tree import (
+from dream import history
+from dream.errors import BadInput, LockBusy, Refused
+from dream.store.layout import Layout
+from dream.store.lock import describe_holder, store_lock
+from dream.store.tree import (
     Tree,
     atomic_write,
     fsync_dir,
@@ -41,7 +42,8 @@ from .tree import (
     sha256,
     unsafe_target,
 )
-from .versions import Blobs, Versions
+from dream.versions.manifests import Blobs, Versions
+from dream.versions.proposals import ACCEPTED, Proposals
 
 
 class JournalBlocked(Refused):
@@ -249,8 +251,6 @@ def _after_apply(layout: Layout, journal: Journal) -> None:
     """Mark the proposal accepted and record the audit event (both idempotent), so a replay does them too."""
     proposal_id = journal.extra.get("proposal_id")
     if journal.action == "accept" and proposal_id:
-        from .proposals import ACCEPTED, Proposals
-
         proposals = Proposals(layout)
         proposal = proposals.get(proposal_id)
         if proposal.status != ACCEPTED:
@@ -260,14 +260,10 @@ def _after_apply(layout: Layout, journal: Journal) -> None:
 
 
 def _event_recorded(layout: Layout, action: str, version: int) -> bool:
-    from . import history
-
     return any(e["action"] == action and e["version"] == version for e in history.events(layout, limit=20))
 
 
 def _record_event(layout: Layout, journal: Journal, action: str, version: int | None, detail: str | None) -> None:
-    from . import history
-
     history.record_event(layout, action, journal.extra.get("proposal_id"), version, journal.extra.get("comment"),
                          detail=detail, who=journal.extra.get("actor"))
 
@@ -302,3 +298,31 @@ def finish_interrupted_write(layout: Layout) -> str | None:
     except Refused as problem:
         return str(problem)
     return None
+
+
+LOCK_WAIT_SECONDS = 10
+
+
+class LockedStore:
+    """Hold the store's lock for a decision, turning a busy lock into a clear refusal.
+
+    Entering also finishes (or safely gives up) a write a crash interrupted.
+    """
+
+    def __init__(self, layout: Layout, purpose: str):
+        self.cm = store_lock(layout, f"{purpose}-{os.getpid()}", purpose=purpose, wait=LOCK_WAIT_SECONDS)
+        self.layout = layout
+
+    def __enter__(self):
+        try:
+            self.cm.__enter__()
+        except LockBusy as busy:
+            raise Refused(f"{self.layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
+        try:
+            recover(self.layout)
+        except BaseException as exc:
+            self.cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    def __exit__(self, *exc):
+        return self.cm.__exit__(*exc)

@@ -13,10 +13,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .errors import BadInput, UnknownVersion
-from .layout import Layout
-from .records import load_json_record
-from .tree import Tree, atomic_write, sha256
+from dream.errors import BadInput, UnknownVersion
+from dream.records import load_json_record
+from dream.store.layout import Layout
+from dream.store.tree import Tree, atomic_write, sha256
 
 
 @dataclass

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .config import Settings
-from .layout import Layout
-from .logs import scan_sessions
-from .outcomes import SkipReason
-from .state import StoreState, load_state
+from dream.config import Settings
+from dream.outcomes import SkipReason
+from dream.pipeline.gather import scan_sessions
+from dream.pipeline.state import StoreState, load_state
+from dream.store.layout import Layout
 
 
 @dataclass
