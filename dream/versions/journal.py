@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dream import history
+from dream.crashpoints import crashpoint
 from dream.errors import BadInput, LockBusy, Refused
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
@@ -69,12 +69,6 @@ class Journal:
     @property
     def paths(self) -> list[str]:
         return [*self.writes, *self.deletes]
-
-
-def crashpoint(name: str) -> None:
-    """Test hook: die here, as abruptly as a power cut, when DREAM_CRASHPOINT names this point."""
-    if os.environ.get("DREAM_CRASHPOINT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def write_journal(layout: Layout, journal: Journal) -> None:
