@@ -27,14 +27,11 @@ from typing import Literal
 
 from filelock import FileLock, Timeout
 
-from dream import speedups
 from dream.config import Settings
 from dream.errors import BadInput, Refused
 from dream.store.tree import atomic_write, atomic_write_many
 from dream.transcripts import claude_code, codex
-from dream.transcripts.claude_code import ScannedLines
 from dream.transcripts.common import Session, log_relpath
-from dream.transcripts.helper import Helper, helper_share
 from dream.transcripts.render import render_logs
 
 Source = Literal["claude-code", "codex"]
@@ -262,36 +259,13 @@ class _Import:
 
     @contextmanager
     def _sessions(self, changed: list[tuple[Path, dict, str]]) -> Iterator[Iterator[Session | OSError]]:
-        """The transcripts read, in order.
-
-        A large import shares the reading with a forked helper (see
-        `helper`) and this thread reads its own part. Otherwise a reader
-        thread scans the transcripts ahead (in C, without the GIL, when it
-        can) and this thread parses them. (Both at once measured slower: three
-        busy threads on two cores.)
-        """
-        paths = [path for path, _, _ in changed]
-        share = helper_share([seen["size"] for _, seen, _ in changed])
-        if share < len(paths):
-            with Helper(paths[share:], self._read) as helping:
-                yield chain(map(self._read, paths[:share]), helping.sessions())
-            return
+        """The transcripts read, in order: a reader thread reads ahead while this one renders."""
         with ThreadPoolExecutor(READ_THREADS) as readers:
-            started = chain.from_iterable(readers.map(self._start, _batches(paths)))
-            yield map(self._finish, changed, started)
+            read = readers.map(self._read_batch, _batches([path for path, _, _ in changed]))
+            yield chain.from_iterable(read)
 
-    def _start(self, paths: list[Path]) -> list[Session | ScannedLines | OSError]:
-        """What a reader thread does with a batch: all the reading, or its GIL-free first step."""
-        if self.source != "claude-code" or speedups.native is None:
-            return [self._read(path) for path in paths]
-        return claude_code.scan_many(paths)
-
-    def _finish(self, change: tuple[Path, dict, str], started: Session | ScannedLines | OSError) -> Session | OSError:
-        """What this thread does with a reader's result: parse the lines it kept, if that is left."""
-        if not isinstance(started, ScannedLines):
-            return started
-        settings = self.settings
-        return claude_code.parse_scanned(change[0], started, settings.include_sidechains, settings.max_entry_chars)
+    def _read_batch(self, paths: list[Path]) -> list[Session | OSError]:
+        return [self._read(path) for path in paths]
 
     def _changed(self, transcripts: list[Path], result: ImportResult) -> list[tuple[Path, dict, str]]:
         """(path, what stat says now, state key) of transcripts to read again."""
