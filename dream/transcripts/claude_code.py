@@ -23,7 +23,7 @@ from typing import Any
 from dream.transcripts.common import (
     Session,
     is_blank,
-    iter_line_blocks,
+    iter_lines,
     make_entry,
     parse_json_line,
     parse_timestamp,
@@ -78,18 +78,12 @@ def is_tool_result_line(line: bytes | bytearray, start: int = 0, end: int | None
 def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Session:
     """Read one transcript; the session id is the file name without ``.jsonl``.
 
-    Lines are found in blocks of the file (no object per line): most of a
-    transcript's bytes are tool results, skipped after a look at their head.
+    Most of a transcript's bytes are tool results, skipped after a look at
+    their head, without a copy.
     """
     reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
-    for block, size in iter_line_blocks(path):
-        start = 0
-        while start < size:
-            end = block.find(b"\n", start, size)
-            if end < 0:
-                end = size  # a last line without newline
-            reader.feed(block, start, end)
-            start = end + 1
+    for block, start, end in iter_lines(path):
+        reader.feed(block, start, end)
     return reader.session
 
 
@@ -105,7 +99,7 @@ class _Reader:
 
     def feed(self, data: bytes | bytearray, start: int, end: int) -> None:
         """Take the record on ``data[start:end]``; tool results are skipped without copying them."""
-        if end - start < 64 and is_blank(data[start:end]):
+        if is_blank(data, start, end):
             return
         self.session.records += 1
         if not is_tool_result_line(data, start, end):
