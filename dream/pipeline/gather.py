@@ -186,7 +186,8 @@ SCHEMA = {"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64, "role": pl.Utf8,
 _BATCH_BYTES = 16 << 20
 _PREFIXES = (b"> ", b"< ", b". ")
 _FIRST_ENTRY = re.compile(rb"\n[<>.] ")
-# Whitespace to Rust (and so to the rest of polars) that bytes.rstrip() keeps.
+# Whitespace to Rust (and so to polars): ASCII, and wider characters.
+_ASCII_SPACES = b" \t\n\r\x0b\x0c"
 _WIDE_SPACES = tuple(
     c.encode() for c in "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
     "\u2028\u2029\u202f\u205f\u3000"
@@ -285,9 +286,10 @@ def _entries_of(f: SessionFile) -> tuple[bytes | None, str | None]:
         if match is None:
             return b"", problem
         data = data[match.start() + 1 :]
-    data = _strip_end(data)
-    # A file that is one prefix (whose space went with the trailing whitespace) is one empty entry.
-    return b"\n" + (data if len(data) > 1 else data + b" "), problem
+    end = _end_without_spaces(data)
+    if end == 1:  # a prefix alone, its space stripped with the trailing whitespace: one empty entry
+        return b"\n" + data[:1] + b" ", problem
+    return b"\n" + memoryview(data)[:end], problem  # one copy, not a stripped copy and then another
 
 
 def _read(f: SessionFile) -> bytes | str:
@@ -305,17 +307,25 @@ def _read(f: SessionFile) -> bytes | str:
         os.close(fd)
 
 
-def _strip_end(data: bytes) -> bytes:
-    """`data` without trailing whitespace, as polars' strip_chars_end() counts it.
+def _end_without_spaces(data: bytes) -> int:
+    """Where `data` ends without its trailing whitespace, as polars' strip_chars_end() counts it.
 
     The bytes of a wide space cannot end any other character (UTF-8 lead
     bytes are never continuation bytes), so they are safe to test raw.
     """
-    data = data.rstrip()
-    while data.endswith(_WIDE_SPACES):
-        width = next(len(s) for s in _WIDE_SPACES if data.endswith(s))
-        data = data[:-width].rstrip()
-    return data
+    end = len(data)
+    while end:
+        last = data[end - 1]
+        if last in _ASCII_SPACES:
+            end -= 1
+        elif last < 0x80:
+            return end
+        else:
+            wide = next((s for s in _WIDE_SPACES if data.endswith(s, 0, end)), None)
+            if wide is None:
+                return end
+            end -= len(wide)
+    return end
 
 
 def _as_utf8(texts: list[bytes], owners: list[SessionFile], warnings: list[str]) -> pl.Series:
@@ -380,6 +390,7 @@ def _seq_shift(owners: list[SessionFile], pieces: pl.Series, seen: dict[str, int
 
 
 def _drop_closing_newlines(text: pl.Series) -> pl.Series:
+    """Texts without the newlines of the blank lines between them and the next entry."""
     rows = text.str.ends_with("\n").arg_true()
     if not len(rows):
         return text
