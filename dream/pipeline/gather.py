@@ -401,9 +401,15 @@ def _table(frames: list[pl.DataFrame], max_chars: int) -> tuple[pl.DataFrame, in
     """All batches in one table, redacted, then cut; and the redaction count."""
     if not frames:
         return pl.DataFrame(schema=SCHEMA), 0
-    entries = pl.concat(frames, rechunk=False)
-    text, redactions = redact_column(entries.get_column("text"))
-    return entries.with_columns(text=_cut(text, max_chars)).select(list(SCHEMA)), redactions
+    text, redactions = redact_column(pl.concat([f.get_column("text") for f in frames], rechunk=False))
+    text = _cut(text, max_chars)
+    # Back in the batches' chunks: a text column in one chunk beside columns in
+    # many would make polars copy those into one chunk too (+110 MB per 500 MB).
+    parts, at = [], 0
+    for f in frames:
+        parts.append(f.with_columns(text=text.slice(at, f.height)))
+        at += f.height
+    return pl.concat(parts, rechunk=False).select(list(SCHEMA)), redactions
 
 
 def _cut(text: pl.Series, max_chars: int) -> pl.Series:
