@@ -103,11 +103,7 @@ class _Reader:
             return
         self.session.records += 1
         if not is_tool_result_line(data, start, end):
-            self.parse(data, start, end)
-
-    def parse(self, data: bytes | bytearray | memoryview, start: int, end: int) -> None:
-        """Take the record on ``data[start:end]``, known to be neither blank nor a tool result."""
-        self.take(parse_json_line(data[start:end]))
+            self.take(parse_json_line(data[start:end]))
 
     def take(self, record: dict | None) -> None:
         """Take one parsed record (None: the line was not a JSON object)."""

@@ -39,8 +39,8 @@ FORMAT_VERSION = 1
 STATE_NAME = "import-state.json"
 LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
-# Sessions are rendered in groups, so that redaction is one polars call per
-# group, and the memory held stays bounded by a group's transcripts.
+# Sessions are read and rendered in groups: redaction is one polars call per
+# group, and only one group's sessions are held at a time.
 RENDER_GROUP = 64
 
 
