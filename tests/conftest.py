@@ -103,15 +103,3 @@ def everything_in(store: Path, skip: frozenset = frozenset(), names: bool = Fals
                 rows = con.execute(f'select * from "{table}"').fetchall()
                 found.append((f"{db.name}:{table}", repr(rows).encode()))
     return found
-
-
-@pytest.fixture(params=["native", "python"])
-def scanner(request, monkeypatch) -> str:
-    """Run a test with the C scanners (dream/_speedups.c) and again with their Python twins."""
-    from dream import speedups
-
-    if request.param == "python":
-        monkeypatch.setattr(speedups, "native", None)
-    elif speedups.native is None:
-        pytest.skip("dream._speedups was not built (no C compiler when the package was installed)")
-    return request.param

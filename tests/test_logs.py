@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 from dream.pipeline.gather import read_sessions, scan_sessions, split_session_name
+from dream.pipeline.redact import redact
 
 UUID = "123e4567-e89b-12d3-a456-426614174000"
 
@@ -323,8 +324,6 @@ def test_long_entries_are_cut_with_a_marker(tmp_path: Path) -> None:
 
 
 def test_gathered_text_matches_redact_on_each_entry(tmp_path: Path) -> None:
-    from dream.pipeline.redact import redact
-
     entries = [
         "> deploy with ghp_" + "Ab12" * 9,
         "< done; see https://ci.example.com/run/1",

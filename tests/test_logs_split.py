@@ -1,10 +1,10 @@
-"""Gathering splits raw bytes (in C, or with numpy): check both against a plain reading of the format.
+"""Gathering splits logs with polars string operations: check it against a plain reading of the format.
 
 The reference below applies the module docstring's rules one file at a time
 with Python's `re`; random logs built from the tricky pieces (prefixes
 without a space, blank lines, CRLF, Unicode spaces at the end, invalid
 UTF-8, NUL bytes) must give the same rows and warnings, whatever the batch
-and scan-chunk sizes.
+size.
 """
 
 from __future__ import annotations
@@ -60,19 +60,18 @@ def kind(warning: str) -> str:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int, scanner: str) -> None:
+def test_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int) -> None:
     check_random_logs(tmp_path, monkeypatch, random.Random(seed), most_pieces=25)
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_long_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int, scanner: str) -> None:
-    """Files of a few kilobytes: the C scanner looks for newlines 64 bytes at a time."""
+def test_long_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed: int) -> None:
+    """Files of a few kilobytes: many entries, blank lines and wide spaces per file."""
     check_random_logs(tmp_path, monkeypatch, random.Random(100 + seed), most_pieces=2000)
 
 
 def check_random_logs(tmp_path: Path, monkeypatch, rng: random.Random, most_pieces: int) -> None:
     monkeypatch.setattr(logs, "_BATCH_BYTES", rng.choice([10, 100, 1 << 20]))
-    monkeypatch.setattr(logs, "_SCAN_CHUNK", rng.choice([7, 64, 1 << 20]))
     for trial in range(40):
         store = tmp_path / f"t{trial}"
         for i in range(rng.randint(1, 6)):
@@ -114,7 +113,7 @@ def test_a_file_that_shrank_after_the_scan_gives_what_it_holds_now(tmp_path: Pat
     assert read_sessions(files).sessions.get_column("text").to_list() == ["one"]
 
 
-def test_seq_and_files_across_many_batches(tmp_path: Path, monkeypatch, scanner: str) -> None:
+def test_seq_and_files_across_many_batches(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(logs, "_BATCH_BYTES", 16)
     for day, name, text in [("01", "s1-a.md", "> a\n< b\n"), ("02", "s2-b.md", "> c\n"),
                             ("03", "s1-a.md", "> d\n"), ("04", "s3-c.md", "")]:

@@ -23,24 +23,14 @@ def random_files(tmp_path, seed: int, count: int = 60):
         yield path, data
 
 
-@pytest.mark.parametrize("chunk", [7, 64, 4096])
-def test_iter_lines_matches_split_at_any_buffer_size(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(common, "READ_CHUNK", chunk)
+@pytest.mark.parametrize("chunk", [1, 7, 64, 4096])
+def test_iter_lines_matches_split_at_any_block_size(tmp_path, monkeypatch, chunk):
+    monkeypatch.setattr(common, "BLOCK_CHUNK", chunk)
     for path, data in random_files(tmp_path, chunk):
         expected = data.split(b"\n")
         if expected and expected[-1] == b"":
             expected.pop()
-        assert [bytes(line) for line in iter_lines(path)] == expected
-
-
-@pytest.mark.parametrize("chunk", [1, 7, 64, 4096])
-def test_iter_line_blocks_yields_whole_lines_at_any_block_size(tmp_path, monkeypatch, chunk):
-    """Blocks end at a line end (or the file's end) and, joined, give back the file exactly."""
-    monkeypatch.setattr(common, "BLOCK_CHUNK", chunk)
-    for path, data in random_files(tmp_path, chunk):
-        blocks = [bytes(buf[:end]) for buf, end in common.iter_line_blocks(path)]
-        assert b"".join(blocks) == data
-        assert all(block.endswith(b"\n") for block in blocks[:-1])
+        assert [bytes(buf[start:end]) for buf, start, end in iter_lines(path)] == expected
 
 
 def test_format_entry_indents_continuations_and_drops_blank_lines():

@@ -15,6 +15,7 @@ from dream.review import decide as accept_mod
 from dream.store.layout import Layout
 from dream.store.tree import (
     atomic_write,
+    atomic_write_many,
     read_tree,
     sha256,
     symlinked_memory,
@@ -178,9 +179,7 @@ def test_edit_between_plan_and_write_is_refused_and_kept(demo_store, cli, monkey
     json.dumps(cli("status", "--store", str(demo_store), "--json").json)  # the store is usable
 
 
-def test_atomic_write_many_writes_keeps_modes_and_leaves_no_temporary_files(tmp_path, scanner):
-    from dream.store.tree import atomic_write_many
-
+def test_atomic_write_many_writes_keeps_modes_and_leaves_no_temporary_files(tmp_path):
     kept = tmp_path / "kept.md"
     kept.write_bytes(b"old")
     kept.chmod(0o640)
@@ -192,9 +191,7 @@ def test_atomic_write_many_writes_keeps_modes_and_leaves_no_temporary_files(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.md", "kept.md"]
 
 
-def test_atomic_write_many_tries_every_file_and_raises_the_first_failure(tmp_path, scanner):
-    from dream.store.tree import atomic_write_many
-
+def test_atomic_write_many_tries_every_file_and_raises_the_first_failure(tmp_path):
     (tmp_path / "a-folder.md").mkdir()  # cannot be replaced by a file
     good = tmp_path / "good.md"
     with pytest.raises(OSError) as failure:

@@ -36,7 +36,7 @@ def format_entry(prefix: str, text: str) -> str:
 
 def redact_texts(texts: list[str]) -> tuple[list[str], int]:
     """Redact many texts at once (Rust regex through polars: several times faster
-    than one Python call per text, and the same result; dream.redact checks that)."""
+    than one Python call per text, and the same result; tests/test_redact.py checks that)."""
     if not texts:
         return texts, 0
     redacted, count = redact_column(pl.Series(texts, dtype=pl.Utf8))
