@@ -287,7 +287,7 @@ def _check_limit(limit: int) -> None:
 def _answer(scans: list[_Scan], limit: int, kinds: Iterable[str], with_store: bool) -> History:
     damaged = [d for s in scans for d in s.damaged]
     _report(damaged)
-    rows = {kind: _query(scans, kind, limit, with_store) for kind in kinds}
+    rows = _query(scans, kinds, limit, with_store)
     return History(rows.get("run", []), rows.get("event", []), damaged)
 
 
@@ -364,32 +364,47 @@ def _is_timestamp(value: str) -> bool:
         return False
 
 
-def _query(scans: list[_Scan], kind: str, limit: int, with_store: bool) -> list[dict[str, Any]]:
-    """One DuckDB query: the newest `limit` rows of `kind` over every file, vetted lines only."""
-    scans = [s for s in scans if s.counts[kind]]
-    if not scans or limit == 0:
-        return []
+def _query(scans: list[_Scan], kinds: Iterable[str], limit: int, with_store: bool) -> dict[str, list[dict]]:
+    """The newest `limit` rows of each kind over every file, one DuckDB query per kind, vetted lines only."""
+    wanted = [kind for kind in kinds if limit and any(s.counts[kind] for s in scans)]
+    if not wanted:
+        return {}
     import duckdb  # here, not at the top: see the note on the imports
 
+    with _vetted_files(scans) as files, duckdb.connect() as con:
+        return {kind: _query_kind(con, files, kind, limit, with_store) for kind in wanted}
+
+
+def _query_kind(con: Any, files: dict[str, _Scan], kind: str, limit: int, with_store: bool) -> list[dict]:
     types = _KINDS[kind]
     columns = ", ".join(f'"{c}"' for c in types)
     sql = (f"SELECT {columns}, filename FROM read_json(?, format = 'newline_delimited', columns = ?, "
            f"filename = true, ignore_errors = true, maximum_object_size = ?) "
            f'WHERE kind = ? ORDER BY "{_NEWEST_FIRST[kind]}" DESC LIMIT ?')
-    with tempfile.TemporaryDirectory(prefix="dream-history-") as tmp, duckdb.connect() as con:
-        files = {_vetted_file(scan, Path(tmp), i): scan for i, scan in enumerate(scans)}
-        longest = max(len(line) for s in scans for line in s.good)
-        cur = con.execute(sql, [list(files), {"kind": "VARCHAR", **types}, max(longest + 1, 1 << 24), kind, limit])
-        rows = cur.fetchall()
+    paths = [path for path, scan in files.items() if scan.counts[kind]]
+    # DuckDB refuses a line longer than maximum_object_size outright, ignore_errors or not.
+    longest = max(len(line) for scan in files.values() for line in scan.good)
+    rows = con.execute(sql, [paths, {"kind": "VARCHAR", **types}, max(longest + 1, 1 << 24), kind, limit]).fetchall()
     return [_row(types, row, files[row[-1]].store if with_store else None) for row in rows]
 
 
-def _vetted_file(scan: _Scan, tmp: Path, index: int) -> str:
-    """The history file itself when all its lines passed, else a copy of the ones that did."""
-    if not scan.damaged:
-        return str(scan.path)
-    copy = tmp / f"{index}.jsonl"
-    copy.write_bytes(b"".join(line + b"\n" for line in scan.good))
+@contextmanager
+def _vetted_files(scans: list[_Scan]) -> Iterator[dict[str, _Scan]]:
+    """Each history file by the path DuckDB reads: itself when all its lines passed, else a cleaned copy."""
+    damaged = [i for i, scan in enumerate(scans) if scan.damaged]
+    if not damaged:
+        yield {str(scan.path): scan for scan in scans}
+        return
+    with tempfile.TemporaryDirectory(prefix="dream-history-") as tmp:
+        yield {_cleaned(scan, Path(tmp) / f"{i}.jsonl") if i in damaged else str(scan.path): scan
+               for i, scan in enumerate(scans)}
+
+
+def _cleaned(scan: _Scan, copy: Path) -> str:
+    try:
+        copy.write_bytes(b"".join(line + b"\n" for line in scan.good))
+    except OSError:
+        return str(scan.path)  # no room for the copy: DuckDB's ignore_errors then does what it can
     return str(copy)
 
 

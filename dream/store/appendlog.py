@@ -19,7 +19,7 @@ from pathlib import Path
 # Linux says ELOOP for a symlink under O_NOFOLLOW, the BSDs EMLINK; a folder
 # is EISDIR and a socket ENXIO.
 _ODD_FILE_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK, errno.EISDIR, errno.ENXIO})
-_NOFOLLOW = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 # O_RDWR rather than O_WRONLY: the append reads the last byte (see `append`).
 _APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW
 
