@@ -84,8 +84,10 @@ def home(tmp_path, monkeypatch) -> Path:
 def everything_in(store: Path, skip: frozenset = frozenset(), names: bool = False) -> list[tuple[str, bytes]]:
     """Every file's bytes under `store` (and its path, with `names`), plus every DuckDB table as text.
 
-    DuckDB compresses strings, so a secret could hide from a byte search in
-    its file; its rows are read back as text as well. `skip` holds paths
+    The history is JSON lines, searched as bytes like any file. DuckDB
+    compresses strings, so a secret could hide from a byte search in a
+    database (an old ``history.duckdb``, kept as ``.migrated``); its rows are
+    read back as text as well. `skip` holds paths
     relative to the store that are left out (a log the test itself planted).
     """
     import duckdb
@@ -97,7 +99,7 @@ def everything_in(store: Path, skip: frozenset = frozenset(), names: bool = Fals
             found.append((f"name of {relative}", str(relative).encode()))
         if path.is_file() and relative not in skip:
             found.append((str(relative), path.read_bytes()))
-    for db in store.rglob("*.duckdb"):
+    for db in [*store.rglob("*.duckdb"), *store.rglob("*.duckdb.migrated")]:
         with duckdb.connect(str(db), read_only=True) as con:
             for (table,) in con.execute("select table_name from information_schema.tables").fetchall():
                 rows = con.execute(f'select * from "{table}"').fetchall()

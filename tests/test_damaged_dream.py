@@ -9,6 +9,7 @@ the damaged file, and that the memory files were not touched.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -146,36 +147,55 @@ def test_import_from_a_missing_path(dreamed, cli, tmp_path):
     _one_error_line(cli("import", "--from", "codex", str(missing), "--store", str(dreamed)), str(missing))
 
 
-def test_corrupt_history_does_not_fail_a_done_reject(dreamed, cli):
-    history = dreamed / ".dream" / "history.duckdb"
-    history.write_text("garbage")
+def test_damaged_history_lines_do_not_fail_a_done_reject(dreamed, cli):
+    history = dreamed / ".dream" / "history.jsonl"
+    with history.open("ab") as f:
+        f.write(b'garbage\n{"kind": "event", "at": "2026-')  # a stray edit, then a write cut short
     result = cli("reject", "--json", "--store", str(dreamed))
     assert result.code == 0, result.stderr
     assert result.json["status"] == "rejected"
-    assert "internal error" not in result.stderr and str(history) in result.stderr
-    aside = list(history.parent.glob("history.duckdb.damaged-*"))
-    assert len(aside) == 1 and aside[0].read_text() == "garbage"  # kept for inspection
     listed = cli("history", "--json", "--store", str(dreamed))
     assert listed.code == 0
+    assert [e["action"] for e in listed.json["events"]] == ["reject"] and len(listed.json["runs"]) == 1
+    assert [d["line"] for d in listed.json["damaged_lines"]] == [2, 3]
+    assert "internal error" not in result.stderr + listed.stderr and str(history) in listed.stderr
+
+
+def test_a_damaged_old_history_database_is_moved_aside(dreamed, cli):
+    old = dreamed / ".dream" / "history.duckdb"
+    old.write_text("garbage")
+    result = cli("reject", "--json", "--store", str(dreamed))
+    assert result.code == 0, result.stderr
+    assert "internal error" not in result.stderr and str(old) in result.stderr
+    aside = list(old.parent.glob("history.duckdb.damaged-*"))
+    assert len(aside) == 1 and aside[0].read_text() == "garbage"  # kept for inspection
+    listed = cli("history", "--json", "--store", str(dreamed))
+    assert listed.code == 0 and listed.stderr == ""
     assert [e["action"] for e in listed.json["events"]] == ["reject"]
 
 
-def test_corrupt_history_does_not_fail_a_run_or_accept(dreamed, cli):
-    history = dreamed / ".dream" / "history.duckdb"
-    history.write_text("garbage")
+def test_a_history_that_is_no_file_does_not_fail_a_run_or_accept(dreamed, cli):
+    history = dreamed / ".dream" / "history.jsonl"
+    history.unlink()
+    history.mkdir()
     accepted = cli("accept", "--json", "--store", str(dreamed))
     assert accepted.code == 0 and accepted.json["status"] == "accepted", accepted.stderr
-    history.write_text("garbage again")
+    history.unlink()
+    os.mkfifo(history)  # a reader of a FIFO would wait for a writer forever
     ran = cli("run", "--force", "--json", "--engine", "offline", "--store", str(dreamed))
     assert ran.code == 0 and ran.json["status"] in ("proposed", "noop"), ran.stderr
     assert "internal error" not in ran.stderr + accepted.stderr
+    assert len(list(history.parent.glob("history.jsonl.not-a-file-*"))) == 2
+    listed = cli("history", "--json", "--store", str(dreamed)).json
+    assert [r["run_id"] for r in listed["runs"]] == [ran.json["run_id"]]
 
 
-def test_corrupt_history_reader_names_the_file(dreamed, cli):
-    history = dreamed / ".dream" / "history.duckdb"
-    history.write_text("garbage")
+def test_a_history_reader_names_the_file_it_cannot_read(dreamed, cli):
+    history = dreamed / ".dream" / "history.jsonl"
+    history.unlink()
+    history.mkdir()
     _one_error_line(cli("history", "--store", str(dreamed)), str(history))
-    assert history.read_text() == "garbage"  # a reader never moves it
+    assert history.is_dir()  # a reader never moves it
 
 
 def test_oversized_memory_file_stops_the_run(dreamed, cli):

@@ -151,7 +151,7 @@ def test_history_works_and_diff_of_a_deleted_proposal_is_a_one_line_error(mixed_
     assert cli("gc", "--keep", "1", "--store", str(mixed_store)).code == 0
     hist = cli("history", "--store", str(mixed_store), "--json")
     assert hist.code == 0, hist.stderr
-    assert set(hist.json) == {"runs", "events"}
+    assert set(hist.json) == {"runs", "events", "damaged_lines"} and hist.json["damaged_lines"] == []
     gone = cli("diff", "p-rejected", "--store", str(mixed_store))
     assert gone.code == 2 and gone.stdout == ""
     assert len(gone.stderr.strip().splitlines()) == 1 and "no proposal 'p-rejected'" in gone.stderr

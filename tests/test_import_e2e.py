@@ -147,7 +147,7 @@ def test_run_imports_gates_dreams_and_proposes_then_import_is_incremental(projec
     assert "CSV every Monday at 06:00 UTC" in text and "TZ=UTC" in text  # remembered
     assert "-- [Jenkins deploy job](project_jenkins.md)" in text  # forgotten
     assert "staging API key is [REDACTED:anthropic-key]" in text  # remembered, but never the key
-    assert any(".duckdb:" in where for where, _ in everything_written(store))  # the history is searched too
+    assert any(where == ".dream/history.jsonl" for where, _ in everything_written(store))  # the history is searched too
     assert_no_secret(store)
 
     # A session grows: only its log is rewritten.

@@ -210,7 +210,7 @@ def test_scan_over_200_stores_dreams_only_the_due_ones(server, tmp_path):
     assert len(closed) == 197
     for store in closed:
         assert rows[str(store)]["status"] == "skipped"
-        assert not (store / ".dream" / "history.duckdb").exists()  # a closed gate costs no run
+        assert not (store / ".dream" / "history.jsonl").exists()  # a closed gate costs no run
 
 
 def _slug(store: Path) -> str:

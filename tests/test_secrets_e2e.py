@@ -127,6 +127,6 @@ def test_no_planted_secret_reaches_the_proposal_the_store_or_the_history(demo_st
 
     assert accepted.code == 0, accepted.stderr
     assert any("stripe_live_key" in p.name for p in demo_store.glob("*.md"))  # the new memory is in the store
-    assert any(".duckdb:" in where for where, _ in everything_written(demo_store))  # history was read back
+    assert any(where == ".dream/history.jsonl" for where, _ in everything_written(demo_store))  # history searched
     assert leaks(demo_store) == []
     assert (demo_store / PLANTED).read_text() == planted  # the user's log is never edited

@@ -18,7 +18,7 @@ from dream.review import decide
 from dream.review import page as review_page
 from dream.review.retention import render_markdown as retention_markdown
 from dream.review.retention import summarize
-from dream.review.status import fleet_status, store_status
+from dream.review.status import fleet_status, fleet_stores, store_status
 from dream.store.layout import Layout
 from dream.store.tree import changed_paths
 from dream.versions.diffing import tree_diff
@@ -277,31 +277,54 @@ def _print_decision(decision, as_json: bool) -> None:
 def history(
     store: StoreOpt = Path("."),
     limit: Annotated[int, typer.Option(min=0, help="How many rows.")] = 20,
+    all_stores: Annotated[bool, typer.Option("--all", help="Every store under ~/.claude/projects (and --root folders), newest first; --store is not needed.")] = False,
+    roots: Annotated[Optional[list[Path]], typer.Option("--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Past runs (with tokens and cost) and review actions."""
-    layout = Layout.open(store)
-    runs, events = hist.runs(layout, limit, strict=True), hist.events(layout, limit, strict=True)
+    """Past runs (with tokens and cost) and review actions, of one store or of every store (--all)."""
+    fleet = bool(all_stores or roots)
+    if fleet:
+        stores = fleet_stores(roots or [])
+        found = hist.read_fleet(stores, limit)
+    else:
+        found = hist.read(Layout.open(store), limit, strict=True)
     if as_json:
-        emit_json({"runs": runs, "events": events})
+        emit_json({**found.to_json(), **({"stores": [str(s) for s in stores]} if fleet else {})})
         return
-    if not runs:
+    _print_history(found, fleet)
+
+
+def _print_history(found: hist.History, fleet: bool) -> None:
+    where = ["store"] if fleet else []
+    if not found.runs:
         out.print("no runs yet")
     else:
-        out.print(table("runs", ["started", "status", "engine", "sessions", "changes", "proposal",
-                                 "tokens in/out", "cache read", "cost $", "secs"], [_run_row(r) for r in runs]))
-    if events:
-        erows = [[e["at"].strftime("%Y-%m-%d %H:%M:%S"), e["action"], e["proposal_id"] or "", e["version"],
-                  e["actor"], e["comment"] or "", e["detail"] or ""] for e in events]
-        out.print(table("review actions", ["at", "action", "proposal", "version", "who", "comment", "detail"], erows))
+        out.print(table("runs", [*where, "started", "status", "engine", "sessions", "changes", "proposal",
+                                 "tokens in/out", "cache read", "cost $", "secs"],
+                        [_store(r, fleet) + _run_row(r) for r in found.runs]))
+    if found.events:
+        out.print(table("review actions", [*where, "at", "action", "proposal", "version", "who", "comment", "detail"],
+                        [_store(e, fleet) + _event_row(e) for e in found.events]))
+
+
+def _store(row: dict, fleet: bool) -> list:
+    return [row["store"]] if fleet else []
 
 
 def _run_row(r: dict) -> list:
     status = f"{r['status']} ({r['reason']})" if r["reason"] else r["status"]
-    started = r["started_at"].astimezone().strftime("%Y-%m-%d %H:%M") if r["started_at"] else ""
-    return [started, status, r["engine"] or "", r["sessions_read"], r["changes"], r["proposal_id"] or "",
-            f"{r['input_tokens']}/{r['output_tokens']}", r["cache_read_tokens"], f"{r['cost_usd']:.4f}",
-            f"{r['duration_s']:.2f}"]
+    return [_local(r["started_at"], "%Y-%m-%d %H:%M"), status, r["engine"] or "", r["sessions_read"], r["changes"],
+            r["proposal_id"] or "", f"{r['input_tokens'] or 0}/{r['output_tokens'] or 0}", r["cache_read_tokens"],
+            f"{r['cost_usd'] or 0:.4f}", f"{r['duration_s'] or 0:.2f}"]
+
+
+def _event_row(e: dict) -> list:
+    return [_local(e["at"], "%Y-%m-%d %H:%M:%S"), e["action"], e["proposal_id"] or "", e["version"], e["actor"],
+            e["comment"] or "", e["detail"] or ""]
+
+
+def _local(moment, fmt: str) -> str:
+    return moment.astimezone().strftime(fmt) if moment else ""
 
 
 @app.command()

@@ -62,9 +62,14 @@ def fleet_roots(extra: Iterable[Path] = ()) -> list[Path]:
     return [*default_roots(), *(Path(r).expanduser() for r in extra)]
 
 
+def fleet_stores(extra_roots: Iterable[Path] = ()) -> list[Path]:
+    """The stores `--all` covers (status and history alike), sorted by path."""
+    return discover_stores(fleet_roots(extra_roots))
+
+
 def fleet_status(extra_roots: Iterable[Path] = ()) -> list[dict[str, Any]]:
     """One status row per discovered store, sorted by path."""
-    return [store_row(store) for store in discover_stores(fleet_roots(extra_roots))]
+    return [store_row(store) for store in fleet_stores(extra_roots)]
 
 
 def store_row(store: Path) -> dict[str, Any]:
