@@ -206,7 +206,8 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, help="store folder to use (generated if it has no logs/)")
     parser.add_argument("--keep", action="store_true", help="keep the generated folder")
     parser.add_argument("--cold", action="store_true",
-                        help="also measure with the page cache emptied before each run (root; empties the whole machine's cache)")
+                        help="also measure with the page cache emptied before each run "
+                             "(root; empties the whole machine's cache)")
     args = parser.parse_args()
     runs = max(5, args.runs)
 

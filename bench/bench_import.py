@@ -133,7 +133,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7, help="timed runs per measurement (median; at least 5)")
     parser.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp folder)")
     parser.add_argument("--cold", action="store_true",
-                        help="also measure with the page cache emptied before each run (root; empties the whole machine's cache)")
+                        help="also measure with the page cache emptied before each run "
+                             "(root; empties the whole machine's cache)")
     args = parser.parse_args()
     runs = max(5, args.runs)
 

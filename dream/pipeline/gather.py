@@ -243,7 +243,9 @@ def _batches(files: list[SessionFile]) -> list[list[SessionFile]]:
     return batches
 
 
-def _read_batch(batch: list[SessionFile], read: list[SessionFile], warnings: list[str]) -> tuple[list[bytes], list[SessionFile]]:
+def _read_batch(
+    batch: list[SessionFile], read: list[SessionFile], warnings: list[str]
+) -> tuple[list[bytes], list[SessionFile]]:
     """The entries' bytes of each file of `batch` that has some, and those files.
 
     Adds every file read to `read`, and every problem to `warnings`.
