@@ -37,7 +37,8 @@ from pathlib import Path
 
 from benchlib import drop_page_cache, load_average, median_pair
 
-from dream.pipeline.gather import read_sessions, scan_sessions
+from dream.pipeline.gather import read_sessions
+from dream.pipeline.sessions import scan_sessions
 
 WORDS = (
     "the a to of and in is it that for on with this we can be file test run "

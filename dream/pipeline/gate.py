@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from dream.config import Settings
 from dream.outcomes import SkipReason
-from dream.pipeline.gather import scan_sessions
+from dream.pipeline.sessions import scan_sessions
 from dream.pipeline.state import StoreState, load_state
 from dream.store.layout import Layout
 
