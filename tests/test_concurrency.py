@@ -29,7 +29,7 @@ RUNS = 4
 CHILD = r"""
 import json, os, sys, time
 from pathlib import Path
-from dream import pipeline
+from dream.pipeline import run as pipeline
 
 store, me, folder = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 real_locked_run = pipeline.locked_run
