@@ -16,17 +16,12 @@ import os
 from types import ModuleType
 
 
-def _load() -> ModuleType | None:
-    if os.environ.get("DREAM_NO_SPEEDUPS"):
-        return None
-    try:
-        from dream import _speedups
-    except ImportError:
-        return None
-    return _speedups
+try:
+    from dream import _speedups
+except ImportError:  # the package no longer builds the C extension; only an old install has it
+    _speedups = None
 
-
-native: ModuleType | None = _load()
+native: ModuleType | None = None if os.environ.get("DREAM_NO_SPEEDUPS") else _speedups
 
 
 def describe() -> str:
