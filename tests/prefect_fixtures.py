@@ -23,9 +23,23 @@ import pytest  # noqa: E402
 from prefect.testing.utilities import prefect_test_harness  # noqa: E402
 
 
+_harness_started = False
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
-    """One temporary Prefect server and database for the whole test session."""
+    """One temporary Prefect server and database for the whole test session.
+
+    pytest makes a separate fixture of it in each test module that imports
+    it, and a second harness started beside the first broke Prefect's event
+    client (no task run reached the server after it). So only the first
+    copy starts a server; the others share it.
+    """
+    global _harness_started
+    if _harness_started:
+        yield
+        return
+    _harness_started = True
     with prefect_test_harness(server_startup_timeout=60):
         yield
 

@@ -27,7 +27,8 @@ from flows.dream_fleet import dream_fleet
 from flows.dream_store import dream_store
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
-STAGES = ["import", "gate", "lock", "snapshot", "gather", "consolidate", "validate", "propose", "record", "publish", "policy"]
+STAGES = ["recover", "import", "gate", "lock", "snapshot", "gather", "consolidate", "validate", "propose", "record",
+          "policy", "publish"]
 
 
 def test_a_due_store_runs_every_stage_as_a_task_and_publishes_its_proposal(demo_store, tmp_path):
@@ -74,7 +75,7 @@ def test_a_closed_gate_ends_completed_with_the_reason_and_records_the_skip(demo_
     assert state.is_completed()
     assert state.message.startswith("skipped (hours): ")
     assert state.result()["reason"] == "hours"
-    assert task_run_names(state.state_details.flow_run_id) == ["import", "gate", "record"]
+    assert task_run_names(state.state_details.flow_run_id) == ["recover", "import", "gate", "record"]
     assert [r["status"] for r in history.runs(Layout.open(demo_store))] == ["skipped", "proposed"]
 
 

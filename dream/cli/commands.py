@@ -65,7 +65,7 @@ class _gather_progress:
         if self.bar is None:
             if total < self.MIN_BYTES:
                 return
-            from rich.progress import Progress
+            from rich.progress import Progress  # start-up: only runs that read megabytes show a bar
 
             self.bar = Progress(console=err, transient=True)
             self.bar.start()
