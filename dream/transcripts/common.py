@@ -18,21 +18,13 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-try:  # orjson parses big string-heavy lines about twice as fast as json
-    import orjson
+import orjson
 
-    _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
+_JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
 
-    def _loads(line: bytes | bytearray | memoryview) -> Any:
-        return orjson.loads(line)
 
-except ImportError:  # pragma: no cover - orjson ships with prefect
-    import json
-
-    _JSON_ERRORS = (ValueError, UnicodeDecodeError)
-
-    def _loads(line: bytes | bytearray | memoryview) -> Any:
-        return json.loads(bytes(line))
+def _loads(line: bytes | bytearray | memoryview) -> Any:
+    return orjson.loads(line)
 
 
 Kind = Literal["user", "assistant", "tool"]
