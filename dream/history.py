@@ -45,7 +45,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from filelock import FileLock, Timeout
 
 from dream.errors import BadInput
 from dream.outcomes import RunOutcome
@@ -156,6 +155,10 @@ def _locked(layout: Layout) -> Iterator[None]:
     Without the lock an append is still one O_APPEND write, which a local
     filesystem does not interleave with another: losing the record would be worse.
     """
+    from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
+        FileLock,
+        Timeout,
+    )
     lock = FileLock(str(layout.history_lock), timeout=LOCK_WAIT)
     try:
         _check_lock_file(layout.history_lock)

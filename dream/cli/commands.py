@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from dream import __version__
-from dream import history as hist
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.console import emit_json, err, out, print_diff, table, when
 from dream.errors import BadInput
 from dream.outcomes import Status
-from dream.pipeline import run as pipeline
-from dream.review import decide
-from dream.review import page as review_page
-from dream.review.retention import render_markdown as retention_markdown
-from dream.review.retention import summarize
-from dream.review.status import fleet_status, fleet_stores, store_status
-from dream.store.layout import Layout
-from dream.store.tree import changed_paths
-from dream.versions.diffing import tree_diff
-from dream.versions.manifests import Versions
-from dream.versions.proposals import Proposals
+
+if TYPE_CHECKING:
+    from dream import history as hist
+    from dream.store.layout import Layout
 
 
 @app.command()
@@ -37,6 +29,8 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Dream once: gate, lock, snapshot, gather, consolidate, validate, propose."""
+    from dream.pipeline import run as pipeline  # start-up: see dream/cli/__init__.py
+
     overrides = {"model": model, "min_hours": min_hours, "min_sessions": min_sessions}
     with _gather_progress(enabled=not as_json) as progress:
         outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides, on_progress=progress)
@@ -100,6 +94,7 @@ def status(
     as_json: JsonOpt = False,
 ) -> None:
     """Gate, lock holder, current version and pending proposals."""
+    from dream.review.status import fleet_status, store_status  # start-up: see dream/cli/__init__.py
     if all_stores or roots:
         _print_fleet(fleet_status(roots or []), as_json)
         return
@@ -147,6 +142,8 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
 @app.command()
 def proposals(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     """List proposals, newest last."""
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.versions.proposals import Proposals  # start-up: see dream/cli/__init__.py
     props = Proposals(Layout.open(store))
     items, damaged = props.all(), props.damaged()
     if as_json:
@@ -178,6 +175,12 @@ def diff(
     as_json: JsonOpt = False,
 ) -> None:
     """Show a proposal's report (dropped lines first) and diff, or compare two versions."""
+    from dream.review import page as review_page  # start-up: see dream/cli/__init__.py
+    from dream.review.retention import render_markdown as retention_markdown  # start-up: see dream/cli/__init__.py
+    from dream.review.retention import summarize  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
+    from dream.versions.proposals import Proposals  # start-up: see dream/cli/__init__.py
     layout = Layout.open(store)
     if from_version is not None or to_version is not None:
         _diff_versions(layout, proposal_id, from_version, to_version, html, as_json)
@@ -204,6 +207,11 @@ def diff(
 
 def _diff_versions(layout: Layout, proposal_id: str | None, old: int | None, new: int | None,
                    html: Path | None, as_json: bool) -> None:
+    from dream.review import page as review_page  # start-up: see dream/cli/__init__.py
+    from dream.store.tree import changed_paths  # start-up: see dream/cli/__init__.py
+    from dream.versions.diffing import tree_diff  # start-up: see dream/cli/__init__.py
+    from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
+
     if proposal_id is not None:
         raise BadInput("give either a proposal id or --from/--to, not both")
     versions = Versions(layout)
@@ -233,6 +241,8 @@ def accept_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Make a proposal (or some of its files) the store's next version, merging edits made since."""
+    from dream.review import decide  # start-up: see dream/cli/__init__.py
+
     _print_decision(decide.accept(store, proposal_id, comment, only=only, except_=except_), as_json)
 
 
@@ -244,6 +254,8 @@ def reject(
     as_json: JsonOpt = False,
 ) -> None:
     """Reject a proposal; the store is not touched."""
+    from dream.review import decide  # start-up: see dream/cli/__init__.py
+
     _print_decision(decide.reject(store, proposal_id, comment), as_json)
 
 
@@ -255,6 +267,8 @@ def rollback(
     as_json: JsonOpt = False,
 ) -> None:
     """Restore version N's bytes as a new version."""
+    from dream.review import decide  # start-up: see dream/cli/__init__.py
+
     _print_decision(decide.rollback(store, version, comment), as_json)
 
 
@@ -282,6 +296,10 @@ def history(
     as_json: JsonOpt = False,
 ) -> None:
     """Past runs (with tokens and cost) and review actions, of one store or of every store (--all)."""
+    from dream import history as hist  # start-up: see dream/cli/__init__.py
+    from dream.review.status import fleet_stores  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+
     fleet = bool(all_stores or roots)
     if fleet:
         stores = fleet_stores(roots or [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from dream.engines.base import Change, Engine, EngineInput, EngineResult
+
 # Not deferred like the claude engine: every run's retention report imports offline.similarity,
 # which loads the whole offline package anyway.
 from dream.engines.offline import OfflineEngine

@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
+
 
 
 @dataclass(frozen=True)
@@ -264,7 +267,7 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     compared with the hints), and runs its pattern once: the replacements
     are counted by the markers they leave, which no pattern can match.
     """
-    column = column.cast(pl.Utf8)
+    column = column.cast(str)
     hinted = column.str.contains(HINTS).fill_null(False).arg_true()
     if not len(hinted):
         return column, 0

@@ -40,8 +40,8 @@ from dream.errors import BadInput, LockBusy, RunFailed, ValidationFailed
 from dream.outcomes import NoopReason, RunOutcome, SkipReason, Status
 from dream.pipeline.gate import GateDecision, check_gate
 from dream.pipeline.gather import Gathered, read_sessions
-from dream.pipeline.sessions import scan_sessions
 from dream.pipeline.report import build_report, render_markdown
+from dream.pipeline.sessions import scan_sessions
 from dream.pipeline.state import StoreState, backoff_seconds, load_state, save_state
 from dream.review import policy, retention
 from dream.store.layout import Layout

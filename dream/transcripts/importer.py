@@ -21,8 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from filelock import FileLock, Timeout
-
 from dream.config import Settings
 from dream.errors import BadInput, Refused
 from dream.store.tree import atomic_write, atomic_write_many
@@ -176,6 +174,10 @@ def import_transcripts(
         raise BadInput(f"{store_root}: store folder does not exist")
     found = resolve_source_path(store_root, source, path, settings)
     (store_root / ".dream").mkdir(exist_ok=True)
+    from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
+        FileLock,
+        Timeout,
+    )
     lock = FileLock(str(store_root / ".dream" / LOCK_NAME))
     try:
         with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
