@@ -27,6 +27,7 @@ from dream.engines.base import EngineInput
 from dream.engines.offline import OfflineEngine, consolidate
 from dream.engines.offline.catalog import Entry, forget_text
 from dream.engines.offline.orient import Memory, Workspace, memories
+from dream.engines.offline.requests import extract, gather_requests
 from dream.engines.offline.similarity import best_match, cover_score, normalize
 from dream.store import model
 from dream.store.model import parse_index_line, resolve_link
@@ -196,6 +197,30 @@ def run_engine(tmp_path: Path, tree: dict[str, bytes], lines: list[str]):
     materialize(tree, staging)
     result = OfflineEngine().consolidate(EngineInput(tmp_path, staging, sessions(lines), [], Settings(), TODAY))
     return read_tree(staging), result
+
+
+# ---------------------------------------------------------------- the quick filter
+
+EVERY_LEAD = [
+    "Forget about the old cluster", "please forget that we use tox", "olvida que usamos tox",
+    "Olvídate de la VPN", "oublie le serveur", "Vergiss dass wir tox nutzen", "Забудь про старый кластер",
+    "忘记旧集群", "忘掉旧集群", "忘了旧集群", "Remember: staging is eu-west-1", "keep in mind that CI is slow",
+    "recuerda que el servidor está en Madrid", "Recuérdalo: puerto 5433", "souviens-toi que CI est lent",
+    "rappelle-toi de la VPN", "merk dir das Passwort-Tool", "Merke dir: port 5433", "ЗАПОМНИ что порт 5433",
+    "lembre-se de rodar os testes", "ricorda che la CI è lenta", "记住：周五不部署", "请记住周五不部署",
+    "记一下周五不部署", "覚えておいて金曜はデプロイしない", "기억해 금요일 배포 금지",
+    "Actually, the port is 5433, not 5432", "correction: staging is eu-west-1, not us-east-1",
+    "that's wrong: it is 5433", "That is wrong - it is 5433", "that's not right, it is 5433",
+    "No, the port is 5433", "ALWAYS run the linter", "never push to main", "Don't use emoji",
+    "dont use emoji", "do not use emoji",
+]
+
+
+@pytest.mark.parametrize("said", EVERY_LEAD)
+def test_the_quick_filter_keeps_every_kind_of_request(said):
+    found = gather_requests(sessions([f"ok. {said}."]))
+    assert extract(said) is not None
+    assert [(r.kind, r.text) for r in found] == [extract(said)]
 
 
 # ---------------------------------------------------------------- same answers
