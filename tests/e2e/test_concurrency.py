@@ -16,7 +16,7 @@ import pytest
 from dream.pipeline import run as pipeline
 from dream.store.layout import Layout
 from dream.versions.proposals import Proposals
-from tests.test_pipeline_demo import snapshot_bytes
+from tests.cli.test_pipeline_demo import snapshot_bytes
 
 RUNS = 4
 

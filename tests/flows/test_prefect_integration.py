@@ -22,11 +22,11 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-from fleet_factory import make_fleet
+from helpers.fleet_factory import make_fleet
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PREFECT = [sys.executable, "-m", "prefect"]
 POOL = yaml.safe_load((REPO / "prefect.yaml").read_text())["deployments"][0]["work_pool"]["name"]
 TERMINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}

@@ -7,13 +7,13 @@ import threading
 import time
 
 import pytest
-from fleet_factory import make_fleet
+from helpers.fleet_factory import make_fleet
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
 from prefect.flow_runs import resume_flow_run
-from prefect_fixtures import prefect_harness, read_artifacts, task_run_names  # noqa: F401  (sets env first)
+from helpers.prefect_fixtures import prefect_harness, read_artifacts, task_run_names  # noqa: F401  (sets env first)
 
 from dream import history
 from dream.pipeline import run as pipeline

@@ -13,7 +13,7 @@ from dream.transcripts.common import log_relpath
 from dream.transcripts.render import render_log
 from dream.transcripts.synthetic import CodexSession, write_jsonl
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "transcripts" / "codex"
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "transcripts" / "codex"
 START = datetime(2026, 2, 1, 23, 50, tzinfo=timezone.utc)
 SID = "0199a1b2-c3d4-4e5f-8a9b-0c1d2e3f4a5b"
 

@@ -16,7 +16,7 @@ from dream.store.tree import read_tree
 from dream.store.validate import validate_tree
 from dream.versions.proposals import Proposals
 from tests.conftest import corpus_stores
-from tests.test_pipeline_demo import snapshot_bytes
+from tests.cli.test_pipeline_demo import snapshot_bytes
 
 STORES = corpus_stores()
 

@@ -60,7 +60,7 @@ from rapidfuzz import fuzz
 
 from dream.store.tree import INDEX_NAME, read_tree
 
-DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 LOGS = DEMO / "logs"
 MEMORY_TYPES = {"user", "feedback", "project", "reference"}
 INDEX_LINE = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<target>[^)]+)\) — (?P<hook>.+)$")

@@ -20,7 +20,7 @@ from dream.store.model import Store
 from dream.store.tree import changed_paths, materialize, read_tree
 from dream.store.validate import errors, validate_tree
 
-CORPUS = Path(os.environ.get("DREAM_CORPUS", Path(__file__).parents[1].parent / "shared" / "corpus"))
+CORPUS = Path(os.environ.get("DREAM_CORPUS", Path(__file__).parents[2].parent / "shared" / "corpus"))
 STORES = sorted(p for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.is_dir() else []
 EMPTY = pl.DataFrame(schema={"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64,
                              "role": pl.Utf8, "text": pl.Utf8})

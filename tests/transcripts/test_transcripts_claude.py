@@ -14,7 +14,7 @@ from dream.transcripts.common import log_relpath, slugify
 from dream.transcripts.render import render_log
 from dream.transcripts.synthetic import ClaudeSession, busy_claude_session, write_jsonl
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "transcripts" / "claude-code"
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "transcripts" / "claude-code"
 START = datetime(2026, 3, 14, 9, 30, tzinfo=timezone.utc)
 ENTRY_START = re.compile(r"^(> |< |\. )")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from fake_anthropic import (  # noqa: F401
+from helpers.fake_anthropic import (  # noqa: F401
     Drop,
     FakeAnthropic,
     HttpError,

@@ -9,7 +9,7 @@ import anthropic
 import polars as pl
 import pytest
 from anthropic.lib.tools import ToolError
-from fake_anthropic import FakeAnthropic, Reply, fake_api, text, tool_use  # noqa: F401
+from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, text, tool_use  # noqa: F401
 from test_claude_engine import Catalog, make_store, sessions_frame
 
 from dream.config import Settings

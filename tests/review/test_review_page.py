@@ -112,7 +112,7 @@ def test_screenshot_script_runs(tmp_path):
     import subprocess
     import sys
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     png = tmp_path / "shot.png"
     res = subprocess.run([sys.executable, str(repo / "scripts" / "screenshot_review.py"), str(png)],
                          capture_output=True, text=True, timeout=120)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from anthropic.lib.tools import ToolError
-from fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
+from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
 from test_claude_engine import Catalog, sessions_frame
 
 from dream.config import Settings

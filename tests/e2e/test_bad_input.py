@@ -11,7 +11,7 @@ from dream.store.layout import Layout
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
 from tests.conftest import DEMO
-from tests.test_pipeline_demo import snapshot_bytes
+from tests.cli.test_pipeline_demo import snapshot_bytes
 
 
 def assert_one_line_error(res, code, *needles):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_anthropic import (  # noqa: F401
+from helpers.fake_anthropic import (  # noqa: F401
     FakeAnthropic,
     HttpError,
     Reply,

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_anthropic import (  # noqa: F401
+from helpers.fake_anthropic import (  # noqa: F401
     FakeAnthropic,
     Reply,
     fake_api,

@@ -7,7 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import polars as pl
-from fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
+from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
 
 from dream.config import Settings
 from dream.engines.base import EngineInput
