@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
-import stat
-
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.versions.proposals import Proposals
-
-
-def snapshot_bytes(root):
-    """Every file under the store except dream's own folder, as bytes."""
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".dream" not in p.relative_to(root).parts
-    }
-
-
-def file_modes(root) -> dict[str, int]:
-    """Permission bits of every file under the store except dream's own folder."""
-    return {
-        p.relative_to(root).as_posix(): stat.S_IMODE(p.stat().st_mode)
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".dream" not in p.relative_to(root).parts
-    }
+from helpers.stores import file_modes, snapshot_bytes
 
 
 # Files the demo's proposal rewrites (dated, struck through, index), given unusual modes.

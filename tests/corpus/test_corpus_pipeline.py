@@ -15,8 +15,7 @@ from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.store.validate import validate_tree
 from dream.versions.proposals import Proposals
-from tests.conftest import corpus_stores
-from tests.cli.test_pipeline_demo import snapshot_bytes
+from helpers.stores import corpus_stores, snapshot_bytes
 
 STORES = corpus_stores()
 

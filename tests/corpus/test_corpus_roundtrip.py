@@ -5,7 +5,6 @@ The corpus folder is walked at test time, so stores added later are covered.
 
 from __future__ import annotations
 
-import os
 from datetime import date
 from pathlib import Path
 
@@ -19,8 +18,9 @@ from dream.engines.offline.similarity import normalize
 from dream.store.model import Store
 from dream.store.tree import changed_paths, materialize, read_tree
 from dream.store.validate import errors, validate_tree
+from helpers.stores import corpus_dir
 
-CORPUS = Path(os.environ.get("DREAM_CORPUS", Path(__file__).parents[2].parent / "shared" / "corpus"))
+CORPUS = corpus_dir()
 STORES = sorted(p for p in CORPUS.iterdir() if p.is_dir()) if CORPUS.is_dir() else []
 EMPTY = pl.DataFrame(schema={"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64,
                              "role": pl.Utf8, "text": pl.Utf8})

@@ -52,15 +52,14 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from pathlib import Path
 
 import pytest
 import yaml
 from rapidfuzz import fuzz
 
 from dream.store.tree import INDEX_NAME, read_tree
+from helpers.stores import DEMO
 
-DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 LOGS = DEMO / "logs"
 MEMORY_TYPES = {"user", "feedback", "project", "reference"}
 INDEX_LINE = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<target>[^)]+)\) — (?P<hook>.+)$")

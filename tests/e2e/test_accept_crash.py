@@ -32,6 +32,21 @@ NEXT_COMMANDS = {
 }
 
 
+@pytest.fixture
+def cli(cli, spawned_cli):
+    """A crash point SIGKILLs the process that reaches it, so that command runs in a child process.
+
+    Every other command (the run before it, the recovery after it) runs in
+    this process: recovery reads only what the killed process left on disk.
+    """
+
+    def drive(*args, env=None, **kwargs):
+        killed = env is not None and "DREAM_CRASHPOINT" in env
+        return (spawned_cli if killed else cli)(*args, env=env, **kwargs)
+
+    return drive
+
+
 def _crashed_accept(demo_store, cli, point: str):
     """A pending proposal whose accept was killed at `accept-<point>`; returns (pid, base tree, new tree)."""
     pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]

@@ -10,8 +10,14 @@ import pytest
 from dream.store.layout import Layout
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
-from tests.conftest import DEMO
-from tests.cli.test_pipeline_demo import snapshot_bytes
+from helpers.stores import DEMO, snapshot_bytes
+
+
+@pytest.fixture
+def cli(spawned_cli):
+    """The installed command in a child process: no traceback may reach stderr from anywhere in it,
+    including what the interpreter itself prints outside dream's own error handling."""
+    return spawned_cli
 
 
 def assert_one_line_error(res, code, *needles):

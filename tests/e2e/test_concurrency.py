@@ -16,9 +16,16 @@ import pytest
 from dream.pipeline import run as pipeline
 from dream.store.layout import Layout
 from dream.versions.proposals import Proposals
-from tests.cli.test_pipeline_demo import snapshot_bytes
+from helpers.stores import snapshot_bytes
 
 RUNS = 4
+
+
+@pytest.fixture
+def cli(spawned_cli):
+    """The refused accept is a process of its own, like the lock holder it waits for."""
+    return spawned_cli
+
 
 # Each child imports dream, says it is ready, then waits for the go file, so
 # that all four reach the gate and the lock within milliseconds of each other.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dream.pipeline.redact import PATTERNS, redact
-from tests.conftest import everything_in
+from helpers.stores import everything_in
 
 # kind -> the secret itself. One per kind in dream.pipeline.redact.PATTERNS (checked below).
 SECRETS = {

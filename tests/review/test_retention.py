@@ -30,7 +30,7 @@ from dream.store.model import parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, read_tree
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
-from tests.conftest import DEMO, corpus_stores
+from helpers.stores import DEMO, corpus_stores
 
 STORES = [DEMO, *corpus_stores()]
 

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from conftest import DEMO
+from helpers.stores import DEMO
 
 from dream.review.status import fleet_status, transcripts_waiting
 from dream.transcripts.synthetic import ClaudeSession, write_jsonl

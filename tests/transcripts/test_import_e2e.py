@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from dream.transcripts.synthetic import ClaudeSession, CodexSession, write_jsonl
-from tests.conftest import everything_in
+from helpers.stores import everything_in
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 PROJECT = "-work-ledger"

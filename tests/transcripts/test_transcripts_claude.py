@@ -13,8 +13,9 @@ from dream.transcripts.claude_code import is_tool_result_line, read_session
 from dream.transcripts.common import log_relpath, slugify
 from dream.transcripts.render import render_log
 from dream.transcripts.synthetic import ClaudeSession, busy_claude_session, write_jsonl
+from helpers.stores import TRANSCRIPTS
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "transcripts" / "claude-code"
+FIXTURES = TRANSCRIPTS / "claude-code"
 START = datetime(2026, 3, 14, 9, 30, tzinfo=timezone.utc)
 ENTRY_START = re.compile(r"^(> |< |\. )")
 

@@ -12,8 +12,9 @@ from dream.transcripts.codex import read_session
 from dream.transcripts.common import log_relpath
 from dream.transcripts.render import render_log
 from dream.transcripts.synthetic import CodexSession, write_jsonl
+from helpers.stores import TRANSCRIPTS
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "transcripts" / "codex"
+FIXTURES = TRANSCRIPTS / "codex"
 START = datetime(2026, 2, 1, 23, 50, tzinfo=timezone.utc)
 SID = "0199a1b2-c3d4-4e5f-8a9b-0c1d2e3f4a5b"
 

@@ -20,7 +20,7 @@ from helpers.fake_anthropic import (  # noqa: F401
     text,
     tool_use,
 )
-from test_claude_engine import engine_input
+from helpers.claude_store import engine_input
 
 from dream.engines.claude import ClaudeEngine
 

@@ -16,7 +16,7 @@ from helpers.fake_anthropic import (  # noqa: F401
     text,
     tool_use,
 )
-from test_claude_engine import engine_input, four_phase_script
+from helpers.claude_store import engine_input, four_phase_script
 
 from dream.engines.claude import ClaudeEngine
 from dream.engines.claude.agent import MAX_RETRIES

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from anthropic.lib.tools import ToolError
 from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, text, tool_use  # noqa: F401
-from test_claude_engine import Catalog, make_store, sessions_frame
+from helpers.claude_store import Catalog, make_store, sessions_frame
 
 from dream.config import Settings
 from dream.engines.claude.log_tools import make_log_tools

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from anthropic.lib.tools import ToolError
 from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
-from test_claude_engine import Catalog, sessions_frame
+from helpers.claude_store import Catalog, sessions_frame
 
 from dream.config import Settings
 from dream.engines.base import EngineInput
