@@ -36,7 +36,6 @@ def _one_error_line(result, names: str, code: int = 2) -> None:
     assert lines[0].startswith("dream: error:") and names in lines[0], lines[0]
 
 
-@pytest.mark.slow  # several CLI runs (a second or more each)
 def test_dream_path_is_a_file(demo_store, cli):
     (demo_store / ".dream").write_text("")
     before = read_tree(demo_store)
@@ -46,7 +45,6 @@ def test_dream_path_is_a_file(demo_store, cli):
     assert read_tree(demo_store) == before
 
 
-@pytest.mark.slow  # several CLI runs (a second or more each)
 @pytest.mark.parametrize("content", ["[1, 2]", '{"last_consolidated_at": "yesterday"}', '{"failures": null}', "{nope"])
 def test_damaged_state_file(dreamed, cli, content):
     state = dreamed / ".dream" / "state.json"
@@ -77,7 +75,6 @@ def test_damaged_state_is_one_error_row_of_the_fleet(dreamed, tmp_path, cli):
     assert entry.reason == "error" and "state.json" in entry.message
 
 
-@pytest.mark.slow  # several CLI runs (a second or more each)
 def test_version_manifest_missing_keys(dreamed, cli):
     manifest = dreamed / ".dream" / "versions" / "000001.json"
     manifest.write_text('{"number": 1}')

@@ -16,6 +16,8 @@ from dream.store.tree import read_tree
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
 
+pytestmark = pytest.mark.slow  # one killed child process per test, 35 tests
+
 # (crash point suffix, the state the store must be in once the next command has run)
 POINTS = [
     ("before-journal", "base"),

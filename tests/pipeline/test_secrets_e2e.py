@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from dream.pipeline.redact import PATTERNS, redact
 from helpers.stores import everything_in
 
@@ -106,7 +104,6 @@ def test_every_kind_is_planted_and_each_mention_is_one_redaction() -> None:
         assert count == 1 and f"[REDACTED:{kind}]" in out, (kind, out)
 
 
-@pytest.mark.slow  # three CLI processes
 def test_no_planted_secret_reaches_the_proposal_the_store_or_the_history(demo_store: Path, cli) -> None:
     planted = plant(demo_store)
     other_logs = [p for p in (demo_store / "logs").rglob("*.md") if p.relative_to(demo_store) != PLANTED]

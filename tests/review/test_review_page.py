@@ -19,8 +19,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists() and not os.environ.get("CI"), reason="needs Debian's chromium package")
+pytestmark = [
+    pytest.mark.slow,  # a browser start and a page load per test
+    pytest.mark.skipif(not CHROMIUM.exists() and not os.environ.get("CI"), reason="needs Debian's chromium package"),
+]
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pytest
 from helpers.stores import DEMO
 
 from dream.review.status import fleet_status, transcripts_waiting
@@ -112,7 +111,6 @@ def test_a_missing_transcript_folder_is_reported_on_the_row(home: Path, tmp_path
     assert row["transcripts"]["changed"] is None and "does not exist" in row["transcripts"]["error"]
 
 
-@pytest.mark.slow  # four CLI processes
 def test_status_all_through_the_cli(home: Path, tmp_path: Path, cli) -> None:
     demo, api = demo_project(home), transcript_project(home, 3)
     env = {"HOME": str(home), "COLUMNS": "250"}

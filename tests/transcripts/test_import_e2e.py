@@ -121,7 +121,6 @@ def assert_no_secret(store: Path) -> None:
             assert secret.encode() not in data and core.encode() not in data, f"{kind} secret in {where}"
 
 
-@pytest.mark.slow  # five CLI processes
 def test_run_imports_gates_dreams_and_proposes_then_import_is_incremental(project: Path, home: Path, cli) -> None:
     store = project / "memory"
     env = env_for(home)

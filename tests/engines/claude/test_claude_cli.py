@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from helpers.fake_anthropic import (  # noqa: F401
     FakeAnthropic,
     HttpError,
@@ -49,7 +48,6 @@ def demo_script(store: Path) -> tuple[list[Reply], dict[str, str | None]]:
     return script, expected
 
 
-@pytest.mark.slow  # five CLI processes
 def test_dream_run_with_the_claude_engine_proposes(demo_store: Path, cli, fake_api: FakeAnthropic) -> None:
     script, expected = demo_script(demo_store)
     before = {p: p.read_bytes() for p in demo_store.rglob("*") if p.is_file()}
