@@ -114,12 +114,12 @@ def test_an_unterminated_last_line_is_reported(store):
     assert [(d.line, d.problem.split()[0]) for d in found.damaged] == [(2, "unterminated")]
 
 
-def test_a_fifo_as_history_never_hangs_a_reader_or_a_writer(store, cli):
+def test_a_fifo_as_history_never_hangs_a_reader_or_a_writer(store, spawned_cli):
     store.dream.mkdir()
     os.mkfifo(store.history)
 
     started = time.monotonic()
-    listed = cli("history", "--store", str(store.root), timeout=60)
+    listed = spawned_cli("history", "--store", str(store.root), timeout=60)  # a process, so a hang would time out
     assert listed.code == 2 and listed.stderr.count("\n") == 1, listed.stderr
     assert listed.stderr.startswith("dream: error:") and str(store.history) in listed.stderr
     assert store.history.is_fifo()  # a reader never moves it
