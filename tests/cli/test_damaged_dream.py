@@ -17,13 +17,6 @@ import pytest
 from dream.store.tree import read_tree
 
 
-@pytest.fixture
-def dreamed(demo_store, cli) -> Path:
-    result = cli("run", "--store", str(demo_store), "--engine", "offline", "--json")
-    assert result.code == 0 and result.json["status"] == "proposed", result.stderr
-    return demo_store
-
-
 def _pending(store: Path) -> Path:
     (folder,) = (store / ".dream" / "proposals").iterdir()
     return folder / "proposal.json"
