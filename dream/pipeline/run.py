@@ -52,6 +52,7 @@ from dream.store.tree import (
     materialize,
     read_tree,
     scan_memory_paths,
+    sha256,
     symlinked_memory,
 )
 from dream.store.validate import errors as validation_errors
@@ -172,8 +173,8 @@ def snapshot(ctx: RunContext) -> Snapshot:
     tree = read_tree(ctx.layout.root)
     ctx.warnings += [f"{path}: symlink, not followed" for path in symlinked_memory(ctx.layout.root)]
     current = versions.current()
-    if current is not None and versions.tree(current) == tree:
-        return Snapshot(current, tree, changed=False)
+    if current is not None and versions.get(current).files == {rel: sha256(data) for rel, data in tree.items()}:
+        return Snapshot(current, tree, changed=False)  # compared by digest: no blob is read
     version = versions.record(tree, "snapshot", note=f"store as found by run {ctx.run_id}")
     return Snapshot(version.number, tree, changed=True)
 
@@ -257,7 +258,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     proposals = Proposals(ctx.layout)
     proposal = Proposal(
         id=new_proposal_id(), created_at=time.time(), base_version=snap.version, engine=ctx.engine,
-        run_id=ctx.run_id, files=proposals.blobs.put_tree(staged.tree), changed=staged.changed,
+        run_id=ctx.run_id, files={}, changed=staged.changed,  # files: stored by `create`, in its one commit
     )
     report = build_report(
         proposal_id=proposal.id, run_id=ctx.run_id, engine=ctx.engine, base_version=snap.version,
@@ -268,7 +269,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
-    proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, render_markdown(report))
+    proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, render_markdown(report), tree=staged.tree)
     outcome.status, outcome.proposal_id = Status.PROPOSED, proposal.id
     outcome.changes = len(staged.result.changes) or len(staged.changed)
     return outcome

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream import history
+from dream.crashpoints import crashpoint
 from dream.errors import BadInput, MergeConflict, ProposalClosed, Refused
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
@@ -25,7 +26,6 @@ from dream.versions.journal import (
     Journal,
     LockedStore,
     apply_journal,
-    crashpoint,
     write_journal,
 )
 from dream.versions.manifests import Versions
@@ -71,7 +71,8 @@ def write_tree(layout: Layout, live: Tree, files: dict[str, str], action: str, v
         if problem:
             raise Refused(f"{layout.root / rel}: {problem}; dream does not write through or over it, "
                           f"nothing written")
-    before = {rel: versions.blobs.put(live[rel]) if rel in live else None for rel in changed}
+    kept = versions.blobs.put_tree({rel: live[rel] for rel in changed if rel in live})  # pre-images, one commit
+    before = {rel: kept.get(rel) for rel in changed}
     journal = Journal(
         action=action, new_version=(versions.current() or 0) + 1, files=files,
         writes=[p for p in changed if p in new_tree], deletes=[p for p in changed if p not in new_tree],
@@ -179,7 +180,7 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
             raise MergeConflict(f"{layout.root}: proposal {proposal.id} not accepted, nothing written: {conflict}; "
                                 f"resolve by `dream rebase {proposal.id}`", conflict.conflicts) from None
         pre = _record_pre_accept(layout, plan.live, proposal.id)
-        files = Versions(layout).blobs.put_tree(plan.result)
+        files = Versions(layout).blobs.put_tree(plan.result, base=proposal.files)  # merged files: deltas
         version = write_tree(
             layout, plan.live, files, "accept", "accept", note=f"accepted proposal {proposal.id}",
             proposal_id=proposal.id, actor=actor, comment=comment, detail=_detail(plan, pre),

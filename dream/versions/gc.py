@@ -4,9 +4,11 @@
 version, nor the base version of a pending proposal (accepting it needs
 that base for the three-way merge). Decided proposals (accepted, rejected,
 superseded) whose base version is older than the oldest kept version are
-deleted too, unless `keep_proposals` is set; pending ones never are. A blob
-is deleted only when no remaining version and no remaining proposal refers
-to it. A damaged proposal makes gc refuse: the blobs it needs are unknown.
+deleted too, unless `keep_proposals` is set; pending ones never are. An
+object (a file's blob or a tree node) is deleted only when no remaining
+version and no remaining proposal needs it: directly, through its tree, or
+as the base of a delta that one of those needs. A damaged proposal makes gc
+refuse: the blobs it needs are unknown.
 
 Crash safety: a proposal leaves `.dream/proposals/` in one atomic rename
 into `.dream/gc-trash/` (so no command sees it any more), the trash is
@@ -25,7 +27,7 @@ from pathlib import Path
 from dream.errors import BadInput
 from dream.store.layout import Layout
 from dream.versions.journal import LockedStore
-from dream.versions.manifests import Versions
+from dream.versions.manifests import Version, Versions
 from dream.versions.proposals import PENDING, Proposal, Proposals
 
 
@@ -69,12 +71,15 @@ def gc(store: str | Path, keep: int, keep_proposals: bool = False) -> GcResult:
         doomed = [n for n in numbers if n not in kept]
         dropped = [] if keep_proposals else proposals_to_delete(every, kept)
         dropped_ids = {p.id for p in dropped}
+        blobs = versions.blobs
         referenced: set[str] = set()
-        for n in kept:
-            referenced.update(versions.get(n).files.values())
-        for p in every:
-            if p.id not in dropped_ids:
-                referenced.update(p.files.values())
+        records: list[Version | Proposal] = [*(versions.get(n) for n in kept),
+                                             *(p for p in every if p.id not in dropped_ids)]
+        for record in records:
+            referenced.update(record.files.values())
+            if record.tree:
+                referenced.update(blobs.listing(record.tree).nodes.values())
+        referenced = blobs.with_bases(referenced)  # a delta is unreadable without its base
         for p in dropped:
             _delete_proposal(layout, p.id)
         for n in doomed:
@@ -132,9 +137,10 @@ def _delete_unreferenced_blobs(layout: Layout, referenced: set[str]) -> tuple[in
             continue
         for blob in shard.iterdir():
             digest = shard.name + blob.name
-            if len(digest) != 64 or digest in referenced:
-                continue  # not a blob (e.g. a temp file of a write in progress) or still needed
+            crashed = blob.name.startswith(".") and blob.name.endswith(".tmp")  # every writer holds gc's lock
+            if not crashed and (len(digest) != 64 or digest in referenced):
+                continue  # not an object, or still needed
             freed += blob.stat().st_size
             blob.unlink()
-            count += 1
+            count += not crashed
     return count, freed

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import orjson
 
 from dream import history
+from dream.crashpoints import crashpoint
 from dream.errors import BadInput, LockBusy, Refused
 from dream.records import DamagedRecord, parse_record, read_record_bytes
 from dream.store.layout import Layout
@@ -72,12 +72,6 @@ class Journal:
     @property
     def paths(self) -> list[str]:
         return [*self.writes, *self.deletes]
-
-
-def crashpoint(name: str) -> None:
-    """Test hook: die here, as abruptly as a power cut, when DREAM_CRASHPOINT names this point."""
-    if os.environ.get("DREAM_CRASHPOINT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def write_journal(layout: Layout, journal: Journal) -> None:

@@ -1,22 +1,39 @@
 """Immutable, numbered versions of a store's memory files.
 
-File contents are stored once, content-addressed, under ``.dream/objects``;
-a version is a manifest (path -> sha256) under ``.dream/versions/NNNNNN.json``.
-The current version is the highest number. Versions are never edited: a
-rollback records the old manifest again under a new number.
+File contents are stored once, content-addressed, under ``.dream/objects``
+(`Blobs`; compressed, a changed file usually as a delta against its previous
+version: `dream.versions.packing`). A version's file list is a tree of
+objects in the same store (`dream.versions.trees`), shared with the versions
+before it, so a version that changes one file costs about that file. The
+record ``.dream/versions/NNNNNN.json`` holds the number, the root tree's
+sha256 (`tree`), source, note and time. Records written before trees existed
+list every file instead (`files`); both are read. The current version is the
+highest number. Versions are never edited: a rollback records the old file
+list again under a new number.
+
+Durability is paid once per version: every new object is written without
+fsync and made durable together (`DurableBatch`), then the record, whose
+atomic write is the commit point.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from dream.errors import BadInput, UnknownVersion
-from dream.records import load_json_record
+from dream.records import DamagedRecord, read_json_object, record_from_dict
 from dream.store.layout import Layout
-from dream.store.tree import Tree, atomic_write, sha256
+from dream.store.tree import DurableBatch, Tree, atomic_write, sha256
+from dream.versions import packing, trees
+
+R = TypeVar("R")
+
+_CACHE_BYTES = 64 << 20  # decoded objects kept per `Blobs`: delta bases are read again and again
 
 
 @dataclass
@@ -29,39 +46,210 @@ class Version:
     proposal_id: str | None = None
     actor: str | None = None
     meta: dict = field(default_factory=dict)
+    tree: str | None = None  # root tree object; None for a record that lists its files
 
 
 class Blobs:
     def __init__(self, layout: Layout):
         self.root = layout.objects
+        self._decoded: dict[str, tuple[bytes, int]] = {}  # sha256 -> (bytes, chain depth)
+        self._decoded_bytes = 0
 
     def path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest[2:]
 
-    def put(self, data: bytes) -> str:
-        digest = sha256(data)
-        target = self.path(digest)
-        if not target.exists():
-            atomic_write(target, data)
-        return digest
+    # ---------------------------------------------------------------- reading
 
     def get(self, digest: str) -> bytes:
-        try:
-            return self.path(digest).read_bytes()
-        except FileNotFoundError:
-            raise BadInput(f"{self.path(digest)}: blob missing from the version store") from None
-
-    def put_tree(self, tree: Tree) -> dict[str, str]:
-        return {rel: self.put(data) for rel, data in sorted(tree.items())}
+        return self._load(digest)[0]
 
     def get_tree(self, files: dict[str, str]) -> Tree:
         return {rel: self.get(digest) for rel, digest in files.items()}
 
+    def listing(self, root: str) -> trees.Listing:
+        """The files (and tree nodes) of the tree object `root`; `DamagedRecord` if it cannot be read."""
+        try:
+            return trees.read(root, self.get)
+        except ValueError as exc:
+            raise DamagedRecord(f"{self.root}: tree {root[:12]}… is damaged: {exc}") from None
+
+    def base_of(self, digest: str) -> str | None:
+        """The object a stored delta is based on (None for a whole object, or one not stored)."""
+        try:
+            with open(self.path(digest), "rb") as fh:
+                head = fh.read(len(packing.MAGIC) + 33)
+        except FileNotFoundError:
+            return None
+        try:
+            return packing.parse(head).base
+        except ValueError:
+            return None  # raw bytes, written before objects were packed
+
+    def with_bases(self, digests: set[str]) -> set[str]:
+        """`digests` and every object their deltas need, however deep."""
+        needed, todo = set(digests), list(digests)
+        while todo:
+            base = self.base_of(todo.pop())
+            if base and base not in needed:
+                needed.add(base)
+                todo.append(base)
+        return needed
+
+    def _load(self, digest: str, hops: int = 0) -> tuple[bytes, int]:
+        """(bytes, delta chain depth) of a stored object."""
+        if digest in self._decoded:
+            return self._decoded[digest]
+        if hops > packing.MAX_CHAIN:
+            raise DamagedRecord(f"{self.path(digest)}: delta chain longer than {packing.MAX_CHAIN}")
+        try:
+            stored = self.path(digest).read_bytes()
+        except FileNotFoundError:
+            raise BadInput(f"{self.path(digest)}: blob missing from the version store") from None
+        loaded = self._unpack(digest, stored, hops) if packing.is_packed(stored) else (stored, 0)
+        if self._decoded_bytes < _CACHE_BYTES:
+            self._decoded[digest] = loaded
+            self._decoded_bytes += len(loaded[0])
+        return loaded
+
+    def _unpack(self, digest: str, stored: bytes, hops: int) -> tuple[bytes, int]:
+        try:
+            packed = packing.parse(stored)
+            base = self._load(packed.base, hops + 1)[0] if packed.base else None
+            data = packing.inflate(packed, base)
+            if sha256(data) == digest:
+                return data, packed.depth
+            problem = "its bytes do not match its name"
+        except (ValueError, zlib.error, BadInput) as exc:
+            problem = str(exc)
+        if sha256(stored) == digest:  # raw bytes from before packing that merely start like a packed object
+            return stored, 0
+        raise DamagedRecord(f"{self.path(digest)}: damaged object in the version store: {problem}")
+
+    # ---------------------------------------------------------------- writing
+
+    def put(self, data: bytes, base: str | None = None) -> str:
+        """Store one object durably (`put_tree` does many for the price of one)."""
+        with DurableBatch() as batch:
+            digest = self.add(batch, data, base)
+            batch.commit()
+        return digest
+
+    def put_tree(self, tree: Tree, base: dict[str, str] | None = None) -> dict[str, str]:
+        """Store every file of `tree` durably, in one commit; path -> sha256.
+
+        `base` (path -> sha256 of an earlier tree) names each file's previous
+        version, which a changed file is stored as a delta against.
+        """
+        with DurableBatch() as batch:
+            files = self.add_tree(batch, tree, base)
+            batch.commit()
+        return files
+
+    def add(self, batch: DurableBatch, data: bytes, base: str | None = None) -> str:
+        """Stage one object in `batch` unless it is stored already; its sha256."""
+        digest = sha256(data)
+        target = self.path(digest)
+        if not batch.holds(target) and not self._stored(digest):
+            batch.write(target, packing.pack(data, self._base(base)))
+        return digest
+
+    def add_tree(self, batch: DurableBatch, tree: Tree, base: dict[str, str] | None = None) -> dict[str, str]:
+        base = base or {}
+        known = set(base.values())  # stored already: an earlier version refers to them
+        files = {}
+        for rel, data in sorted(tree.items()):
+            digest = sha256(data)
+            files[rel] = digest if digest in known else self.add(batch, data, base.get(rel))
+        return files
+
+    def add_listing(self, batch: DurableBatch, files: dict[str, str], base_root: str | None = None) -> str:
+        """Stage the tree objects listing `files`; the root's sha256.
+
+        Nodes the tree at `base_root` has at the same place are not written
+        again; changed ones are stored as deltas against them.
+        """
+        try:
+            root, nodes = trees.build(files)
+        except ValueError as exc:
+            raise DamagedRecord(f"{self.root}: cannot list these files in a tree: {exc}") from None
+        before = self._nodes(base_root)
+        for node in nodes:
+            if before.get(node.position) != node.digest:
+                self.add(batch, node.data, before.get(node.position))
+        return root
+
+    def _nodes(self, root: str | None) -> dict[str, str]:
+        if root is None:
+            return {}
+        try:
+            return self.listing(root).nodes
+        except BadInput:
+            return {}  # a damaged base only costs compression
+
+    def _stored(self, digest: str) -> bool:
+        """Whether the object is stored and readable (a gc interrupted mid-way may leave a delta without its base)."""
+        if not self.path(digest).is_file():
+            return False
+        try:
+            self._load(digest)
+        except BadInput:
+            return False
+        return True
+
+    def _base(self, digest: str | None) -> tuple[str, bytes, int] | None:
+        """(sha256, bytes, depth) of a committed object to delta against, or None.
+
+        When `digest` ends a chain as long as allowed, the chain's first
+        (whole) object is offered instead: a delta against it spans all the
+        chain's changes, yet is often still much smaller than a whole copy.
+        """
+        if digest is None:
+            return None
+        try:
+            data, depth = self._load(digest)
+            if depth >= packing.MAX_CHAIN:
+                digest = self._chain_start(digest)
+                data, depth = self._load(digest)
+        except BadInput:
+            return None
+        return digest, data, depth
+
+    def _chain_start(self, digest: str) -> str:
+        for _ in range(packing.MAX_CHAIN + 1):
+            base = self.base_of(digest)
+            if base is None:
+                return digest
+            digest = base
+        raise DamagedRecord(f"{self.path(digest)}: delta chain longer than {packing.MAX_CHAIN}")
+
+
+def record_json(record: Any) -> bytes:
+    """A version or proposal record as stored: compact, its files named by the root tree only."""
+    fields = asdict(record)
+    if fields.get("tree"):
+        del fields["files"]
+    return json.dumps(fields, separators=(",", ":")).encode()
+
+
+def load_record(path: Path, cls: type[R], blobs: Blobs, what: str) -> R:
+    """A version or proposal record, in either form: with a root tree, or listing every file."""
+    raw = read_json_object(path, what)
+    context = f"{path}: damaged {what}"
+    if "files" not in raw and "tree" in raw:
+        root = raw["tree"]
+        if not (isinstance(root, str) and len(root) == 64):
+            raise DamagedRecord(f"{context}: key 'tree' should be a sha256")
+        try:
+            raw["files"] = blobs.listing(root).files
+        except BadInput as exc:
+            raise DamagedRecord(f"{context}: its file list cannot be read ({exc})") from None
+    return record_from_dict(raw, cls, context)
+
 
 class Versions:
-    def __init__(self, layout: Layout):
+    def __init__(self, layout: Layout, blobs: Blobs | None = None):
         self.layout = layout
-        self.blobs = Blobs(layout)
+        self.blobs = blobs or Blobs(layout)
 
     def _file(self, number: int) -> Path:
         return self.layout.versions / f"{number:06d}.json"
@@ -77,27 +265,39 @@ class Versions:
 
     def get(self, number: int) -> Version:
         try:
-            return load_json_record(self._file(number), Version, "version manifest")
+            return load_record(self._file(number), Version, self.blobs, "version manifest")
         except FileNotFoundError:
             raise UnknownVersion(f"{self.layout.root}: no version {number}") from None
 
     def tree(self, number: int) -> Tree:
         return self.blobs.get_tree(self.get(number).files)
 
+    def latest(self) -> Version | None:
+        """The current version, or None when there is none or it cannot be read (a base for deltas only)."""
+        current = self.current()
+        try:
+            return self.get(current) if current is not None else None
+        except BadInput:
+            return None
+
     def record(self, tree: Tree, source: str, note: str = "", number: int | None = None, **extra) -> Version:
-        """Store a tree as a new version (blobs first, then the manifest).
+        """Store a tree as a new version: its objects in one durable batch, then the record.
 
         Passing `number` makes the call idempotent, which crash recovery needs:
         if that version already exists it is returned unchanged.
         """
-        files = self.blobs.put_tree(tree)
+        if number is not None and self._file(number).exists():
+            return self.get(number)
+        base = self.latest()
+        with DurableBatch() as batch:
+            files = self.blobs.add_tree(batch, tree, base.files if base else None)
+            root = self.blobs.add_listing(batch, files, base.tree if base else None)
+            batch.commit()
         if number is None:
             number = (self.current() or 0) + 1
-        elif self._file(number).exists():
-            return self.get(number)
-        version = Version(number, time.time(), source, files, note, **extra)
+        version = Version(number, time.time(), source, files, note, tree=root, **extra)
         self.layout.versions.mkdir(parents=True, exist_ok=True)
-        atomic_write(self._file(number), json.dumps(asdict(version), indent=1).encode())
+        atomic_write(self._file(number), record_json(version))
         return version
 
     def delete(self, number: int) -> None:

@@ -1,31 +1,42 @@
 """Proposals: a candidate tree, its diff against the base version, and a report.
 
-Each proposal lives in ``.dream/proposals/<id>/``:
-``proposal.json`` (metadata, status and the full tree as path -> sha256, the
-bytes being in the shared blob store), ``diff.patch``, ``report.json`` and
-``report.md``. Only ``status`` ever changes after creation.
+Each proposal lives in ``.dream/proposals/<id>/``: ``proposal.json``
+(metadata, status and the root of its tree object, the files and tree nodes
+being in the shared blob store, stored as deltas against the base version)
+and ``review.json.gz`` (the diff, the report and its markdown). Only
+``status`` ever changes after creation. Proposals written before tree
+objects existed list every file in ``proposal.json`` and keep ``diff.patch``,
+``report.json`` and ``report.md``; both forms are read.
+
+A proposal is written as one durable commit: its objects and files without
+fsync, its folder under ``.dream/tmp/``, one sync for all of them, then one
+rename into ``proposals/``. No command ever sees half a proposal.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import secrets
+import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dream.errors import UnknownProposal
-from dream.records import DamagedRecord, load_json_record, read_json_object
+from dream.crashpoints import crashpoint
+from dream.errors import BadInput, UnknownProposal
+from dream.records import DamagedRecord, read_json_object
 from dream.store.layout import Layout
-from dream.store.tree import Tree, atomic_write
-from dream.versions.manifests import Blobs
+from dream.store.tree import DurableBatch, Tree, atomic_write, fsync_dir
+from dream.versions.manifests import Blobs, Version, Versions, load_record, record_json
 
 PENDING = "pending"
 ACCEPTED = "accepted"
 REJECTED = "rejected"
 SUPERSEDED = "superseded"
+REVIEW = "review.json.gz"  # diff, report and report_md; older proposals have diff.patch, report.json, report.md
 
 
 @dataclass
@@ -41,6 +52,7 @@ class Proposal:
     decided_at: float | None = None
     accepted_version: int | None = None
     meta: dict = field(default_factory=dict)
+    tree: str | None = None  # root tree object; None for a manifest that lists its files
 
 
 _warned: set[str] = set()
@@ -51,6 +63,14 @@ def _warn_once(message: str) -> None:
     if message not in _warned:
         _warned.add(message)
         sys.stderr.write(f"dream: warning: {' '.join(message.split())} (skipped)\n")
+
+
+def _artefacts(proposal: Proposal, diff: str, report: dict, report_md: str) -> list[tuple[str, bytes]]:
+    # The diff and reports are written once and read through `dream diff`, so they share one
+    # compressed file (a third of their size; `zcat review.json.gz` still shows them).
+    review = {"diff": diff, "report": report, "report_md": report_md}
+    packed = gzip.compress(json.dumps(review, separators=(",", ":"), default=str).encode(), mtime=0)
+    return [(REVIEW, packed), ("proposal.json", record_json(proposal))]
 
 
 def new_proposal_id(now: float | None = None) -> str:
@@ -66,18 +86,49 @@ class Proposals:
     def dir(self, proposal_id: str) -> Path:
         return self.layout.proposals / proposal_id
 
-    def create(self, proposal: Proposal, diff: str, report: dict, report_md: str) -> Proposal:
-        """Write every file of the proposal, then its manifest last, so a crash leaves no half proposal."""
-        folder = self.dir(proposal.id)
-        folder.mkdir(parents=True, exist_ok=False)
-        atomic_write(folder / "diff.patch", diff.encode())
-        atomic_write(folder / "report.json", (json.dumps(report, indent=2, default=str) + "\n").encode())
-        atomic_write(folder / "report.md", report_md.encode())
-        self._save(proposal)
+    def create(self, proposal: Proposal, diff: str, report: dict, report_md: str, tree: Tree | None = None) -> Proposal:
+        """Write the proposal as one durable commit; with `tree`, its files are stored too (`proposal.files`).
+
+        Call with the store's lock held (it clears what an interrupted create left).
+        """
+        final = self.dir(proposal.id)
+        if final.exists():
+            raise FileExistsError(f"{final}: proposal exists already")
+        incoming = self._incoming(proposal.id)
+        base = self._base(proposal.base_version)
+        with DurableBatch() as batch:
+            if tree is not None:
+                proposal.files = self.blobs.add_tree(batch, tree, base.files if base else None)
+            proposal.tree = self.blobs.add_listing(batch, proposal.files, base.tree if base else None)
+            for name, data in _artefacts(proposal, diff, report, report_md):
+                batch.write(incoming / name, data)
+            batch.commit()
+        crashpoint("propose-before-commit")
+        self.layout.proposals.mkdir(parents=True, exist_ok=True)
+        incoming.rename(final)  # the commit point
+        fsync_dir(self.layout.proposals)
         return proposal
 
+    def _incoming(self, proposal_id: str) -> Path:
+        """A fresh folder to build a proposal in, outside `proposals/`; leftovers of crashed creates go."""
+        tmp = self.layout.dream / "tmp"
+        for stale in tmp.glob("proposal-*") if tmp.is_dir() else []:
+            shutil.rmtree(stale, ignore_errors=True)
+        return tmp / f"proposal-{proposal_id}"
+
+    def _base(self, number: int) -> Version | None:
+        """The base version, for deltas; None when it cannot be read (the proposal is then stored whole)."""
+        try:
+            return Versions(self.layout, self.blobs).get(number)
+        except BadInput:
+            return None
+
     def _save(self, proposal: Proposal) -> None:
-        atomic_write(self.dir(proposal.id) / "proposal.json", json.dumps(asdict(proposal), indent=1).encode())
+        if proposal.tree is None:  # a manifest that lists every file: rewritten with a tree
+            with DurableBatch() as batch:
+                proposal.tree = self.blobs.add_listing(batch, proposal.files)
+                batch.commit()
+        atomic_write(self.dir(proposal.id) / "proposal.json", record_json(proposal))
 
     def ids(self) -> list[str]:
         if not self.layout.proposals.is_dir():
@@ -89,7 +140,7 @@ class Proposals:
         if "/" in proposal_id or proposal_id in {"", ".", ".."} or not path.is_file():
             raise UnknownProposal(f"{self.layout.root}: no proposal {proposal_id!r}")
         try:
-            return load_json_record(path, Proposal, "proposal manifest")
+            return load_record(path, Proposal, self.blobs, "proposal manifest")
         except FileNotFoundError:  # removed between the check and the read
             raise UnknownProposal(f"{self.layout.root}: no proposal {proposal_id!r}") from None
 
@@ -141,9 +192,12 @@ class Proposals:
         return self.blobs.get_tree(proposal.files)
 
     def diff(self, proposal: Proposal) -> str:
-        return self._text(proposal, "diff.patch")
+        return self._text(proposal, "diff", "diff.patch")
 
     def report(self, proposal: Proposal) -> dict:
+        review = self._review(proposal)
+        if review is not None:
+            return review["report"]
         path = self.dir(proposal.id) / "report.json"
         try:
             return read_json_object(path, "proposal report")
@@ -151,14 +205,31 @@ class Proposals:
             raise DamagedRecord(f"{path}: proposal report is missing") from None
 
     def report_md(self, proposal: Proposal) -> str:
-        return self._text(proposal, "report.md")
+        return self._text(proposal, "report_md", "report.md")
 
-    def _text(self, proposal: Proposal, name: str) -> str:
-        path = self.dir(proposal.id) / name
+    def _text(self, proposal: Proposal, key: str, old_name: str) -> str:
+        review = self._review(proposal)
+        if review is not None:
+            return review[key]
+        path = self.dir(proposal.id) / old_name
         try:
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise DamagedRecord(f"{path}: cannot read the proposal's {name}: {exc}") from None
+            raise DamagedRecord(f"{path}: cannot read the proposal's {old_name}: {exc}") from None
+
+    def _review(self, proposal: Proposal) -> dict | None:
+        """The diff and reports of a proposal; None for one written before they shared a file."""
+        path = self.dir(proposal.id) / REVIEW
+        try:
+            review = json.loads(gzip.decompress(path.read_bytes()))
+        except FileNotFoundError:
+            return None
+        except (OSError, EOFError, ValueError, UnicodeDecodeError) as exc:
+            raise DamagedRecord(f"{path}: cannot read the proposal's diff and report: {exc}") from None
+        if not (isinstance(review, dict) and isinstance(review.get("diff"), str)
+                and isinstance(review.get("report"), dict) and isinstance(review.get("report_md"), str)):
+            raise DamagedRecord(f"{path}: damaged proposal review: expected diff, report and report_md")
+        return review
 
     def set_status(self, proposal: Proposal, status: str, accepted_version: int | None = None) -> Proposal:
         proposal.status = status

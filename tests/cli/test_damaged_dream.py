@@ -81,11 +81,16 @@ def test_version_manifest_missing_keys(dreamed, cli):
     assert read_tree(dreamed) == before
 
 
-def test_version_manifest_with_wrong_types(dreamed, cli):
+@pytest.mark.parametrize("damage", [
+    {"tree": 7},  # the record names its root tree ...
+    {"tree": "0" * 64},  # ... one that is not in the version store
+    {"files": {"MEMORY.md": 7}},  # a record in the first layout, listing every file
+])
+def test_version_manifest_with_wrong_types(dreamed, cli, damage):
     manifest = dreamed / ".dream" / "versions" / "000001.json"
     raw = json.loads(manifest.read_text())
-    raw["files"] = {path: 7 for path in raw["files"]}
-    manifest.write_text(json.dumps(raw))
+    raw.pop("tree")
+    manifest.write_text(json.dumps({**raw, **damage}))
     _one_error_line(cli("show", "1", "--store", str(dreamed)), str(manifest))
 
 

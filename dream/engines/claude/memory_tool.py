@@ -144,7 +144,7 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(
                 f"Refused: {path} would be {len(data)} bytes; the limit is {MAX_FILE_BYTES} bytes (100 KB)"
             )
-        atomic_write(full, data)
+        atomic_write(full, data, sync=False)  # the staging copy is scratch: the proposal's commit makes it durable
 
     # -- commands --------------------------------------------------------------
 

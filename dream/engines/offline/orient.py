@@ -72,7 +72,7 @@ def save(ws: Workspace, staging: Path, before: Tree) -> None:
             os.unlink(target)
     for path, data in after.items():
         if before.get(path) != data:
-            atomic_write(staging / path, data, sync=False)
+            atomic_write(staging / path, data, sync=False)  # scratch: the proposal's commit makes it durable
 
 
 def scope_of(path: str) -> str:
