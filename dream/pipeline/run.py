@@ -363,8 +363,9 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False,
     `force` skips the backoff, hours and sessions checks (never `enabled`,
     never the lock). `since` makes the run read the sessions changed since
     then (None: all of them) instead of since the last consolidation.
-    `call(stage, *args, **kwargs)` runs each stage; `hold(ctx)` is entered before the
-    store's lock and raises `LockBusy` when the store is taken elsewhere.
+    `call(stage, *args, **kwargs)` runs each stage; `hold(ctx)` is entered
+    before the store's lock and raises `LockBusy` when the store is taken
+    elsewhere.
     """
     ctx = begin(store, engine=engine, force=force, since=since, overrides=overrides, now=now)
     call(recover_interrupted_write, ctx)
