@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from dream.errors import BadInput
@@ -83,6 +84,15 @@ def parse_record(data: bytes, cls: type[T], context: str) -> T:
         return _adapter(cls).validate_json(data, strict=True)
     except ValidationError as exc:
         raise DamagedRecord(f"{context}: {_first_problem(exc)}") from None
+
+
+def record_from_dict(raw: dict[str, Any], cls: type[T], context: str) -> T:
+    """Build `cls` from an object already read (e.g. completed from elsewhere), with the same checks.
+
+    Strict validation of a dataclass takes JSON, not a dict, so the object
+    goes through JSON again: records are small, and one path means one set of rules.
+    """
+    return parse_record(orjson.dumps(raw), cls, context)
 
 
 def load_json_record(path: Path, cls: type[T], what: str) -> T:
