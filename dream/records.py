@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import stat
-from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,9 +72,17 @@ def _read_all(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-@cache
-def _adapter(cls: Any) -> TypeAdapter:
-    return TypeAdapter(cls)
+# One adapter per type: building one is slow. A plain dict rather than
+# functools.cache, whose wrapper types its arguments as Hashable, which mypy
+# does not grant to type[T].
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: type[T]) -> TypeAdapter[T]:
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
 
 
 def parse_record(data: bytes, cls: type[T], context: str) -> T:

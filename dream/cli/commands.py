@@ -14,6 +14,8 @@ from dream.errors import BadInput
 from dream.outcomes import Status
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from dream import history as hist
     from dream.store.layout import Layout
 
@@ -49,8 +51,8 @@ class _gather_progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and err.is_terminal
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self):
         return self.update if self.enabled else None
@@ -64,6 +66,7 @@ class _gather_progress:
             self.bar = Progress(console=err, transient=True)
             self.bar.start()
             self.task = self.bar.add_task("gathering sessions", total=total)
+        assert self.task is not None  # set with the bar
         self.bar.update(self.task, completed=done)
 
     def __exit__(self, *exc):

@@ -284,8 +284,9 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
             continue
         before, after = candidates.filter(changed), replaced.filter(changed)
         marker = p.marker
-        total += int(
-            after.str.count_matches(marker, literal=True).sum() - before.str.count_matches(marker, literal=True).sum()
+        # Counts are integers; polars types Series.sum() as int | float | Decimal.
+        total += int(after.str.count_matches(marker, literal=True).sum()) - int(
+            before.str.count_matches(marker, literal=True).sum()
         )
         texts = texts.scatter(rows.filter(changed), after)
     if not total:

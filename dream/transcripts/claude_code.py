@@ -22,6 +22,7 @@ from typing import Any
 
 from dream.transcripts.common import (
     Session,
+    as_str,
     is_blank,
     iter_lines,
     make_entry,
@@ -164,7 +165,7 @@ class _Reader:
             if isinstance(text, str):
                 self._text(text, role, sidechain)
         elif kind == "tool_use" and role == "assistant":
-            name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+            name = as_str(block.get("name"), "tool")
             summary = summarize_tool(name, block.get("input"), self.cwd)
             self.entries.append(tool_entry(name, summary, self.max_chars, sidechain))
 

@@ -31,6 +31,8 @@ from typing import Any
 from dream.transcripts.common import (
     Entry,
     Session,
+    as_dict,
+    as_str,
     is_blank,
     iter_lines,
     make_entry,
@@ -207,13 +209,13 @@ def summarize_call(item: dict) -> tuple[str, str]:
     """(tool name, argument hint) for a tool call item."""
     kind = item.get("type")
     if kind == "local_shell_call":
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
+        action = as_dict(item.get("action"))
         return "shell", command_text(action.get("command"))
     if kind == "web_search_call":
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
+        action = as_dict(item.get("action"))
         query = action.get("query")
         return "web_search", one_line(query) if isinstance(query, str) else ""
-    name = item.get("name") if isinstance(item.get("name"), str) else "tool"
+    name = as_str(item.get("name"), "tool")
     if kind == "custom_tool_call":
         raw = item.get("input")
         if not isinstance(raw, str):

@@ -93,6 +93,16 @@ def is_blank(data: bytes | bytearray, start: int, end: int) -> bool:
     return end - start < 64 and not data[start:end].strip()
 
 
+def as_dict(value: Any) -> dict:
+    """`value` if it is a dict, else an empty one (for optional JSON objects)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: Any, default: str = "") -> str:
+    """`value` if it is a string, else `default` (for optional JSON strings)."""
+    return value if isinstance(value, str) else default
+
+
 def parse_json_line(line: bytes | bytearray | memoryview) -> dict | None:
     """The record on one JSONL line, or None if it is not a JSON object.
 

@@ -25,7 +25,7 @@ from dream.config import Settings
 from dream.errors import BadInput, Refused
 from dream.store.tree import atomic_write, atomic_write_many
 from dream.transcripts import claude_code, codex
-from dream.transcripts.common import Session, log_relpath
+from dream.transcripts.common import Session, as_dict, log_relpath
 from dream.transcripts.render import render_logs
 
 Source = Literal["claude-code", "codex"]
@@ -276,7 +276,7 @@ class _Import:
                 result.sessions_unchanged += 1
             else:
                 writes.append((self.store / log, data))
-        before = self.state.get(name) if isinstance(self.state.get(name), dict) else {}
+        before = as_dict(self.state.get(name))
         old = before.get("log")
         if old and old != log and self.claimed.get(old) == name:
             removals.append(self.store / old)  # renamed (e.g. a first request arrived)
