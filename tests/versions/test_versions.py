@@ -270,8 +270,8 @@ def test_the_staging_copy_is_never_synced(tmp_path, monkeypatch):
     assert read_tree(tmp_path / "staging") == big_tree(50)
 
 
-def test_a_run_killed_before_its_proposal_commits_leaves_no_proposal(demo_store, cli):
-    crashed = cli("run", "--store", str(demo_store), "--json", env={"DREAM_CRASHPOINT": "propose-before-commit"})
+def test_a_run_killed_before_its_proposal_commits_leaves_no_proposal(demo_store, cli, spawned_cli):
+    crashed = spawned_cli("run", "--store", str(demo_store), "--json", env={"DREAM_CRASHPOINT": "propose-before-commit"})
     assert crashed.code == -signal.SIGKILL, crashed.stderr
     layout = Layout.open(demo_store)
     assert Proposals(layout).ids() == [] and not any(layout.proposals.iterdir())

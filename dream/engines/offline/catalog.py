@@ -71,7 +71,7 @@ class Line:
 
     @classmethod
     def of(cls, line: IndexLine) -> Line:
-        targets = frozenset(resolve_link(INDEX_NAME, t) for t in line.links) - {None}
+        targets = frozenset(t for t in (resolve_link(INDEX_NAME, link) for link in line.links) if t is not None)
         entry_of = resolve_link(INDEX_NAME, line.target) if line.kind == "link" else None
         return cls(targets, entry_of, f"{line.title} {line.hook}", line.kind == "rule")
 
