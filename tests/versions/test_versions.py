@@ -305,3 +305,12 @@ def test_a_failed_batch_leaves_nothing_and_gc_clears_what_a_crash_left(tmp_path)
     result = gc(tmp_path, keep=1)
     assert not crashed.exists() and result.deleted_blobs == 0
     assert Versions(layout).tree(1) == big_tree(5)
+
+
+def test_without_syncfs_every_new_file_is_fsynced(tmp_path, monkeypatch):
+    layout = new_store(tmp_path)
+    counts = count_syncs(monkeypatch)
+    monkeypatch.setattr(tree_module, "_syncfs", None)  # not Linux: no one call syncs a file system
+    Versions(layout).record(big_tree(20), "snapshot")
+    assert counts["syncfs"] == 0 and counts["fsync"] >= 21  # each object, each folder, the record
+    assert Versions(layout).tree(1) == big_tree(20)
