@@ -30,7 +30,7 @@ from rapidfuzz import fuzz
 from dream.engines.offline.orient import Memory, Workspace, memories, topic_text
 from dream.engines.offline.similarity import (
     MAX_BLOCK,
-    cover_score,
+    covers,
     forget_query,
     min_shared,
     normalize,
@@ -226,36 +226,53 @@ class Catalog:
             lines.remove(memory.key)
             self._unlink([self.numbers[memory.key][0]])
 
+    def label(self, memory: Memory) -> str:
+        """What the report calls a memory now: a rule by its line in the index as it stands."""
+        if memory.kind == "rule":
+            return f"{INDEX_NAME} line {self.ws.store.index_lines.index(memory.key) + 1}"
+        return memory.label
+
     # ---------------------------------------------------------------- questions
 
     def covering(self, text: str) -> Memory | None:
         """The first memory (by rank) that already says `text`, if any.
 
         Candidates are the memories with the same normalized text, and those
-        sharing one of the text's rarer keys: a near-duplicate shares most
-        of its words, so it shares one of those (the filter of
-        `similarity.similar_pairs`).
+        that share most of the text's keys (`similarity.min_shared`), found
+        through its rarer keys: the filter of `similarity.similar_pairs`.
         """
         needle = normalize(text)
         if not needle:
             return None
-        found = self.by_norm.get(needle, set()) | self._sharing(keys(needle))
+        wanted = keys(needle)
+        # Scoring is the cost (a log may repeat one phrasing thousands of times):
+        # keep only the candidates that share most of the text's keys.
+        enough = min_shared(len(wanted), self.threshold)
+        exact = self.by_norm.get(needle, set())
+        found = exact | {k for k in self._sharing(wanted) if len(wanted & self.entries[k].keys) >= enough}
         for key in sorted(found, key=lambda k: self.entries[k].rank):
             entry = self.entries[key]
-            if entry.norm and cover_score(needle, entry.norm) >= self.threshold:
+            if entry.norm and covers(needle, entry.norm, self.threshold):
                 return entry.memory
         return None
 
     def _sharing(self, wanted: frozenset[str]) -> set[int]:
+        """Memories likely to share `min_shared` of the wanted keys, found without a scan.
+
+        Such a memory lacks at most `slack` of the keys found in any memory,
+        so it holds one of the slack + 1 rarest: their lists, when short,
+        hold every such memory. When one is long (all the text's words are
+        common in the store, as in a long log of one phrasing), see `_narrow`.
+        """
         by_key = self.by_key
         present = sorted((k for k in wanted if by_key.get(k)), key=lambda k: (len(by_key[k]), k))
-        width = len(present) - min_shared(len(wanted), self.threshold) + 1
-        if width <= 0:
+        slack = len(present) - min_shared(len(wanted), self.threshold)
+        if slack < 0:
             return set()  # too few of its keys are in any memory
-        prefix = present[:width]
-        # A key found in very many memories blocks nothing (see similarity.MAX_BLOCK).
-        usable = [k for k in prefix if len(by_key[k]) <= MAX_BLOCK] or prefix[:1]
-        return set().union(*(by_key[k] for k in usable))
+        rarest = [by_key[k] for k in present[:slack + 1]]
+        if len(rarest[-1]) <= MAX_BLOCK:
+            return set().union(*rarest)
+        return _narrow([by_key[k] for k in present])
 
     def forget_match(self, query: str) -> tuple[Entry | None, float, bool]:
         """(entry, score, ambiguous): `similarity.best_match` over every memory's forget text.
@@ -302,10 +319,10 @@ class Catalog:
 
     def _sharing_word(self, qset: frozenset[str]) -> set[int]:
         by_word_key = self.by_word_key
-        found = {w[:KEY_CHARS] for w in qset}
-        postings = sorted((by_word_key[k] for k in found if by_word_key.get(k)), key=len)
-        usable = [p for p in postings if len(p) <= MAX_BLOCK] or postings[:1]
-        return set().union(*usable)
+        wanted = {w[:KEY_CHARS] for w in qset}
+        postings = sorted((by_word_key[k] for k in wanted if by_word_key.get(k)), key=len)
+        usable = [p for p in postings if len(p) <= MAX_BLOCK]
+        return set().union(*usable) if usable else _narrow(postings)
 
     def stating(self, wrong: str) -> list[Entry]:
         """Topic memories whose keys include all of `wrong`'s, by rank.
@@ -321,6 +338,27 @@ class Catalog:
             candidates = set(self.entries)
         found = [self.entries[k] for k in candidates if self.entries[k].memory.kind == "topic"]
         return sorted(found, key=lambda e: e.rank)
+
+
+def _narrow(lists: list[set[int]]) -> set[int]:
+    """The memories in the first (rarest) list, narrowed by the next lists while they are many.
+
+    For a text whose every word is common in the store: the candidates are
+    the memories that hold its rarest words (a set intersection in C, not a
+    scan), so a near-duplicate that differs from it in exactly those words
+    is missed. The price of not scoring a crowd of similar memories for
+    every request of a long log.
+    """
+    if not lists:
+        return set()
+    found = lists[0]
+    for more in lists[1:]:
+        if len(found) <= MAX_BLOCK:
+            break
+        narrowed = found & more
+        if narrowed:
+            found = narrowed
+    return found
 
 
 __all__ = ["Catalog", "Entry", "forget_text"]

@@ -223,6 +223,8 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
 
 
 def _dated_text(request: Request) -> str:
+    if not dates.might_have_relative_dates(request.text):
+        return request.text  # the date pattern is slow and most requests hold no date
     text, _ = dates.rewrite_line(request.text, request.date)
     return text
 
@@ -243,7 +245,7 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
     existing = catalog.covering(text)
     if existing is not None:
         ws.change("merged", existing.path or INDEX_NAME,
-                  f"{request.kind} request already covered by {existing.label}",
+                  f"{request.kind} request already covered by {catalog.label(existing)}",
                   f"request: {shorten(text, 120)}", request.session)
         return
     type_ = memory_type(request, text)
@@ -332,10 +334,11 @@ def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
                 f"equally well; nothing removed")
         return
     memory = entry.memory
+    label = catalog.label(memory)
     catalog.remove(memory)
     path = memory.key if memory.kind == "topic" else INDEX_NAME
     ws.change("forgotten", path, f"user asked to forget “{request.text}” (match {score:.0f}%)",
-              f"removed {memory.label}", request.session)
+              f"removed {label}", request.session)
 
 
 __all__ = ["merge_duplicates", "absolute_dates", "apply_requests", "scope_of"]

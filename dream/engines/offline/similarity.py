@@ -110,16 +110,16 @@ def _score(a: str, b: str, threshold: float) -> float | None:
     return score if score >= threshold else None
 
 
-def cover_score(needle: str, hay: str) -> float:
-    """How far `hay` already says `needle` (both normalized, non-empty).
+def covers(needle: str, hay: str, threshold: float) -> bool:
+    """Whether `hay` already says `needle` (both normalized, non-empty).
 
-    The ratio of the two, or for a longer memory that may hold the request
-    among other lines, how well the request's best window in it matches.
+    Their ratio reaches the threshold, or, for a longer memory that may hold
+    the request among other lines, the request's best window in it does.
     """
-    score = fuzz.ratio(needle, hay)
-    if len(needle) >= 20 and len(hay) > len(needle):
-        score = max(score, fuzz.partial_ratio(needle, hay))
-    return score
+    if fuzz.ratio(needle, hay, score_cutoff=threshold) >= threshold:
+        return True
+    return (len(needle) >= 20 and len(hay) > len(needle)
+            and fuzz.partial_ratio(needle, hay, score_cutoff=threshold) >= threshold)
 
 
 def group_pairs(count: int, pairs: list[tuple[int, int, float]]) -> list[list[int]]:

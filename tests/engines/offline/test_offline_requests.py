@@ -28,7 +28,7 @@ from dream.engines.offline import OfflineEngine, consolidate
 from dream.engines.offline.catalog import Entry, forget_text
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.requests import extract, gather_requests
-from dream.engines.offline.similarity import best_match, cover_score, normalize
+from dream.engines.offline.similarity import best_match, covers, normalize
 from dream.store import model
 from dream.store.model import parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, materialize, read_tree
@@ -64,7 +64,7 @@ class BruteCatalog:
         if not needle:
             return None
         for entry, _ in self._entries():
-            if entry.norm and cover_score(needle, entry.norm) >= self.threshold:
+            if entry.norm and covers(needle, entry.norm, self.threshold):
                 return entry.memory
         return None
 
@@ -75,6 +75,9 @@ class BruteCatalog:
 
     def stating(self, wrong: str) -> list[Entry]:
         return [entry for entry, _ in self._entries() if entry.memory.kind == "topic"]
+
+    def label(self, memory: Memory) -> str:
+        return memory.label  # read just now, so a rule's line number is current
 
     def file_topic(self, path: str, line: str) -> None:
         self.ws.store.index_lines.append(line)
@@ -118,11 +121,11 @@ def _vary(rng: random.Random, text: str) -> str:
     return " ".join(words)
 
 
-def make_store(rng: random.Random, count: int) -> tuple[dict[str, bytes], list[tuple[str, str, str]]]:
+def make_store(rng: random.Random, count: int) -> tuple[dict[str, bytes], list[tuple[str, str, str]], list[str]]:
     """Topics (some linked twice, on shared lines or not at all) and inline rules."""
     tree: dict[str, bytes] = {}
     index = ["# Memory", ""]
-    facts = []
+    facts, rules = [], []
     for i in range(count):
         name = f"topic_{i:04d}"
         ref = f"r{rng.getrandbits(24):x}"
@@ -141,22 +144,23 @@ def make_store(rng: random.Random, count: int) -> tuple[dict[str, bytes], list[t
             index.append(f"- [{name}]({name}.md) — {description}, see [{other}]({other}.md)")
         else:
             index.append(f"- [{name}]({name}.md) — {description}")
-        if rng.random() < 0.08:
+        if rng.random() < 0.15:
             rule = f"Always {' '.join(_words(rng, 5))}"
             if rng.random() < 0.3:
                 rule += f" (see [{name}]({name}.md))"
             index.append(f"- {rule}")
+            rules.append(rule)
     tree["MEMORY.md"] = ("\n".join(index) + "\n").encode()
-    return tree, facts
+    return tree, facts, rules
 
 
-def make_requests(rng: random.Random, facts: list[tuple[str, str, str]], count: int,
+def make_requests(rng: random.Random, facts: list[tuple[str, str, str]], rules: list[str], count: int,
                   named: bool = False) -> list[str]:
-    """Requests of nine kinds; `named` ones each carry a word few memories have, as real ones do."""
+    """Requests of ten kinds; `named` ones each carry a word few memories have, as real ones do."""
     said: list[str] = []
     lines = []
     for n in range(count):
-        kind = rng.randrange(9)
+        kind = rng.randrange(10)
         name, body, ref = rng.choice(facts)
         if kind == 0 or not said:
             line = f"Remember that {' '.join(_words(rng, rng.randint(4, 12)))} {n}"
@@ -178,6 +182,8 @@ def make_requests(rng: random.Random, facts: list[tuple[str, str, str]], count: 
             line = f"Forget the {' '.join(_words(rng, rng.randint(1, 3)))}"
         elif kind == 7:
             line = f"Forget {_vary(rng, ' '.join(body.split()[:4]))}"
+        elif kind == 8 and rules:
+            line = f"Forget {rng.choice(rules).split(' (see')[0]}"
         else:
             line = f"Actually, the value for {body.split()[0]} is r{rng.getrandbits(24):x}, not {ref}"
         lines.append(line)
@@ -229,8 +235,8 @@ def test_the_quick_filter_keeps_every_kind_of_request(said):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_catalog_gives_the_answers_of_rereading_the_store(seed, tmp_path, monkeypatch):
     rng = random.Random(seed)
-    tree, facts = make_store(rng, 200)
-    lines = make_requests(rng, facts, 300)
+    tree, facts, rules = make_store(rng, 200)
+    lines = make_requests(rng, facts, rules, 300)
     out, result = run_engine(tmp_path / "catalog", tree, lines)
     monkeypatch.setattr(consolidate, "Catalog", BruteCatalog)
     brute_out, brute = run_engine(tmp_path / "brute", tree, lines)
@@ -240,6 +246,8 @@ def test_catalog_gives_the_answers_of_rereading_the_store(seed, tmp_path, monkey
     done = Counter(c.action for c in result.changes)
     # The data exercises every path: filed, already covered, forgotten, corrected, and not found.
     assert min(done["created"], done["merged"], done["forgotten"], done["updated"]) >= 10, done
+    # Rules forgotten after other lines went: the report names their line as it stands then.
+    assert sum(c.action == "forgotten" and c.path == "MEMORY.md" for c in result.changes) >= 3
     assert "no memory matches" in result.summary and "several memories match" in result.summary
 
 
@@ -284,8 +292,8 @@ def count_calls(monkeypatch) -> Counter:
 def work(tmp_path: Path, monkeypatch, topics: int, requests: int) -> tuple[int, int, int]:
     """(index parses + normalizations, rapidfuzz scores, memories at the end) for one engine run."""
     rng = random.Random(7)
-    tree, facts = make_store(rng, topics)
-    lines = make_requests(rng, facts, requests, named=True)
+    tree, facts, rules = make_store(rng, topics)
+    lines = make_requests(rng, facts, rules, requests, named=True)
     with monkeypatch.context() as patch:
         counts = count_calls(patch)
         out, _ = run_engine(tmp_path / f"{topics}-{requests}", tree, lines)
