@@ -26,10 +26,10 @@ from flows.dream_store import dream_store
 CLOCKS = {"run_id", "started_at", "finished_at", "duration_s", "at", "error"}
 
 
-def _interrupted_accept(store, cli) -> str:
+def _interrupted_accept(store, cli, spawned_cli) -> str:
     """A proposal whose `dream accept` was killed after writing its first file; returns its id."""
     pid = cli("run", "--store", str(store), "--engine", "offline", "--json").json["proposal_id"]
-    crashed = cli("accept", pid, "-m", "looks good", "--store", str(store),
+    crashed = spawned_cli("accept", pid, "-m", "looks good", "--store", str(store),
                   env={"DREAM_CRASHPOINT": "accept-after-first-write"})
     assert crashed.code == -signal.SIGKILL, crashed.stderr
     return pid
@@ -53,8 +53,8 @@ def _without(keys: set, row: dict) -> dict:
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_a_flow_whose_gate_is_closed_finishes_an_interrupted_accept_like_dream_run(demo_store, tmp_path, cli):
-    pid = _interrupted_accept(demo_store, cli)
+def test_a_flow_whose_gate_is_closed_finishes_an_interrupted_accept_like_dream_run(demo_store, tmp_path, cli, spawned_cli):
+    pid = _interrupted_accept(demo_store, cli, spawned_cli)
     layout = Layout.open(demo_store)
     accepted = Proposals(layout).tree(Proposals(layout).get(pid))
     assert layout.journal.exists() and read_tree(demo_store) != accepted  # really cut short
