@@ -26,6 +26,7 @@ from dream.errors import BadInput, Refused
 from dream.store.tree import atomic_write, atomic_write_many
 from dream.transcripts import claude_code, codex
 from dream.transcripts.common import Session, as_dict, log_relpath
+from dream.transcripts.discover import codex_home
 from dream.transcripts.render import render_logs
 
 Source = Literal["claude-code", "codex"]
@@ -56,18 +57,6 @@ class ImportResult:
 
 
 # --- where transcripts are ------------------------------------------------------
-
-
-def claude_home() -> Path:
-    """Claude Code's folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(explicit).expanduser() if explicit else Path.home() / ".claude"
-
-
-def codex_home() -> Path:
-    """Codex's folder: ``$CODEX_HOME``, else ``~/.codex``."""
-    explicit = os.environ.get("CODEX_HOME")
-    return Path(explicit).expanduser() if explicit else Path.home() / ".codex"
 
 
 def default_source_path(store_root: Path, source: Source) -> Path:
