@@ -1,7 +1,9 @@
 """Every test here drives Prefect: a temporary server for the session, or a real one with a worker.
 
 Starting a server takes tens of seconds on two loaded cores, so the whole
-folder is marked slow: the default run leaves it out, `.ci/run` runs it.
+folder is marked slow: the default run leaves it out, `.ci/run` runs it,
+one module per xdist worker (`--dist loadfile`), since each worker that runs
+a test of a module starts that module's server for itself.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def _named(config) -> bool:
     return False
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks
 def pytest_collection_modifyitems(items):
     for item in items:
         if HERE in item.path.parents:
