@@ -39,7 +39,7 @@ os.environ.pop("PREFECT_API_URL", None)
 os.environ["DREAM_CONFIG"] = os.path.join(os.environ["PREFECT_HOME"], "no-config.toml")
 os.environ.pop("ANTHROPIC_API_KEY", None)
 
-from fleet_factory import make_fleet  # noqa: E402
+from helpers.fleet_factory import make_fleet  # noqa: E402
 
 from dream.pipeline import run as pipeline  # noqa: E402
 from dream.pipeline.fleet import check_store, scan_fleet  # noqa: E402

@@ -1,17 +1,21 @@
 """Benchmark: gathering activity logs (scan + read + parse + redact) against `cat`.
 
 Generates realistic logs (many sessions, a few secrets) under a store's
-``logs/YYYY/MM/DD/`` tree, then prints, each as the median of --runs runs with
-a warm page cache:
+``logs/YYYY/MM/DD/`` tree, then prints, each as the median of --runs runs
+(at least 5), the two commands alternating so that both see the same load:
 
-* ``read_sessions(scan_sessions(root))`` vs ``cat <same files> > /dev/null``:
-  MB/s of each and their ratio (target: gather >= 0.5 x cat);
-* the same with the page cache emptied before each run (root only): the
-  disk-bound case;
+* ``read_sessions(scan_sessions(root))`` vs ``cat <same files> > /dev/null``
+  with a warm page cache: seconds and MB/s of each, and the ratio
+  cat time / gather time, i.e. gather's throughput relative to cat's
+  (target >= 0.2);
+* the peak memory (RSS) of one gather in a fresh process, beside that of
+  a process that only imports the module;
+* with --cold, the same comparison with the page cache emptied before each
+  run (root only; it empties the whole machine's cache): the disk-bound case;
 * ``scan_sessions(root, since=...)`` with one changed file vs
   ``find logs -newer X`` over the same tree.
 
-    python bench/bench_gather.py            # 500 MB in a temp dir
+    python bench/bench_gather.py            # 200 MB in a temp dir
     python bench/bench_gather.py --mb 50    # quick run
     python bench/bench_gather.py --dir /tmp/logs-bench --keep   # reuse a tree
 """
@@ -33,8 +37,8 @@ from pathlib import Path
 
 from benchlib import drop_page_cache, load_average, median_pair
 
-from dream import speedups
-from dream.pipeline.gather import read_sessions, scan_sessions
+from dream.pipeline.gather import read_sessions
+from dream.pipeline.sessions import scan_sessions
 
 WORDS = (
     "the a to of and in is it that for on with this we can be file test run "
@@ -111,6 +115,9 @@ def _cat(paths: list[str]) -> None:
         subprocess.run(["cat", *paths[i : i + 2000]], stdout=subprocess.DEVNULL, check=True)
 
 
+TARGET = 0.2
+
+
 def bench_throughput(root: Path, runs: int) -> None:
     files = scan_sessions(root)
     paths = [str(f.path) for f in files]
@@ -118,21 +125,39 @@ def bench_throughput(root: Path, runs: int) -> None:
     _cat(paths)  # warm the page cache for both
     read_sessions(files)
     print(f"load average (1, 5, 15 min) before the runs: {load_average()}  on {os.cpu_count()} CPUs")
-    print(f"scanners: {speedups.describe()} (dream._speedups {'built' if speedups.native else 'not built or turned off'})")
     result = {}
 
     def gather() -> None:
         result["g"] = read_sessions(scan_sessions(root))
 
-    # Alternate cat and gather, so that both see the same machine load.
     t_cat, t_gather = median_pair(lambda: _cat(paths), gather, runs)
     g = result["g"]
     print(f"files: {len(files)}, {total_mb:.0f} MB, rows: {g.sessions.height}, redactions: {g.redactions}")
     print(f"cat                    median {t_cat:7.3f} s  {total_mb / t_cat:8.0f} MB/s")
     print(f"scan+read_sessions     median {t_gather:7.3f} s  {total_mb / t_gather:8.0f} MB/s")
     ratio = t_cat / t_gather
-    print(f"ratio gather/cat throughput: {ratio:.2f}  (target >= 0.50: {'met' if ratio >= 0.5 else 'NOT met'})")
+    print(f"ratio cat time / gather time: {ratio:.3f}  (target >= {TARGET}: {'met' if ratio >= TARGET else 'NOT met'})")
     print(f"load average (1, 5, 15 min) after the runs: {load_average()}  on {os.cpu_count()} CPUs")
+
+
+# Peak RSS of a fresh process that runs `code` with the store root as sys.argv[1].
+# VmHWM, not ru_maxrss: a child's ru_maxrss starts from its parent's RSS at the fork.
+_PEAK = "import sys\n{code}\nprint(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])"
+
+
+def _peak_rss_mb(code: str, root: Path) -> float:
+    done = subprocess.run([sys.executable, "-c", _PEAK.format(code=code), str(root)],
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout.split()[-1]) / 1024  # kB
+
+
+def bench_memory(root: Path) -> None:
+    load = "from dream.pipeline.gather import read_sessions, scan_sessions"
+    baseline = _peak_rss_mb(load, root)
+    peak = _peak_rss_mb(f"{load}\nread_sessions(scan_sessions(sys.argv[1]))", root)
+    total_mb = sum(f.size for f in scan_sessions(root)) / 1e6
+    print(f"peak RSS of one gather of {total_mb:.0f} MB: {peak:.0f} MB "
+          f"(a process that only imports it: {baseline:.0f} MB)")
 
 
 def bench_cold(root: Path, runs: int) -> None:
@@ -153,7 +178,7 @@ def bench_cold(root: Path, runs: int) -> None:
     t_cat, t_gather = median_pair(cold(lambda: _cat(paths)), cold(lambda: read_sessions(scan_sessions(root))), runs)
     print(f"cold cat               median {t_cat:7.3f} s  {total_mb / t_cat:8.0f} MB/s")
     print(f"cold scan+read_sessions median {t_gather:6.3f} s  {total_mb / t_gather:8.0f} MB/s")
-    print(f"ratio gather/cat throughput, cold cache: {t_cat / t_gather:.2f}")
+    print(f"ratio cat time / gather time, cold cache: {t_cat / t_gather:.3f}")
 
 
 def bench_since(root: Path, runs: int) -> None:
@@ -177,11 +202,15 @@ def bench_since(root: Path, runs: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mb", type=int, default=500, help="size of generated logs (default 500)")
-    parser.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
+    parser.add_argument("--mb", type=int, default=200, help="size of generated logs (default 200)")
+    parser.add_argument("--runs", type=int, default=7, help="runs per measurement (median; at least 5)")
     parser.add_argument("--dir", type=Path, help="store folder to use (generated if it has no logs/)")
     parser.add_argument("--keep", action="store_true", help="keep the generated folder")
+    parser.add_argument("--cold", action="store_true",
+                        help="also measure with the page cache emptied before each run "
+                             "(root; empties the whole machine's cache)")
     args = parser.parse_args()
+    runs = max(5, args.runs)
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="dream-bench-gather-"))
     try:
@@ -189,9 +218,11 @@ def main() -> int:
             start = time.perf_counter()
             size = generate(root, args.mb)
             print(f"generated {size / 1e6:.0f} MB in {time.perf_counter() - start:.1f} s under {root}")
-        bench_throughput(root, args.runs)
-        bench_cold(root, max(3, args.runs // 2))
-        bench_since(root, args.runs)
+        bench_throughput(root, runs)
+        bench_memory(root)
+        if args.cold:
+            bench_cold(root, runs)
+        bench_since(root, runs)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -43,7 +43,7 @@ _API = {
     "status": ("dream.review.status", "store_status"),
 }
 
-__all__ = ["__version__", *_API]
+__all__ = ["__version__", "accept", "rebase", "reject", "rollback", "run", "status"]
 
 
 def __getattr__(name: str) -> Any:

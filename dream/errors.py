@@ -63,11 +63,15 @@ class ProposalClosed(Refused):
 
 
 class LockBusy(Refused):
-    """The store's lock is held by another process; `holder` says who, when known."""
+    """The store is taken by another run; `holder` says who, when its lock file tells.
 
-    def __init__(self, holder=None):
+    `message` replaces the lock file's wording when something else holds the
+    store (a scheduler's concurrency slot).
+    """
+
+    def __init__(self, holder=None, message: str | None = None):
         from_whom = f"run {holder.run_id} (pid {holder.pid})" if holder else "another process"
-        super().__init__(f"store is locked by {from_whom}")
+        super().__init__(message or f"store is locked by {from_whom}")
         self.holder = holder
 
 

@@ -1,53 +1,83 @@
-"""Run history and the audit trail, in a DuckDB file under ``.dream/``.
+"""Run history and the audit trail: append-only JSON lines, queried with DuckDB.
 
-Every run is recorded, skips and failures included, so `dream history`
-explains why a store was or wasn't dreamed. Review actions (accept, reject,
-rollback, rebase) go in a second table with who did them and why.
+``.dream/history.jsonl`` holds one JSON object per line, oldest first; its
+``kind`` says what the line records:
 
-DuckDB lets one process write a file at a time, so a writer that finds the
-file busy retries for a few seconds: several runs may end together (for
-example the lock skips of concurrent runs).
+- ``"run"``: one run, skips and failures included, so `dream history`
+  explains why a store was or wasn't dreamed (the keys of `RUN_TYPES`);
+- ``"event"``: one review action (accept, reject, rollback, rebase,
+  accept-abandoned …) with who did it, when and the comment (`EVENT_TYPES`).
+
+Times are ISO 8601 in UTC. Lines of another kind are left alone (a newer
+dream may write them).
+
+Appending never makes a command wait for long nor fail: each record is one
+`os.write` of the whole line on an O_APPEND descriptor, then fsync, under a
+short file lock (``.dream/history.lock``) so the lines of concurrent runs
+never interleave. A damaged history costs a warning, not the run or accept.
+
+Reading checks every line in Python (orjson, and the types below) and
+skips a damaged one (cut short by a crash, garbage) with a warning naming
+the file and line. DuckDB then answers the query, one ``read_json`` with
+explicit column types, over one store's file or over every store's file of a
+fleet (`read_fleet`). DuckDB only ever sees lines that passed the check: a
+file with damaged lines is handed over as a private, cleaned copy, because
+DuckDB's own ``ignore_errors`` blanks rows and can lose the good line after
+a bad one.
+
+Until version 0.1 the history was a DuckDB database, ``history.duckdb``.
+The first command that touches the history moves its rows here and renames
+it ``history.duckdb.migrated`` (a damaged one: ``history.duckdb.damaged-<time>``).
 """
 
 from __future__ import annotations
 
 import getpass
-import random
 import socket
+import stat
 import sys
-import time
+import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import duckdb
+import orjson
 
 from dream.errors import BadInput
 from dream.outcomes import RunOutcome
+from dream.store import appendlog
+from dream.store.appendlog import NotRegular
 from dream.store.layout import Layout
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id VARCHAR, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ,
-    status VARCHAR, reason VARCHAR, engine VARCHAR,
-    sessions_read INTEGER, changes INTEGER, duration_s DOUBLE,
-    proposal_id VARCHAR, base_version INTEGER,
-    input_tokens BIGINT, output_tokens BIGINT, cache_read_tokens BIGINT,
-    cache_creation_tokens BIGINT, turns INTEGER, cost_usd DOUBLE,
-    redactions INTEGER, error VARCHAR
-);
-CREATE TABLE IF NOT EXISTS events (
-    "at" TIMESTAMPTZ, action VARCHAR, proposal_id VARCHAR, version INTEGER,
-    actor VARCHAR, comment VARCHAR, detail VARCHAR
-);
-"""
+# duckdb is imported inside the functions that query: importing it costs
+# 100+ ms, which every CLI command would otherwise pay at start-up.
 
-RUN_COLUMNS = [
-    "run_id", "started_at", "finished_at", "status", "reason", "engine", "sessions_read",
-    "changes", "duration_s", "proposal_id", "base_version", "input_tokens", "output_tokens",
-    "cache_read_tokens", "cache_creation_tokens", "turns", "cost_usd", "redactions", "error",
-]
+RUN_TYPES = {
+    "run_id": "VARCHAR", "started_at": "TIMESTAMPTZ", "finished_at": "TIMESTAMPTZ",
+    "status": "VARCHAR", "reason": "VARCHAR", "engine": "VARCHAR",
+    "sessions_read": "INTEGER", "changes": "INTEGER", "duration_s": "DOUBLE",
+    "proposal_id": "VARCHAR", "base_version": "INTEGER",
+    "input_tokens": "BIGINT", "output_tokens": "BIGINT", "cache_read_tokens": "BIGINT",
+    "cache_creation_tokens": "BIGINT", "turns": "INTEGER", "cost_usd": "DOUBLE",
+    "redactions": "INTEGER", "error": "VARCHAR",
+}
+EVENT_TYPES = {
+    "at": "TIMESTAMPTZ", "action": "VARCHAR", "proposal_id": "VARCHAR", "version": "INTEGER",
+    "actor": "VARCHAR", "comment": "VARCHAR", "detail": "VARCHAR",
+}
+RUN_COLUMNS = list(RUN_TYPES)
+EVENT_COLUMNS = list(EVENT_TYPES)
+
+_KINDS = {"run": RUN_TYPES, "event": EVENT_TYPES}
+_REQUIRED = {"run": ("started_at", "status"), "event": ("at", "action")}
+_NEWEST_FIRST = {"run": "started_at", "event": "at"}
+
+# An append holds the lock for one write and one fsync. Held longer, its
+# holder is stuck (a stopped process): append without it rather than wait.
+LOCK_WAIT = 5.0
 
 
 def actor() -> str:
@@ -58,84 +88,459 @@ def actor() -> str:
     return f"{user}@{socket.gethostname()}"
 
 
-@contextmanager
-def _connect(layout: Layout, read_only: bool = False, wait: float = 20.0) -> Iterator[duckdb.DuckDBPyConnection]:
-    layout.dream.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            con = duckdb.connect(str(layout.history), read_only=read_only and layout.history.exists())
-            break
-        except duckdb.IOException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05 + random.random() * 0.1)
-    try:
-        con.execute(_SCHEMA) if not read_only or not layout.history.exists() else None
-        yield con
-    finally:
-        con.close()
-
-
-def _ts(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc)
+# ---------------------------------------------------------------- writing
 
 
 def record_run(layout: Layout, outcome: RunOutcome, started_at: float) -> None:
     u = outcome.usage
-    row = [
-        outcome.run_id, _ts(started_at), _ts(started_at + outcome.duration_s), str(outcome.status),
-        outcome.reason, outcome.engine, outcome.sessions_read, outcome.changes, outcome.duration_s,
-        outcome.proposal_id, outcome.base_version, u.input_tokens, u.output_tokens,
-        u.cache_read_tokens, u.cache_creation_tokens, u.turns, u.cost_usd, outcome.redactions,
-        outcome.error,
-    ]
-    _insert(layout, f"INSERT INTO runs VALUES ({', '.join('?' * len(row))})", row)
+    _append(layout, {
+        "kind": "run", "run_id": outcome.run_id, "started_at": _iso(started_at),
+        "finished_at": _iso(started_at + outcome.duration_s), "status": str(outcome.status),
+        "reason": outcome.reason, "engine": outcome.engine, "sessions_read": outcome.sessions_read,
+        "changes": outcome.changes, "duration_s": outcome.duration_s, "proposal_id": outcome.proposal_id,
+        "base_version": outcome.base_version, "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+        "cache_read_tokens": u.cache_read_tokens, "cache_creation_tokens": u.cache_creation_tokens,
+        "turns": u.turns, "cost_usd": u.cost_usd, "redactions": outcome.redactions, "error": outcome.error,
+    })
 
 
 def record_event(layout: Layout, action: str, proposal_id: str | None = None, version: int | None = None,
                  comment: str | None = None, detail: str | None = None, who: str | None = None) -> None:
-    _insert(layout, "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [datetime.now(tz=timezone.utc), action, proposal_id, version, who or actor(), comment, detail])
+    _append(layout, {
+        "kind": "event", "at": datetime.now(tz=timezone.utc).isoformat(), "action": action,
+        "proposal_id": proposal_id, "version": version, "actor": who or actor(), "comment": comment,
+        "detail": detail,
+    })
 
 
-def _insert(layout: Layout, sql: str, row: list) -> None:
-    """Append one row, best effort: the history must never turn a done run or accept into a failure.
+def _iso(epoch: float | None) -> str | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat()
 
-    A damaged database is moved aside (``history.duckdb.damaged-<time>``,
-    kept for inspection) and a fresh one takes the row; a database that
-    stays busy, or any other failure, costs the row and a warning on stderr.
+
+def _append(layout: Layout, record: dict[str, Any]) -> None:
+    """Append one record, best effort: the history must never turn a done run or accept into a failure."""
+    line = _line(record)
+    try:
+        layout.dream.mkdir(parents=True, exist_ok=True)
+        with _locked(layout):
+            _migrate_locked(layout)
+            _append_lines(layout, line)
+    except OSError as exc:
+        _warn(f"{layout.history}: history not recorded: {exc.strerror or exc}")
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(record, default=str) + b"\n"
+    except orjson.JSONEncodeError:
+        # A comment typed on a terminal that is not UTF-8 reaches Python as
+        # lone surrogates, which JSON cannot carry: keep the rest of the text.
+        return orjson.dumps({k: _utf8(v) for k, v in record.items()}, default=str) + b"\n"
+
+
+def _utf8(value: Any) -> Any:
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if isinstance(value, str) else value
+
+
+def _append_lines(layout: Layout, data: bytes) -> None:
+    moved = appendlog.append(layout.history, data)
+    if moved is not None:
+        _warn(f"{layout.history}: not a regular file; moved to {moved.name}, starting a new history")
+
+
+@contextmanager
+def _locked(layout: Layout) -> Iterator[None]:
+    """Hold the history lock; after `LOCK_WAIT`, or if it cannot be taken, go on without it.
+
+    Without the lock an append is still one O_APPEND write, which a local
+    filesystem does not interleave with another: losing the record would be worse.
     """
+    from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
+        FileLock,
+        Timeout,
+    )
+    lock = FileLock(str(layout.history_lock), timeout=LOCK_WAIT)
     try:
-        _execute(layout, sql, row)
+        _check_lock_file(layout.history_lock)
+        lock.acquire()
+    except Timeout:
+        _warn(f"{layout.history_lock}: held for over {LOCK_WAIT:g} s; writing the history without it")
+    except OSError as exc:
+        _warn(f"{layout.history_lock}: cannot lock ({exc.strerror or exc}); writing the history without it")
+    else:
+        try:
+            yield
+        finally:
+            lock.release()
         return
-    except duckdb.Error as exc:
-        if _is_busy(exc) or not layout.history.exists():
-            _warn(f"{layout.history}: history not recorded: {_first_line(exc)}")
-            return
-        moved = _move_aside(layout)
-        _warn(f"{layout.history}: damaged history database moved to {moved.name}; starting a new one")
+    yield
+
+
+def _check_lock_file(path: Path) -> None:
+    # filelock would open a FIFO and spin on it until the timeout.
     try:
-        _execute(layout, sql, row)
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotRegular(path, "is not a regular file")
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A line of a history file that was skipped, or a history file that could not be read (`line` None)."""
+
+    file: Path
+    line: int | None
+    problem: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": str(self.file), "line": self.line, "problem": self.problem}
+
+
+@dataclass
+class History:
+    """The newest runs and events, and what was skipped on the way."""
+
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    damaged: list[Damage] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "events": self.events, "damaged_lines": [d.to_json() for d in self.damaged]}
+
+
+@dataclass
+class _Scan:
+    """One history file after the line check."""
+
+    path: Path
+    store: Path
+    good: list[bytes]
+    counts: dict[str, int]
+    damaged: list[Damage]
+
+
+def runs(layout: Layout, limit: int = 50, strict: bool = False) -> list[dict[str, Any]]:
+    return read(layout, limit, strict, kinds=("run",)).runs
+
+
+def events(layout: Layout, limit: int = 50, strict: bool = False) -> list[dict[str, Any]]:
+    return read(layout, limit, strict, kinds=("event",)).events
+
+
+def read(layout: Layout, limit: int = 50, strict: bool = False, kinds: Iterable[str] = ("run", "event")) -> History:
+    """The newest `limit` runs and events of one store, newest first.
+
+    A history file that cannot be read at all (a symlink, a FIFO, no
+    permission) is one clear `BadInput` when `strict` (for `dream history`,
+    where the rows are the answer); otherwise a warning and no rows, since
+    accept, recovery and rebase only consult the history and must not fail
+    after their real work because of it. Damaged lines are skipped either way.
+    """
+    _check_limit(limit)
+    _migrate(layout)
+    try:
+        scan = _scan(layout.history, layout.root)
+    except OSError as exc:
+        problem = f"{layout.history}: cannot read the run history: {_describe(exc)}"
+        if strict:
+            raise BadInput(f"{problem}; move it aside and the next run starts a new one") from None
+        _warn(f"{problem}; going on without it")
+        return History()
+    return _answer([scan] if scan else [], limit, kinds, with_store=False)
+
+
+def fleet_runs(stores: Iterable[Path], limit: int = 50) -> list[dict[str, Any]]:
+    """The newest `limit` runs over all `stores`, each row with its ``store``."""
+    return read_fleet(stores, limit, kinds=("run",)).runs
+
+
+def read_fleet(stores: Iterable[Path], limit: int = 50, kinds: Iterable[str] = ("run", "event")) -> History:
+    """The newest `limit` runs and events over all `stores` (one query each), rows tagged with their ``store``.
+
+    A store whose history cannot be read is reported in `damaged` and left out.
+    """
+    _check_limit(limit)
+    scans, unreadable = [], []
+    for store in stores:
+        layout = Layout(Path(store))
+        _migrate(layout)
+        try:
+            scan = _scan(layout.history, layout.root)
+        except OSError as exc:
+            unreadable.append(Damage(layout.history, None, f"cannot read the run history: {_describe(exc)}"))
+            continue
+        if scan:
+            scans.append(scan)
+    _report(unreadable)
+    found = _answer(scans, limit, kinds, with_store=True)
+    found.damaged[:0] = unreadable
+    return found
+
+
+def _check_limit(limit: int) -> None:
+    if limit < 0:
+        raise BadInput(f"--limit must be 0 or more, got {limit}")
+
+
+def _answer(scans: list[_Scan], limit: int, kinds: Iterable[str], with_store: bool) -> History:
+    damaged = [d for s in scans for d in s.damaged]
+    _report(damaged)
+    rows = _query(scans, kinds, limit, with_store)
+    return History(rows.get("run", []), rows.get("event", []), damaged)
+
+
+def _scan(path: Path, store: Path) -> _Scan | None:
+    """Check every line of one history file; None when the store has none yet."""
+    data = appendlog.read(path)
+    if data is None:
+        return None
+    scan = _Scan(path, store, [], dict.fromkeys(_KINDS, 0), [])
+    lines = data.split(b"\n")
+    tail = lines.pop()  # what follows the last newline: nothing, unless a write was cut short
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            _take(scan, number, line)
+    if tail.strip():
+        scan.damaged.append(Damage(path, len(lines) + 1, "unterminated (cut short, or being written right now)"))
+    return scan
+
+
+def _take(scan: _Scan, number: int, line: bytes) -> None:
+    problem: str | None
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        problem = "not valid JSON"
+    else:
+        problem = _problem(record)
+    if problem:
+        scan.damaged.append(Damage(scan.path, number, problem))
+        return
+    scan.good.append(line)
+    if record["kind"] in _KINDS:
+        scan.counts[record["kind"]] += 1
+
+
+def _problem(record: Any) -> str | None:
+    """Why DuckDB could not take this record as typed (None: it can)."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    kind = record.get("kind")
+    if not isinstance(kind, str):
+        return "no kind"
+    types = _KINDS.get(kind)
+    if types is None:
+        return None  # a kind of a newer dream: not ours to judge
+    for name in _REQUIRED[kind]:
+        if record.get(name) is None:
+            return f"a {kind} without {name}"
+    for name, sql_type in types.items():
+        value = record.get(name)
+        if value is not None and not _fits(value, sql_type):
+            return f"{name} is not {sql_type}"
+    return None
+
+
+_INT_BITS = {"INTEGER": 31, "BIGINT": 63}
+
+
+def _fits(value: Any, sql_type: str) -> bool:
+    if sql_type == "VARCHAR":
+        return isinstance(value, str)
+    if sql_type == "DOUBLE":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if sql_type in _INT_BITS:
+        bound = 1 << _INT_BITS[sql_type]
+        return isinstance(value, int) and not isinstance(value, bool) and -bound <= value < bound
+    return isinstance(value, str) and _is_timestamp(value)
+
+
+def _is_timestamp(value: str) -> bool:
+    try:
+        return datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _query(scans: list[_Scan], kinds: Iterable[str], limit: int, with_store: bool) -> dict[str, list[dict]]:
+    """The newest `limit` rows of each kind over every file, one DuckDB query per kind, vetted lines only."""
+    wanted = [kind for kind in kinds if limit and any(s.counts[kind] for s in scans)]
+    if not wanted:
+        return {}
+    import duckdb  # start-up: duckdb costs ~0.1 s to import, and only queries need it
+
+    with _vetted_files(scans) as files, duckdb.connect() as con:
+        return {kind: _query_kind(con, files, kind, limit, with_store) for kind in wanted}
+
+
+def _query_kind(con: Any, files: dict[str, _Scan], kind: str, limit: int, with_store: bool) -> list[dict]:
+    types = _KINDS[kind]
+    columns = ", ".join(f'"{c}"' for c in types)
+    sql = (f"SELECT {columns}, filename FROM read_json(?, format = 'newline_delimited', columns = ?, "
+           f"filename = true, ignore_errors = true, maximum_object_size = ?) "
+           f'WHERE kind = ? ORDER BY "{_NEWEST_FIRST[kind]}" DESC LIMIT ?')
+    paths = [path for path, scan in files.items() if scan.counts[kind]]
+    # DuckDB refuses a line longer than maximum_object_size outright, ignore_errors or not.
+    longest = max(len(line) for scan in files.values() for line in scan.good)
+    rows = con.execute(sql, [paths, {"kind": "VARCHAR", **types}, max(longest + 1, 1 << 24), kind, limit]).fetchall()
+    return [_row(types, row, files[row[-1]].store if with_store else None) for row in rows]
+
+
+@contextmanager
+def _vetted_files(scans: list[_Scan]) -> Iterator[dict[str, _Scan]]:
+    """Each history file by the path DuckDB reads: itself when all its lines passed, else a cleaned copy."""
+    damaged = [i for i, scan in enumerate(scans) if scan.damaged]
+    if not damaged:
+        yield {str(scan.path): scan for scan in scans}
+        return
+    with tempfile.TemporaryDirectory(prefix="dream-history-") as tmp:
+        yield {_cleaned(scan, Path(tmp) / f"{i}.jsonl") if i in damaged else str(scan.path): scan
+               for i, scan in enumerate(scans)}
+
+
+def _cleaned(scan: _Scan, copy: Path) -> str:
+    try:
+        copy.write_bytes(b"".join(line + b"\n" for line in scan.good))
+    except OSError:
+        return str(scan.path)  # no room for the copy: DuckDB's ignore_errors then does what it can
+    return str(copy)
+
+
+def _row(types: dict[str, str], row: tuple, store: Path | None) -> dict[str, Any]:
+    found = dict(zip(types, row))
+    if store is not None:
+        found["store"] = str(store)
+    return found
+
+
+def _report(damaged: list[Damage]) -> None:
+    """One warning per file, once per process (rebase reads the history twice)."""
+    by_file: dict[Path, list[Damage]] = {}
+    for d in damaged:
+        by_file.setdefault(d.file, []).append(d)
+    for path, found in by_file.items():
+        key = (path, tuple((d.line, d.problem) for d in found))
+        if key in _WARNED:
+            continue
+        _WARNED.add(key)
+        if found[0].line is None:
+            _warn(f"{path}: {found[0].problem}; going on without it")
+            continue
+        numbers = ", ".join(str(d.line) for d in found[:10]) + (" …" if len(found) > 10 else "")
+        first = f"; line {found[0].line}: {found[0].problem}" if len(found) > 1 else f": {found[0].problem}"
+        plural = "s" if len(found) > 1 else ""
+        _warn(f"{path}: skipped {len(found)} damaged line{plural} (line{plural} {numbers}{first})")
+
+
+_WARNED: set = set()
+
+
+def _describe(exc: OSError) -> str:
+    return f"it {exc.what}" if isinstance(exc, NotRegular) else (exc.strerror or str(exc))
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"dream: warning: {' '.join(message.split())}\n")
+
+
+# ---------------------------------------------------------------- the DuckDB history before JSON lines
+
+
+def _migrate(layout: Layout) -> None:
+    """Move a ``history.duckdb``'s rows into the JSON lines, once (a cheap check when there is none)."""
+    if not _exists(layout.legacy_history):
+        return
+    try:
+        with _locked(layout):
+            _migrate_locked(layout)
+    except OSError as exc:
+        _warn(f"{layout.legacy_history}: cannot move its rows to {layout.history.name}: {exc.strerror or exc}")
+
+
+def _migrate_locked(layout: Layout) -> None:
+    """Call with the history lock held, so two commands never copy the rows twice."""
+    legacy = layout.legacy_history
+    if not _exists(legacy):
+        return
+    try:
+        records = _legacy_records(legacy)
+    except _LegacyBusy:
+        _warn(f"{legacy}: in use by another process (an older dream?); its rows move to "
+              f"{layout.history.name} on a later command")
+        return
+    except _LegacyDamaged as exc:
+        moved = _move_legacy(legacy, "damaged")
+        _warn(f"{legacy}: damaged history database ({exc}) moved to {moved.name}; the history starts anew")
+        return
+    if records:
+        _append_lines(layout, b"".join(map(_line, records)))
+    # A crash between the append and this rename copies the rows again on the next command.
+    _move_legacy(legacy, "migrated")
+
+
+def _exists(path: Path) -> bool:
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+class _LegacyBusy(Exception):
+    pass
+
+
+class _LegacyDamaged(Exception):
+    pass
+
+
+def _legacy_records(path: Path) -> list[dict[str, Any]]:
+    """Every run and event of a ``history.duckdb``, as JSON line records."""
+    import duckdb  # start-up: only a store from before JSON lines has such a file
+
+    if not path.is_file() or path.is_symlink():
+        raise _LegacyDamaged("not a regular file")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as exc:
-        _warn(f"{layout.history}: history not recorded: {_first_line(exc)}")
+        # A live older dream holds its write lock: not damage, just not yet.
+        if "conflicting lock" in str(exc).lower():
+            raise _LegacyBusy() from None
+        raise _LegacyDamaged(_first_line(exc)) from None
+    try:
+        with con:
+            tables = {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            return [record for table, kind in (("runs", "run"), ("events", "event")) if table in tables
+                    for record in _legacy_table(con, table, kind)]
+    except duckdb.Error as exc:
+        raise _LegacyDamaged(_first_line(exc)) from None
 
 
-def _execute(layout: Layout, sql: str, row: list) -> None:
-    with _connect(layout) as con:
-        con.execute(sql, row)
+def _legacy_table(con: Any, table: str, kind: str) -> list[dict[str, Any]]:
+    cur = con.execute(f'SELECT * FROM "{table}"')
+    names = [d[0] for d in cur.description]
+    wanted = _KINDS[kind]
+    return [{"kind": kind, **{n: _plain(v) for n, v in zip(names, row) if n in wanted}} for row in cur.fetchall()]
 
 
-def _is_busy(exc: duckdb.Error) -> bool:
-    """Another process holds the file (after `_connect` waited): not damage, just bad timing."""
-    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).isoformat()
+    return value
 
 
-def _move_aside(layout: Layout) -> Path:
-    stamp = datetime.now(tz=timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    target = layout.history.with_name(f"{layout.history.name}.damaged-{stamp}")
-    layout.history.replace(target)
-    wal = layout.history.with_name(layout.history.name + ".wal")
+def _move_legacy(path: Path, why: str) -> Path:
+    if why == "migrated":
+        target = path.with_name(f"{path.name}.migrated")
+        path.replace(target)
+    else:
+        target = appendlog.move_aside(path, why)
+    wal = path.with_name(path.name + ".wal")
     if wal.exists():
         wal.replace(target.with_name(target.name + ".wal"))
     return target
@@ -143,44 +548,3 @@ def _move_aside(layout: Layout) -> Path:
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
-def _warn(message: str) -> None:
-    sys.stderr.write(f"dream: warning: {' '.join(message.split())}\n")
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row)) for row in cur.fetchall()]
-
-
-def runs(layout: Layout, limit: int = 50, strict: bool = False) -> list[dict[str, Any]]:
-    return _read(layout, "SELECT * FROM runs ORDER BY started_at DESC LIMIT ?", limit, strict)
-
-
-def events(layout: Layout, limit: int = 50, strict: bool = False) -> list[dict[str, Any]]:
-    return _read(layout, 'SELECT * FROM events ORDER BY "at" DESC LIMIT ?', limit, strict)
-
-
-def _read(layout: Layout, sql: str, limit: int, strict: bool) -> list[dict[str, Any]]:
-    """The newest `limit` rows.
-
-    A damaged or busy database is one clear `BadInput` when `strict` (for
-    `dream history`, where the rows are the answer); otherwise a warning and
-    no rows, since accept, recovery and rebase only consult the history and
-    must not fail after their real work because of it.
-    """
-    if limit < 0:
-        raise BadInput(f"--limit must be 0 or more, got {limit}")
-    if not layout.history.exists():
-        return []
-    try:
-        with _connect(layout, read_only=True) as con:
-            return _rows(con, sql, [limit])
-    except duckdb.Error as exc:
-        problem = f"{layout.history}: cannot read the run history ({_first_line(exc)})"
-        if strict:
-            raise BadInput(f"{problem}; if it is damaged, move it aside and the next run starts a new one") from None
-        _warn(f"{problem}; going on without it")
-        return []

@@ -2,7 +2,7 @@
 
 A run's `status` is one of `proposed`, `noop`, `skipped` or `failed`; skips
 and failures also carry a `reason`. These strings are part of the JSON
-output and the history table, so they never change once released.
+output and the history, so they never change once released.
 """
 
 from __future__ import annotations

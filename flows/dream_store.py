@@ -1,17 +1,19 @@
 """One dream on one store, as a Prefect flow with one task per stage:
 
-    import → gate → lock → snapshot → gather → consolidate → validate → propose → record
-                                                                         ↳ artifact → (pause for review)
+    recover → import → gate → lock → snapshot → gather → consolidate → validate → propose → record → policy
+                                                                                   ↳ publish → (pause for review)
 
-It mirrors `dream.pipeline.run` step for step, so a scheduled run ends with
-the same outcome and the same history record as ``dream run``. A closed gate
-or a busy lock ends the flow `Completed` with the reason as its message; only
-a run that could not produce a valid proposal ends `Failed`.
+The run itself is `dream.pipeline.run.run`, the same call as ``dream run``,
+with hooks that make each stage a task and hold the store's Prefect slot; so
+a scheduled run ends with the same outcome and the same history record. Only
+publishing the proposal as an artifact and pausing for review are the
+flow's own. A closed gate or a busy lock ends the flow `Completed` with the
+reason as its message; only a run that could not produce a valid proposal
+ends `Failed`.
 """
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from typing import Literal
 
 from prefect import flow
@@ -29,23 +31,11 @@ DAY_SECONDS = 24 * 3600
 def dream_store(store: str, engine: Literal["auto", "offline", "claude"] = "auto", force: bool = False,
                 review: Literal["pause"] | None = None, review_timeout: int = DAY_SECONDS) -> State:
     """Dream on `store`; with ``review="pause"``, wait for a reviewer's decision and apply it."""
-    ctx = pipeline.begin(store, engine=engine, force=force)
-    tasks.import_logs(ctx)
-    decision = tasks.gate(ctx)
-    if not decision.open:
-        outcome = pipeline.skipped(ctx, decision.reason, decision.message)
-        return tasks.final_state(tasks.finish(ctx, outcome, holds_lock=False))
-
-    with ExitStack() as held:  # the store's slot and lock, released when the run is recorded
-        busy = tasks.lock(ctx, held)
-        if busy is not None:
-            return tasks.final_state(tasks.finish(ctx, busy, holds_lock=False))
-        outcome = tasks.finish(ctx, pipeline.locked_run(ctx, call=tasks.as_task))
-
+    outcome = pipeline.run(store, engine=engine, force=force, call=tasks.as_task, hold=tasks.hold_store)
     if outcome.status != Status.PROPOSED:
         return tasks.final_state(outcome)
-    tasks.publish_proposal(ctx, outcome)
-    if tasks.apply_policy(ctx, outcome).accepted_version is not None or review != "pause":
+    tasks.publish_proposal(store, outcome)
+    if outcome.accepted_version is not None or review != "pause":
         return tasks.final_state(outcome)
     answer = pause_flow_run(wait_for_input=tasks.Review, timeout=review_timeout, poll_interval=2)
-    return tasks.final_state(outcome, tasks.apply_review(ctx.layout.root, outcome.proposal_id, answer))
+    return tasks.final_state(outcome, tasks.apply_review(store, outcome.proposal_id, answer))

@@ -1,10 +1,12 @@
 """The library's stages as Prefect tasks, plus the Prefect-only glue around them.
 
-Each task is a thin wrapper of one function of `dream.pipeline`, so the
-Prefect UI shows the run stage by stage. Tasks are called directly from the
-flow body, so they run in the flow's own thread and process: a lock taken by
-the ``lock`` task is still held when ``propose`` runs, because the flow owns
-the `ExitStack` that keeps it.
+`dream.pipeline.run.run` holds the run's sequence; the flow hands it
+`as_task`, which runs each stage as the Prefect task below so the UI shows
+the run stage by stage, and `hold_store`, which takes the store's global
+concurrency slot beside its file lock. Tasks are called directly from the
+flow body, so they run in the flow's own thread and process: the slot taken
+by the ``lock`` task is still held when ``propose`` runs, because
+`hold_store` keeps it in its `ExitStack`.
 
 Tasks take and return live library objects (a run context, a polars table),
 so they neither cache nor persist their results.
@@ -12,9 +14,9 @@ so they neither cache nor persist their results.
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Iterator, Literal
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -29,11 +31,11 @@ from prefect.states import Completed, Failed, State
 from pydantic import Field
 
 from dream.errors import LockBusy
-from dream.outcomes import RunOutcome, SkipReason, Status
+from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
 from dream.pipeline.fleet import FleetEntry, scan_fleet, store_slug
-from dream.pipeline.gate import GateDecision
 from dream.review.decide import accept, reject
+from dream.store.layout import Layout
 from dream.versions.proposals import Proposals
 
 # Waiting for another Prefect run's slot on the same store is pointless: that
@@ -47,14 +49,28 @@ STORE_SLOT_WAIT_SECONDS = 30
 # ---------------------------------------------------------------- one store
 
 
-@task(name="import", cache_policy=NO_CACHE, persist_result=False)
-def import_logs(ctx: pipeline.RunContext) -> None:
-    pipeline.import_logs(ctx)
+def _stage_task(stage: Callable, name: str):
+    return task(stage, name=name, cache_policy=NO_CACHE, persist_result=False)
 
 
-@task(name="gate", cache_policy=NO_CACHE, persist_result=False)
-def gate(ctx: pipeline.RunContext) -> GateDecision:
-    return pipeline.gate(ctx)
+# Each stage of `pipeline.run` and the task that runs it; the names are what the UI shows.
+STAGE_TASKS = {stage: _stage_task(stage, name) for stage, name in [
+    (pipeline.recover_interrupted_write, "recover"),
+    (pipeline.import_logs, "import"),
+    (pipeline.gate, "gate"),
+    (pipeline.snapshot, "snapshot"),
+    (pipeline.gather, "gather"),
+    (pipeline.consolidate, "consolidate"),
+    (pipeline.validate, "validate"),
+    (pipeline.propose, "propose"),
+    (pipeline.finish, "record"),
+    (pipeline.apply_policy, "policy"),
+]}
+
+
+def as_task(stage: Callable, *args, **kwargs):
+    """`pipeline.run`'s `call` hook: run a stage as its Prefect task."""
+    return STAGE_TASKS[stage](*args, **kwargs)
 
 
 def store_slot_name(store: Path) -> str:
@@ -78,93 +94,52 @@ def ensure_store_slot(name: str) -> None:
 
 
 @task(name="lock", cache_policy=NO_CACHE, persist_result=False)
-def lock(ctx: pipeline.RunContext, held: ExitStack) -> RunOutcome | None:
-    """Take the store's global Prefect slot, then its file lock; both stay in `held`.
+def take_store_slot(name: str, held: ExitStack) -> bool:
+    """Enter the store's global slot into `held`; False when another run keeps it past the wait.
 
-    Returns None when both are held, or the `lock` skip outcome when another
-    run has either of them (the same outcome `dream.pipeline.run` gives).
+    A busy slot is returned, not raised, so the task ends `Completed`: for
+    the run it is a skip, not a failure.
     """
-    name = store_slot_name(ctx.layout.root)
     ensure_store_slot(name)
     try:
         held.enter_context(concurrency(name, occupy=1, timeout_seconds=STORE_SLOT_WAIT_SECONDS, strict=True))
     except TimeoutError:
-        return pipeline.skipped(ctx, SkipReason.LOCK, f"store is being dreamed by another Prefect run ({name})")
-    try:
-        held.enter_context(pipeline.lock(ctx))
-    except LockBusy as busy:
-        return pipeline.lock_busy(ctx, busy)
-    return None
+        return False
+    return True
 
 
-@task(name="snapshot", cache_policy=NO_CACHE, persist_result=False)
-def snapshot(ctx: pipeline.RunContext) -> pipeline.Snapshot:
-    return pipeline.snapshot(ctx)
+@contextmanager
+def hold_store(ctx: pipeline.RunContext) -> Iterator[None]:
+    """`pipeline.run`'s `hold` hook: the store's global Prefect slot, kept until the run is recorded.
 
-
-@task(name="gather", cache_policy=NO_CACHE, persist_result=False)
-def gather(ctx: pipeline.RunContext, on_progress=None) -> pipeline.Gathered:
-    return pipeline.gather(ctx, on_progress)
-
-
-@task(name="consolidate", cache_policy=NO_CACHE, persist_result=False)
-def consolidate(ctx, snap, gathered, staging: Path) -> pipeline.Staged:
-    return pipeline.consolidate(ctx, snap, gathered, staging)
-
-
-@task(name="validate", cache_policy=NO_CACHE, persist_result=False)
-def validate(ctx, snap, gathered, staging: Path, staged) -> list:
-    return pipeline.validate(ctx, snap, gathered, staging, staged)
-
-
-@task(name="propose", cache_policy=NO_CACHE, persist_result=False)
-def propose(ctx, snap, gathered, staged, findings) -> RunOutcome:
-    return pipeline.propose(ctx, snap, gathered, staged, findings)
-
-
-# The library stage each task wraps, for `pipeline.locked_run(call=as_task)`.
-STAGE_TASKS = {
-    pipeline.snapshot: snapshot,
-    pipeline.gather: gather,
-    pipeline.consolidate: consolidate,
-    pipeline.validate: validate,
-    pipeline.propose: propose,
-}
-
-
-def as_task(stage, *args):
-    """Run a pipeline stage as its Prefect task, so the UI shows it stage by stage."""
-    return STAGE_TASKS[stage](*args)
-
-
-@task(name="record", cache_policy=NO_CACHE, persist_result=False)
-def finish(ctx: pipeline.RunContext, outcome: RunOutcome, holds_lock: bool = True) -> RunOutcome:
-    return pipeline.finish(ctx, outcome, holds_lock=holds_lock)
+    The file lock keeps runs on one machine apart; the slot also keeps apart
+    workers that share stores on a network file system (docs/prefect.md).
+    """
+    name = store_slot_name(ctx.layout.root)
+    with ExitStack() as held:
+        if not take_store_slot(name, held):
+            raise LockBusy(message=f"store is being dreamed by another Prefect run ({name})")
+        yield
 
 
 def artifact_key(store: Path) -> str:
     return f"dream-{store_slug(store)}"
 
 
-@task(name="policy", cache_policy=NO_CACHE, persist_result=False)
-def apply_policy(ctx: pipeline.RunContext, outcome: RunOutcome) -> RunOutcome:
-    """The store's `auto_accept` policy, as for `dream run`."""
-    return pipeline.apply_policy(ctx, outcome)
-
-
 @task(name="publish", cache_policy=NO_CACHE, persist_result=False)
-def publish_proposal(ctx: pipeline.RunContext, outcome: RunOutcome) -> str:
+def publish_proposal(store: str | Path, outcome: RunOutcome) -> str:
     """A markdown artifact with the proposal's report and diff; returns its key."""
-    proposals = Proposals(ctx.layout)
+    layout = Layout.open(store)
+    proposals = Proposals(layout)
     proposal = proposals.get(outcome.proposal_id)
-    key = artifact_key(ctx.layout.root)
+    key = artifact_key(layout.root)
     body = (
         f"# Dream proposal {proposal.id}\n\n"
-        f"Store: `{ctx.layout.root}`  \nBase version: {proposal.base_version}  \n"
+        f"Store: `{layout.root}`  \nBase version: {proposal.base_version}  \n"
         f"Files: `{proposals.dir(proposal.id)}`\n\n"
         f"{proposals.report_md(proposal)}\n\n## Diff\n\n```diff\n{proposals.diff(proposal)}\n```\n"
     )
-    create_markdown_artifact(markdown=body, key=key, description=f"dream proposal {proposal.id} for {ctx.layout.root}")
+    create_markdown_artifact(markdown=body, key=key, description=f"dream proposal {proposal.id} for {layout.root}")
     return key
 
 
@@ -176,7 +151,7 @@ class Review(RunInput):
 
 
 @task(name="apply-review", cache_policy=NO_CACHE, persist_result=False)
-def apply_review(store: Path, proposal_id: str, review: Review) -> dict:
+def apply_review(store: str | Path, proposal_id: str, review: Review) -> dict:
     decide = accept if review.decision == "accept" else reject
     return decide(store, proposal_id, comment=review.comment).to_json()
 
@@ -208,7 +183,7 @@ def scan(roots: list[str] | None, force: bool) -> list[FleetEntry]:
 
 
 def skipped_row(entry: FleetEntry) -> dict:
-    status = "failed" if entry.reason == "error" else str(Status.SKIPPED)
+    status = str(Status.FAILED if entry.reason == "error" else Status.SKIPPED)
     return {"store": str(entry.store), "status": status, "reason": entry.reason,
             "message": entry.message, "proposal": None}
 

@@ -1,30 +1,20 @@
-"""Shared fixtures: copies of the demo store and the corpus, and a CLI driver."""
+"""Shared fixtures: isolation from the developer's settings, copies of the demo store, and the CLI drivers.
+
+Code shared by tests that is not a fixture lives in `tests/helpers/`.
+"""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-DEMO = REPO / "data" / "demo"
+# Before the first import of a helper, so that its asserts explain themselves as a test's do.
+pytest.register_assert_rewrite("helpers")
 
-
-def corpus_dir() -> Path:
-    return Path(os.environ.get("DREAM_CORPUS", REPO.parent / "shared" / "corpus"))
-
-
-def corpus_stores() -> list[Path]:
-    root = corpus_dir()
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.iterdir() if (p / "MEMORY.md").is_file())
+from helpers.cli import in_process, spawn  # noqa: E402
+from helpers.stores import DEMO  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -44,30 +34,16 @@ def demo_store(tmp_path) -> Path:
     return dest
 
 
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self):
-        return json.loads(self.stdout)
-
-
-def dream_cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120) -> Result:
-    """Run the real `dream` command in a child process, the way a user does."""
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(
-        [sys.executable, "-m", "dream", *args], capture_output=True, text=True,
-        env=full_env, cwd=cwd, timeout=timeout,
-    )
-    return Result(proc.returncode, proc.stdout, proc.stderr)
+@pytest.fixture
+def cli():
+    """`dream` run in this process (fast): `cli(*args, env=None, cwd=None)` -> Result(code, stdout, stderr)."""
+    return in_process
 
 
 @pytest.fixture
-def cli():
-    return dream_cli
+def spawned_cli():
+    """The installed `dream` console script in a child process, for what only a process shows."""
+    return spawn
 
 
 @pytest.fixture
@@ -81,37 +57,3 @@ def home(tmp_path, monkeypatch) -> Path:
     return fake
 
 
-def everything_in(store: Path, skip: frozenset = frozenset(), names: bool = False) -> list[tuple[str, bytes]]:
-    """Every file's bytes under `store` (and its path, with `names`), plus every DuckDB table as text.
-
-    DuckDB compresses strings, so a secret could hide from a byte search in
-    its file; its rows are read back as text as well. `skip` holds paths
-    relative to the store that are left out (a log the test itself planted).
-    """
-    import duckdb
-
-    found = []
-    for path in sorted(store.rglob("*")):
-        relative = path.relative_to(store)
-        if names:
-            found.append((f"name of {relative}", str(relative).encode()))
-        if path.is_file() and relative not in skip:
-            found.append((str(relative), path.read_bytes()))
-    for db in store.rglob("*.duckdb"):
-        with duckdb.connect(str(db), read_only=True) as con:
-            for (table,) in con.execute("select table_name from information_schema.tables").fetchall():
-                rows = con.execute(f'select * from "{table}"').fetchall()
-                found.append((f"{db.name}:{table}", repr(rows).encode()))
-    return found
-
-
-@pytest.fixture(params=["native", "python"])
-def scanner(request, monkeypatch) -> str:
-    """Run a test with the C scanners (dream/_speedups.c) and again with their Python twins."""
-    from dream import speedups
-
-    if request.param == "python":
-        monkeypatch.setattr(speedups, "native", None)
-    elif speedups.native is None:
-        pytest.skip("dream._speedups was not built (no C compiler when the package was installed)")
-    return request.param

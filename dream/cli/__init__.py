@@ -1,11 +1,12 @@
-"""`dream` command line. Importing a command module registers its commands on `app`."""
+"""`dream` command line. Importing a command module registers its commands on `app`.
 
-from dream.cli import (
-    commands,  # noqa: F401  (registers the core commands)
-    importing,  # noqa: F401  (dream import)
-    review,  # noqa: F401  (review, show, gc, rebase)
-    settings,  # noqa: F401  (dream config)
-)
+The command modules import the library inside each command (each such
+import says `# start-up:`): `dream --help` or `dream status` should not pay
+for polars, jinja2, rapidfuzz, dateparser or anthropic, which together take
+longer to import than most commands take to run.
+"""
+
+from dream.cli import commands, importing, review, settings  # noqa: F401  (registers the core commands)
 from dream.cli.app import app, main
 
 __all__ = ["app", "main"]

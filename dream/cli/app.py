@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         return _exit(130)
     except typer.TyperException as exc:  # click's usage errors, vendored by Typer
         if type(exc).__name__ == "NoArgsIsHelpError":
-            sys.stdout.write(exc.ctx.get_help() + "\n") if getattr(exc, "ctx", None) else None
+            ctx = getattr(exc, "ctx", None)  # a click UsageError; TyperException does not declare ctx
+            if ctx:
+                sys.stdout.write(ctx.get_help() + "\n")
             return _exit(0)
         error_line(exc.format_message() if hasattr(exc, "format_message") else str(exc))
         return _exit(getattr(exc, "exit_code", 2) or 2)

@@ -3,27 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from dream import __version__
-from dream import history as hist
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.console import emit_json, err, out, print_diff, table, when
 from dream.errors import BadInput
 from dream.outcomes import Status
-from dream.pipeline import run as pipeline
-from dream.review import decide
-from dream.review import page as review_page
-from dream.review.retention import render_markdown as retention_markdown
-from dream.review.retention import summarize
-from dream.review.status import fleet_status, store_status
-from dream.store.layout import Layout
-from dream.store.tree import changed_paths
-from dream.versions.diffing import tree_diff
-from dream.versions.manifests import Versions
-from dream.versions.proposals import Proposals
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from dream import history as hist
+    from dream.store.layout import Layout
 
 
 @app.command()
@@ -37,6 +31,8 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Dream once: gate, lock, snapshot, gather, consolidate, validate, propose."""
+    from dream.pipeline import run as pipeline  # start-up: see dream/cli/__init__.py
+
     overrides = {"model": model, "min_hours": min_hours, "min_sessions": min_sessions}
     with _gather_progress(enabled=not as_json) as progress:
         outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides, on_progress=progress)
@@ -55,8 +51,8 @@ class _gather_progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and err.is_terminal
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self):
         return self.update if self.enabled else None
@@ -65,11 +61,12 @@ class _gather_progress:
         if self.bar is None:
             if total < self.MIN_BYTES:
                 return
-            from rich.progress import Progress
+            from rich.progress import Progress  # start-up: only runs that read megabytes show a bar
 
             self.bar = Progress(console=err, transient=True)
             self.bar.start()
             self.task = self.bar.add_task("gathering sessions", total=total)
+        assert self.task is not None  # set with the bar
         self.bar.update(self.task, completed=done)
 
     def __exit__(self, *exc):
@@ -100,6 +97,7 @@ def status(
     as_json: JsonOpt = False,
 ) -> None:
     """Gate, lock holder, current version and pending proposals."""
+    from dream.review.status import fleet_status, store_status  # start-up: see dream/cli/__init__.py
     if all_stores or roots:
         _print_fleet(fleet_status(roots or []), as_json)
         return
@@ -147,6 +145,8 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
 @app.command()
 def proposals(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     """List proposals, newest last."""
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.versions.proposals import Proposals  # start-up: see dream/cli/__init__.py
     props = Proposals(Layout.open(store))
     items, damaged = props.all(), props.damaged()
     if as_json:
@@ -178,6 +178,12 @@ def diff(
     as_json: JsonOpt = False,
 ) -> None:
     """Show a proposal's report (dropped lines first) and diff, or compare two versions."""
+    from dream.review import page as review_page  # start-up: see dream/cli/__init__.py
+    from dream.review.retention import render_markdown as retention_markdown  # start-up: see dream/cli/__init__.py
+    from dream.review.retention import summarize  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
+    from dream.versions.proposals import Proposals  # start-up: see dream/cli/__init__.py
     layout = Layout.open(store)
     if from_version is not None or to_version is not None:
         _diff_versions(layout, proposal_id, from_version, to_version, html, as_json)
@@ -204,6 +210,11 @@ def diff(
 
 def _diff_versions(layout: Layout, proposal_id: str | None, old: int | None, new: int | None,
                    html: Path | None, as_json: bool) -> None:
+    from dream.review import page as review_page  # start-up: see dream/cli/__init__.py
+    from dream.store.tree import changed_paths  # start-up: see dream/cli/__init__.py
+    from dream.versions.diffing import tree_diff  # start-up: see dream/cli/__init__.py
+    from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
+
     if proposal_id is not None:
         raise BadInput("give either a proposal id or --from/--to, not both")
     versions = Versions(layout)
@@ -233,6 +244,8 @@ def accept_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Make a proposal (or some of its files) the store's next version, merging edits made since."""
+    from dream.review import decide  # start-up: see dream/cli/__init__.py
+
     _print_decision(decide.accept(store, proposal_id, comment, only=only, except_=except_), as_json)
 
 
@@ -244,6 +257,8 @@ def reject(
     as_json: JsonOpt = False,
 ) -> None:
     """Reject a proposal; the store is not touched."""
+    from dream.review import decide  # start-up: see dream/cli/__init__.py
+
     _print_decision(decide.reject(store, proposal_id, comment), as_json)
 
 
@@ -255,6 +270,8 @@ def rollback(
     as_json: JsonOpt = False,
 ) -> None:
     """Restore version N's bytes as a new version."""
+    from dream.review import decide  # start-up: see dream/cli/__init__.py
+
     _print_decision(decide.rollback(store, version, comment), as_json)
 
 
@@ -277,31 +294,58 @@ def _print_decision(decision, as_json: bool) -> None:
 def history(
     store: StoreOpt = Path("."),
     limit: Annotated[int, typer.Option(min=0, help="How many rows.")] = 20,
+    all_stores: Annotated[bool, typer.Option("--all", help="Every store under ~/.claude/projects (and --root folders), newest first; --store is not needed.")] = False,
+    roots: Annotated[Optional[list[Path]], typer.Option("--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Past runs (with tokens and cost) and review actions."""
-    layout = Layout.open(store)
-    runs, events = hist.runs(layout, limit, strict=True), hist.events(layout, limit, strict=True)
+    """Past runs (with tokens and cost) and review actions, of one store or of every store (--all)."""
+    from dream import history as hist  # start-up: see dream/cli/__init__.py
+    from dream.review.status import fleet_stores  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+
+    fleet = bool(all_stores or roots)
+    if fleet:
+        stores = fleet_stores(roots or [])
+        found = hist.read_fleet(stores, limit)
+    else:
+        found = hist.read(Layout.open(store), limit, strict=True)
     if as_json:
-        emit_json({"runs": runs, "events": events})
+        emit_json({**found.to_json(), **({"stores": [str(s) for s in stores]} if fleet else {})})
         return
-    if not runs:
+    _print_history(found, fleet)
+
+
+def _print_history(found: hist.History, fleet: bool) -> None:
+    where = ["store"] if fleet else []
+    if not found.runs:
         out.print("no runs yet")
     else:
-        out.print(table("runs", ["started", "status", "engine", "sessions", "changes", "proposal",
-                                 "tokens in/out", "cache read", "cost $", "secs"], [_run_row(r) for r in runs]))
-    if events:
-        erows = [[e["at"].strftime("%Y-%m-%d %H:%M:%S"), e["action"], e["proposal_id"] or "", e["version"],
-                  e["actor"], e["comment"] or "", e["detail"] or ""] for e in events]
-        out.print(table("review actions", ["at", "action", "proposal", "version", "who", "comment", "detail"], erows))
+        out.print(table("runs", [*where, "started", "status", "engine", "sessions", "changes", "proposal",
+                                 "tokens in/out", "cache read", "cost $", "secs"],
+                        [_store(r, fleet) + _run_row(r) for r in found.runs]))
+    if found.events:
+        out.print(table("review actions", [*where, "at", "action", "proposal", "version", "who", "comment", "detail"],
+                        [_store(e, fleet) + _event_row(e) for e in found.events]))
+
+
+def _store(row: dict, fleet: bool) -> list:
+    return [row["store"]] if fleet else []
 
 
 def _run_row(r: dict) -> list:
     status = f"{r['status']} ({r['reason']})" if r["reason"] else r["status"]
-    started = r["started_at"].astimezone().strftime("%Y-%m-%d %H:%M") if r["started_at"] else ""
-    return [started, status, r["engine"] or "", r["sessions_read"], r["changes"], r["proposal_id"] or "",
-            f"{r['input_tokens']}/{r['output_tokens']}", r["cache_read_tokens"], f"{r['cost_usd']:.4f}",
-            f"{r['duration_s']:.2f}"]
+    return [_local(r["started_at"], "%Y-%m-%d %H:%M"), status, r["engine"] or "", r["sessions_read"], r["changes"],
+            r["proposal_id"] or "", f"{r['input_tokens'] or 0}/{r['output_tokens'] or 0}", r["cache_read_tokens"],
+            f"{r['cost_usd'] or 0:.4f}", f"{r['duration_s'] or 0:.2f}"]
+
+
+def _event_row(e: dict) -> list:
+    return [_local(e["at"], "%Y-%m-%d %H:%M:%S"), e["action"], e["proposal_id"] or "", e["version"], e["actor"],
+            e["comment"] or "", e["detail"] or ""]
+
+
+def _local(moment, fmt: str) -> str:
+    return moment.astimezone().strftime(fmt) if moment else ""
 
 
 @app.command()

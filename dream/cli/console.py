@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -34,7 +35,8 @@ def table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
     for c in columns:
         t.add_column(c)
     for r in rows:
-        t.add_row(*["" if v is None else str(v) for v in r])
+        # Text, not markup: cells hold paths and comments that may contain "[/…]".
+        t.add_row(*[Text("" if v is None else str(v)) for v in r])
     return t
 
 

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from dream.cli.app import JsonOpt, StoreOpt, app
 from dream.cli.console import emit_json, out
-from dream.config import load_settings
 from dream.errors import BadInput
-from dream.store.layout import Layout
-from dream.transcripts.importer import SOURCES, ImportResult, import_transcripts
 
 FromOpt = Annotated[str, typer.Option("--from", help="Whose transcripts: claude-code | codex.")]
 PathArg = Annotated[Optional[Path], typer.Argument(
     help="A transcript file or folder (default: the agent's own location; for "
          "~/.claude/projects/<p>/memory, the JSONL files beside it).")]
+
+if TYPE_CHECKING:
+    from dream.transcripts.importer import ImportResult
 
 
 @app.command("import")
@@ -28,6 +28,9 @@ def import_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Write one activity log per changed session; unchanged sessions are not read."""
+    from dream.config import load_settings  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.transcripts.importer import SOURCES, import_transcripts  # start-up: see dream/cli/__init__.py
     if source not in SOURCES:  # checked first: the clearest message for a typo
         raise BadInput(f"--from {source!r}: unknown transcript source (use one of {', '.join(SOURCES)})")
     layout = Layout.open(store)

@@ -11,14 +11,6 @@ import typer
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.console import emit_json, err, out, print_diff, when
 from dream.errors import BadInput, ProposalClosed
-from dream.review import decide
-from dream.review import rebase as rebasing
-from dream.review.retention import summarize
-from dream.store.layout import Layout
-from dream.versions import gc as collect
-from dream.versions.diffing import file_diff
-from dream.versions.manifests import Versions
-from dream.versions.proposals import PENDING, Proposals
 
 ProposalArg = Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")]
 
@@ -31,6 +23,11 @@ def review(
     as_json: JsonOpt = False,
 ) -> None:
     """Go through a proposal file by file (diff in colour), take or skip each, then confirm."""
+    from dream.review import decide  # start-up: see dream/cli/__init__.py
+    from dream.review.retention import summarize  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
+    from dream.versions.proposals import PENDING, Proposals  # start-up: see dream/cli/__init__.py
     layout = Layout.open(store)
     proposals = Proposals(layout)
     proposal = proposals.resolve(proposal_id)
@@ -64,6 +61,8 @@ def review(
 
 def _choose_files(screen, changed: list[str], base, new, retention: dict) -> list[str]:
     """Ask file by file; `a` takes the rest, `q` skips the rest."""
+    from dream.versions.diffing import file_diff  # start-up: see dream/cli/__init__.py
+
     taken: list[str] = []
     for n, path in enumerate(changed, 1):
         screen.rule(f"{n}/{len(changed)}  {path}")
@@ -102,6 +101,9 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print one file of a version, or list the version's files."""
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
+
     layout = Layout.open(store)
     versions = Versions(layout)
     v = versions.get(version)
@@ -139,6 +141,8 @@ def gc(
     than the oldest kept version are deleted (not with --keep-proposals).
     Pending proposals and their base versions are always kept.
     """
+    from dream.versions import gc as collect  # start-up: see dream/cli/__init__.py
+
     result = collect.gc(store, keep, keep_proposals=keep_proposals)
     if as_json:
         emit_json(result.to_json())
@@ -156,6 +160,8 @@ def rebase(
     as_json: JsonOpt = False,
 ) -> None:
     """Dream again on the store as it is now; the fresh proposal replaces the stale one."""
+    from dream.review import rebase as rebasing  # start-up: see dream/cli/__init__.py
+
     decision = rebasing.rebase(store, proposal_id, comment)
     if as_json:
         emit_json(decision.to_json())

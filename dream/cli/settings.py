@@ -6,13 +6,14 @@ from pathlib import Path
 
 from dream.cli.app import JsonOpt, StoreOpt, app
 from dream.cli.console import emit_json, out, table
-from dream.config import load_settings, setting_sources
-from dream.store.layout import Layout
 
 
 @app.command("config")
 def show_config(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     """Show the settings in force for a store and where each one comes from."""
+    from dream.config import load_settings, setting_sources  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+
     layout = Layout.open(store)
     settings = load_settings(layout.root).model_dump()
     sources = setting_sources(layout.root)

@@ -6,6 +6,10 @@ import os
 
 from dream.engines.base import Change, Engine, EngineInput, EngineResult
 
+# Not deferred like the claude engine: every run's retention report imports offline.similarity,
+# which loads the whole offline package anyway.
+from dream.engines.offline import OfflineEngine
+
 __all__ = ["Change", "Engine", "EngineInput", "EngineResult", "resolve_engine_name", "select_engine"]
 
 
@@ -19,11 +23,9 @@ def resolve_engine_name(name: str) -> str:
 def select_engine(name: str) -> Engine:
     name = resolve_engine_name(name)
     if name == "offline":
-        from dream.engines.offline import OfflineEngine
-
         return OfflineEngine()
     if name == "claude":
-        from dream.engines.claude import ClaudeEngine
+        from dream.engines.claude import ClaudeEngine  # start-up: the anthropic SDK, only for this engine
 
         return ClaudeEngine()
     raise ValueError(f"unknown engine {name!r}")

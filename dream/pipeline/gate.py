@@ -2,7 +2,7 @@
 
 Cheap by design, since a scan may check hundreds of stores every few
 minutes: it reads ``.dream/state.json`` and stats the activity logs, and
-never reads a log or opens the history database. The checks run in a fixed
+never reads a log or the history. The checks run in a fixed
 order and the first closed one names the reason:
 ``disabled`` → ``backoff`` → ``hours`` → ``sessions``.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from dream.config import Settings
 from dream.outcomes import SkipReason
-from dream.pipeline.gather import scan_sessions
+from dream.pipeline.sessions import scan_sessions
 from dream.pipeline.state import StoreState, load_state
 from dream.store.layout import Layout
 

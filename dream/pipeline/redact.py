@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
+
 
 
 @dataclass(frozen=True)
@@ -256,46 +259,20 @@ def redact(text: str) -> tuple[str, int]:
     return text, total
 
 
-def redact_column(column: pl.Series, candidates: pl.Series | None = None) -> tuple[pl.Series, int]:
-    """Vectorised `redact` over a polars string Series: (redacted series, count).
-
-    Two steps, which callers that redact many small batches may also run
-    apart: `hint_rows` finds the few rows that may hold a secret, and
-    `redact_hits` redacts just those, ideally all batches' hits in one call
-    (each call compiles the patterns it needs again).
-
-    `candidates`, when given, is a boolean Series, True on every row that
-    may hold a hint (a cheaper coarse pre-check found by the caller, such as
-    `HINTS` searched over groups of rows at once); only those rows are
-    searched for hints. A row it leaves False is taken to hold no secret.
-    """
-    column = column.cast(pl.Utf8)
-    rows = hint_rows(column, candidates)
-    if not len(rows):
-        return column, 0
-    redacted, total = redact_hits(column.gather(rows))
-    return (column.scatter(rows, redacted) if total else column), total
-
-
-def hint_rows(column: pl.Series, candidates: pl.Series | None = None) -> pl.Series:
-    """Indices of the rows of `column` (strings) that contain a hint of some secret."""
-    if candidates is None:
-        return column.str.contains(HINTS).fill_null(False).arg_true()
-    rows = candidates.fill_null(False).arg_true()
-    return rows.filter(column.gather(rows).str.contains(HINTS).fill_null(False))
-
-
-def redact_hits(texts: pl.Series) -> tuple[pl.Series, int]:
-    """`redact` on every string of `texts`: (redacted series, count).
+def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
+    """`redact` on every string of a polars Series: (redacted series, count).
 
     Kind after kind, as `redact`, but each kind looks only at the rows that
-    hold its own hint (a common word such as "token" sends many rows here,
-    and the full patterns are slow compared with the hints), and runs its
-    pattern once: the replacements are counted by the markers they leave,
-    which no pattern can match.
+    hold its own hint (most rows hold none, and the full patterns are slow
+    compared with the hints), and runs its pattern once: the replacements
+    are counted by the markers they leave, which no pattern can match.
     """
+    column = column.cast(str)
+    hinted = column.str.contains(HINTS).fill_null(False).arg_true()
+    if not len(hinted):
+        return column, 0
+    texts = column.gather(hinted)
     total = 0
-    texts = texts.cast(pl.Utf8)
     for p in PATTERNS:
         rows = texts.str.contains(p.hint).fill_null(False).arg_true()
         if not len(rows):
@@ -307,7 +284,12 @@ def redact_hits(texts: pl.Series) -> tuple[pl.Series, int]:
             continue
         before, after = candidates.filter(changed), replaced.filter(changed)
         marker = p.marker
-        total += int(after.str.count_matches(marker, literal=True).sum() - before.str.count_matches(marker, literal=True).sum())
-        # scatter writes in place: the caller's series stays as it was.
-        texts = texts.clone().scatter(rows.filter(changed), after)
-    return texts, total
+        # Counts are integers; polars types Series.sum() as int | float | Decimal.
+        total += int(after.str.count_matches(marker, literal=True).sum()) - int(
+            before.str.count_matches(marker, literal=True).sum()
+        )
+        texts = texts.scatter(rows.filter(changed), after)
+    if not total:
+        return column, 0
+    # scatter writes in place: the caller's series stays as it was.
+    return column.clone().scatter(hinted, texts), total

@@ -1,14 +1,18 @@
 """A dream run, stage by stage:
 
-    (import) → gate → lock → snapshot → gather → consolidate → validate → propose
+    (recover) → (import) → gate → lock → snapshot → gather → consolidate → validate → propose → record → policy
 
-The optional first stage derives activity logs from the agent's own session
-transcripts when the store's config names a source (`transcripts = ...`).
+`run` is the one place this sequence is written. The command line calls it
+as it is; the Prefect flow passes hooks (`call` runs each stage as a task,
+`hold` takes its concurrency slot beside the file lock); rebase passes
+options (`force`, `since`). First an accept or rollback that a crash
+interrupted is finished, whatever the gate says; the optional import derives
+activity logs from the agent's own session transcripts when the store's
+config names a source (`transcripts = ...`).
 
-Each stage is a function of its own so that the Prefect flow can run them
-as separate tasks; `run` composes them for the command line. Nothing here
-writes to the store's memory files: the engine works on a staging copy under
-``.dream/staging/`` and the result is a proposal that waits for review.
+Nothing here writes to the store's memory files: the engine works on a
+staging copy under ``.dream/staging/`` and the result is a proposal that
+waits for review (or for the `auto_accept` policy).
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from __future__ import annotations
 import shutil
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from enum import Enum
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from dream import history
 from dream.config import Settings, load_settings
@@ -34,12 +39,13 @@ from dream.engines import (
 from dream.errors import BadInput, LockBusy, RunFailed, ValidationFailed
 from dream.outcomes import NoopReason, RunOutcome, SkipReason, Status
 from dream.pipeline.gate import GateDecision, check_gate
-from dream.pipeline.gather import Gathered, read_sessions, scan_sessions
+from dream.pipeline.gather import Gathered, read_sessions
 from dream.pipeline.report import build_report, render_markdown
+from dream.pipeline.sessions import scan_sessions
 from dream.pipeline.state import StoreState, backoff_seconds, load_state, save_state
 from dream.review import policy, retention
 from dream.store.layout import Layout
-from dream.store.lock import describe_holder, store_lock
+from dream.store.lock import store_lock
 from dream.store.tree import (
     Tree,
     changed_paths,
@@ -60,6 +66,12 @@ from dream.versions.proposals import SUPERSEDED, Proposal, Proposals, new_propos
 Progress = Callable[[int, int], None]
 
 
+class Since(Enum):
+    """Where a run's signal starts by default: the store's last consolidation."""
+
+    LAST_CONSOLIDATION = "last consolidation"
+
+
 @dataclass
 class RunContext:
     layout: Layout
@@ -71,6 +83,7 @@ class RunContext:
     today: date
     state: StoreState
     warnings: list[str] = field(default_factory=list)
+    since: float | None | Since = Since.LAST_CONSOLIDATION  # read sessions changed after this (None: all)
 
 
 @dataclass
@@ -92,6 +105,7 @@ class Staged:
 
 
 def begin(store: str | Path, *, engine: str | None = None, force: bool = False,
+          since: float | None | Since = Since.LAST_CONSOLIDATION,
           overrides: dict | None = None, now: float | None = None) -> RunContext:
     layout = Layout.open(store)
     settings = load_settings(layout.root, {**(overrides or {}), "engine": engine})
@@ -99,8 +113,31 @@ def begin(store: str | Path, *, engine: str | None = None, force: bool = False,
     return RunContext(
         layout=layout, settings=settings, engine=resolve_engine_name(settings.engine), force=force,
         run_id=uuid.uuid4().hex[:12], started_at=started,
-        today=datetime.fromtimestamp(started).date(), state=load_state(layout),
+        today=datetime.fromtimestamp(started).date(), state=read_state(layout, since), since=since,
     )
+
+
+def read_state(layout: Layout, since: float | None | Since) -> StoreState:
+    """The store's state, with `since` standing in for the last consolidation when one is given.
+
+    The stand-in is this run's alone: `finish` updates the state as read
+    afresh from its file.
+    """
+    state = load_state(layout)
+    if since is not Since.LAST_CONSOLIDATION:
+        state.last_consolidated_at = since
+    return state
+
+
+def recover_interrupted_write(ctx: RunContext) -> None:
+    """Finish an accept or rollback that a crash interrupted, even if the gate then stays closed.
+
+    A write that cannot be finished is reported as a warning here; the lock
+    stage tries again and refuses the run if it still cannot.
+    """
+    problem = finish_interrupted_write(ctx.layout)
+    if problem:
+        ctx.warnings.append(problem)
 
 
 def import_logs(ctx: RunContext) -> ImportResult | None:
@@ -123,8 +160,8 @@ def gate(ctx: RunContext) -> GateDecision:
 def lock(ctx: RunContext) -> Iterator[None]:
     """Hold the store's lock; raises `LockBusy` at once if another run has it."""
     with store_lock(ctx.layout, ctx.run_id):
-        recover(ctx.layout)  # finish an accept that a crash interrupted
-        ctx.state = load_state(ctx.layout)  # re-read: a run may have ended while we gated
+        recover(ctx.layout)  # a write interrupted after `recover_interrupted_write` looked, or it found locked
+        ctx.state = read_state(ctx.layout, ctx.since)  # re-read: a run may have ended while we gated
         yield
 
 
@@ -284,7 +321,7 @@ def no_signal(ctx: RunContext, snap: Snapshot, gathered: Gathered) -> RunOutcome
 
 
 def lock_busy(ctx: RunContext, busy: LockBusy) -> RunOutcome:
-    return skipped(ctx, SkipReason.LOCK, describe_holder(busy.holder))
+    return skipped(ctx, SkipReason.LOCK, str(busy))
 
 
 def apply_policy(ctx: RunContext, outcome: RunOutcome) -> RunOutcome:
@@ -305,35 +342,49 @@ def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) ->
 
 # ---------------------------------------------------------------- the whole run
 
+Call = Callable[..., Any]  # call(stage, *args, **kwargs): run one stage, return its result
+Hold = Callable[[RunContext], AbstractContextManager]  # held around the store's lock; raises LockBusy when taken
 
-def run(store: str | Path, *, engine: str | None = None, force: bool = False, overrides: dict | None = None,
-        now: float | None = None, on_progress: Progress | None = None) -> RunOutcome:
-    """One dream on one store. Returns the outcome; raises only for bad input."""
-    ctx = begin(store, engine=engine, force=force, overrides=overrides, now=now)
-    problem = finish_interrupted_write(ctx.layout)
-    if problem:
-        ctx.warnings.append(problem)
-    import_logs(ctx)
-    decision = gate(ctx)
+
+def call_directly(stage: Callable, *args, **kwargs):
+    return stage(*args, **kwargs)
+
+
+def no_extra_hold(ctx: RunContext) -> AbstractContextManager:
+    return nullcontext()
+
+
+def run(store: str | Path, *, engine: str | None = None, force: bool = False,
+        since: float | None | Since = Since.LAST_CONSOLIDATION, overrides: dict | None = None,
+        now: float | None = None, on_progress: Progress | None = None,
+        call: Call = call_directly, hold: Hold = no_extra_hold) -> RunOutcome:
+    """One dream on one store. Returns the outcome; raises only for bad input or a blocked journal.
+
+    `force` skips the backoff, hours and sessions checks (never `enabled`,
+    never the lock). `since` makes the run read the sessions changed since
+    then (None: all of them) instead of since the last consolidation.
+    `call(stage, *args, **kwargs)` runs each stage; `hold(ctx)` is entered
+    before the store's lock and raises `LockBusy` when the store is taken
+    elsewhere.
+    """
+    ctx = begin(store, engine=engine, force=force, since=since, overrides=overrides, now=now)
+    call(recover_interrupted_write, ctx)
+    call(import_logs, ctx)
+    decision = call(gate, ctx)
     if not decision.open:
-        return finish(ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)
+        return call(finish, ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)
     try:
-        with lock(ctx):
-            outcome = finish(ctx, locked_run(ctx, on_progress))
+        with hold(ctx), lock(ctx):
+            outcome = call(finish, ctx, locked_run(ctx, on_progress, call))
     except LockBusy as busy:
-        return finish(ctx, lock_busy(ctx, busy), holds_lock=False)
-    return apply_policy(ctx, outcome)
+        return call(finish, ctx, lock_busy(ctx, busy), holds_lock=False)
+    return call(apply_policy, ctx, outcome)
 
 
-def call_directly(stage: Callable, *args):
-    return stage(*args)
-
-
-def locked_run(ctx: RunContext, on_progress: Progress | None = None, call: Callable = call_directly) -> RunOutcome:
+def locked_run(ctx: RunContext, on_progress: Progress | None = None, call: Call = call_directly) -> RunOutcome:
     """snapshot → gather → consolidate → validate → propose, with the lock held.
 
-    `call(stage, *args)` runs each stage; the Prefect flow passes one that
-    runs the stage as a task, so both paths share this one sequence.
+    `call` runs each stage, as in `run`.
     """
     snap = call(snapshot, ctx)
     gathered = call(gather, ctx, on_progress)

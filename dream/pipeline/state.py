@@ -1,7 +1,7 @@
 """A store's small, hot state: when it was last consolidated and its failure backoff.
 
 Kept as one JSON file so that the gate, which may run every few minutes over
-hundreds of stores, can decide without opening the history database.
+hundreds of stores, can decide without reading the history.
 """
 
 from __future__ import annotations

@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from dream import history
-from dream.errors import LockBusy, ProposalClosed, Refused, RunFailed
-from dream.outcomes import Status
+from dream.errors import ProposalClosed, Refused, RunFailed
+from dream.outcomes import SkipReason, Status
 from dream.pipeline import run as pipeline
 from dream.review.decide import Decision
 from dream.store.layout import Layout
-from dream.store.lock import describe_holder
 from dream.versions.journal import LockedStore
 from dream.versions.proposals import PENDING, SUPERSEDED, Proposal, Proposals
 
@@ -32,11 +31,15 @@ def rebase(store: str | Path, proposal_id: str | None = None, comment: str | Non
     stale = proposals.resolve(proposal_id)
     if stale.status != PENDING:
         raise ProposalClosed(f"{layout.root}: proposal {stale.id} is {stale.status}, not pending")
-    outcome = _rerun(layout, stale.engine, since=_signal_start(layout, stale))
+    # Forced: a person asked for this run, so only `enabled` and the lock stop it. The
+    # fresh proposal waits for that person too, whatever the auto_accept policy says.
+    outcome = pipeline.run(layout.root, engine=stale.engine, force=True, since=_signal_start(layout, stale),
+                           overrides={"auto_accept": False})
     if outcome.status == Status.FAILED:
         raise RunFailed(outcome.reason or "failed", f"{layout.root}: rebase of {stale.id} failed: {outcome.error}")
     if outcome.status == Status.SKIPPED:
-        raise Refused(f"{layout.root}: rebase of {stale.id} skipped: {outcome.error}")
+        hint = "; try again when it ends" if outcome.reason == SkipReason.LOCK else ""
+        raise Refused(f"{layout.root}: rebase of {stale.id} skipped: {outcome.error}{hint}")
     new_id = outcome.proposal_id
     detail = f"replaced by {new_id}" if new_id else f"nothing left to propose ({outcome.reason})"
     with LockedStore(layout, "rebase"):  # an accept or reject may have closed it since the check above
@@ -47,22 +50,10 @@ def rebase(store: str | Path, proposal_id: str | None = None, comment: str | Non
     return Decision("rebased", stale.id, outcome.base_version, new_proposal_id=new_id)
 
 
-def _rerun(layout: Layout, engine: str, since: float | None):
-    """A forced run (no gate) that reads the sessions since `since`, not since the last run."""
-    ctx = pipeline.begin(layout.root, engine=engine, force=True)
-    pipeline.import_logs(ctx)
-    try:
-        with pipeline.lock(ctx):
-            ctx.state.last_consolidated_at = since
-            return pipeline.finish(ctx, pipeline.locked_run(ctx))
-    except LockBusy as busy:
-        raise Refused(f"{layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
-
-
 def _signal_start(layout: Layout, stale: Proposal) -> float | None:
     """When the consolidation before the stale proposal's run happened (None: never)."""
     earlier = [r["started_at"].timestamp() for r in history.runs(layout, limit=10_000)
-               if r["status"] in ("proposed", "noop") and r["run_id"] != stale.run_id
+               if r["status"] in (Status.PROPOSED, Status.NOOP) and r["run_id"] != stale.run_id
                and r["started_at"] is not None and r["started_at"].timestamp() < stale.created_at]
     own = [r["started_at"].timestamp() for r in history.runs(layout, limit=10_000) if r["run_id"] == stale.run_id]
     if own:

@@ -23,14 +23,6 @@ from dream.pipeline.state import load_state
 from dream.store.layout import Layout
 from dream.store.lock import current_holder
 from dream.transcripts.discover import default_roots, discover_stores
-from dream.transcripts.importer import (
-    list_transcripts,
-    render_key,
-    resolve_source_path,
-)
-from dream.transcripts.importer import (
-    load_state as load_import_state,
-)
 from dream.versions.journal import finish_interrupted_write
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
@@ -62,9 +54,14 @@ def fleet_roots(extra: Iterable[Path] = ()) -> list[Path]:
     return [*default_roots(), *(Path(r).expanduser() for r in extra)]
 
 
+def fleet_stores(extra_roots: Iterable[Path] = ()) -> list[Path]:
+    """The stores `--all` covers (status and history alike), sorted by path."""
+    return discover_stores(fleet_roots(extra_roots))
+
+
 def fleet_status(extra_roots: Iterable[Path] = ()) -> list[dict[str, Any]]:
     """One status row per discovered store, sorted by path."""
-    return [store_row(store) for store in discover_stores(fleet_roots(extra_roots))]
+    return [store_row(store) for store in fleet_stores(extra_roots)]
 
 
 def store_row(store: Path) -> dict[str, Any]:
@@ -91,6 +88,10 @@ def transcripts_waiting(store: Path) -> dict[str, Any] | None:
     settings = load_settings(store)
     if settings.transcripts is None:
         return None
+    # The importer loads both transcript readers and the redaction patterns; only stores with a source need it.
+    from dream.transcripts.importer import list_transcripts, render_key, resolve_source_path  # start-up
+    from dream.transcripts.importer import load_state as load_import_state  # start-up: as above
+
     source = settings.transcripts
     try:
         found = resolve_source_path(store, source, None, settings)

@@ -68,6 +68,16 @@ class Layout:
 
     @property
     def history(self) -> Path:
+        """Append-only JSON lines of runs and review events (see dream.history)."""
+        return self.dream / "history.jsonl"
+
+    @property
+    def history_lock(self) -> Path:
+        return self.dream / "history.lock"
+
+    @property
+    def legacy_history(self) -> Path:
+        """The DuckDB history of dream before JSON lines; migrated once, then renamed."""
         return self.dream / "history.duckdb"
 
     @property

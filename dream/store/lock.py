@@ -17,8 +17,6 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Iterator
 
-from filelock import FileLock, Timeout
-
 from dream.errors import LockBusy
 from dream.store.layout import Layout
 from dream.store.tree import atomic_write
@@ -63,6 +61,10 @@ def current_holder(layout: Layout) -> LockHolder | None:
 def store_lock(layout: Layout, run_id: str, purpose: str = "run", wait: float = 0) -> Iterator[LockHolder]:
     """Hold the store's lock for the block, or raise `LockBusy` after `wait` seconds."""
     layout.dream.mkdir(parents=True, exist_ok=True)
+    from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
+        FileLock,
+        Timeout,
+    )
     lock = FileLock(str(layout.lock), timeout=wait)
     try:
         lock.acquire()

@@ -388,6 +388,7 @@ class Store:
     unparseable: dict[str, str]  # path -> why
     removed: set[str] = field(default_factory=set)
     created: set[str] = field(default_factory=set)
+    _free_from: dict[tuple[str, str], int] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_tree(cls, tree: Tree) -> "Store":
@@ -444,13 +445,18 @@ class Store:
         return topic
 
     def free_path(self, stem: str, folder: str = "") -> str:
-        """A path `stem.md` (or `stem-2.md` …) not used by any file of the store."""
-        taken = self.paths() | self.removed
-        n = 1
+        """A path `stem.md` (or `stem-2.md` …) not used by any file of the store, nor removed from it.
+
+        A path once taken stays taken (a removed file's path is not reused),
+        so the search for a stem starts where the last one for it ended:
+        thousands of new files with one stem cost no more than one each.
+        """
+        n = self._free_from.get((folder, stem), 1)
         while True:
             name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
             path = f"{folder}/{name}" if folder else name
-            if path not in taken:
+            if not self.exists(path) and path not in self.removed:
+                self._free_from[(folder, stem)] = n
                 return path
             n += 1
 

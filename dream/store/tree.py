@@ -12,14 +12,12 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
-import secrets
 import stat
 import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dream import speedups
 from dream.errors import BadInput
 
 Tree = dict[str, bytes]
@@ -160,31 +158,15 @@ def atomic_write_many(files: list[tuple[Path, bytes]]) -> None:
     """`atomic_write(path, data, sync=False)` for each file; raises the first failure.
 
     Every file is attempted; each one is left at its old or its new bytes.
-    The C form (`dream.speedups`) writes them all without taking the GIL in
-    between, so a writer thread beside a busy one does not wait for the GIL
-    (up to the 5 ms switch interval) at every file.
     """
-    if speedups.native is None:
-        failures = []
-        for path, data in files:
-            try:
-                atomic_write(path, data, sync=False)
-            except OSError as exc:  # named after the target, not the temporary file
-                failures.append(OSError(exc.errno, exc.strerror, str(path)))
-        if failures:
-            raise failures[0]
-        return
-    for folder in {path.parent for path, _ in files}:
-        folder.mkdir(parents=True, exist_ok=True)  # as atomic_write does
-    tag = f"{os.getpid()}-{secrets.token_hex(4)}"
-    temporary = [path.parent / f".{path.name}.{tag}.tmp" for path, _ in files]
-    errors = speedups.native.write_files(
-        [(os.fsencode(tmp), os.fsencode(path), data) for tmp, (path, data) in zip(temporary, files)],
-        _process_umask(),
-    )
-    for (path, _), error in zip(files, errors):
-        if error:
-            raise OSError(error, os.strerror(error), str(path))
+    failures = []
+    for path, data in files:
+        try:
+            atomic_write(path, data, sync=False)
+        except OSError as exc:  # named after the target, not the temporary file
+            failures.append(OSError(exc.errno, exc.strerror, str(path)))
+    if failures:
+        raise failures[0]
 
 
 def _load_syncfs():

@@ -20,10 +20,12 @@ MAX_INDEX_LINES = 200
 MAX_INDEX_BYTES = 25_000
 MAX_LINE_CHARS = 150
 
+Severity = Literal["error", "warning"]
+
 
 @dataclass
 class Finding:
-    severity: Literal["error", "warning"]
+    severity: Severity
     path: str
     rule: str
     message: str
@@ -43,6 +45,7 @@ def validate_tree(tree: Tree, changed: set[str] | None = None,
     changed = set(changed or ())
     store = Store.from_tree(tree)
     findings: list[Finding] = []
+    severity: Severity
     for path, why in sorted(store.unparseable.items()):
         severity = "error" if path in changed else "warning"
         findings.append(Finding(severity, path, "encoding", why))
@@ -98,7 +101,7 @@ def _check_pointers(store: Store, changed: set[str], base: Tree | None) -> list[
             # Without the base tree we cannot tell new lines from old ones:
             # report, but do not block the proposal.
             line_changed = old_lines is not None and line not in old_lines
-            severity = "error" if line_changed else "warning"
+            severity: Severity = "error" if line_changed else "warning"
             findings.append(Finding(severity, INDEX_NAME, "broken-pointer",
                                     f"line {number} points to missing file {resolved}"))
     return findings

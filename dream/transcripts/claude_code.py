@@ -16,18 +16,15 @@ this reader has never heard of, and malformed lines, are counted as skipped.
 
 from __future__ import annotations
 
-import os
 import re
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dream import speedups
 from dream.transcripts.common import (
     Session,
+    as_str,
     is_blank,
-    iter_line_blocks,
+    iter_lines,
     make_entry,
     parse_json_line,
     parse_timestamp,
@@ -80,81 +77,14 @@ def is_tool_result_line(line: bytes | bytearray, start: int = 0, end: int | None
 
 
 def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Session:
-    """Read one transcript; the session id is the file name without ``.jsonl``."""
-    if speedups.native is not None:
-        return parse_scanned(path, scan_lines(path), include_sidechains, max_chars)
-    reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
-    for block, size in iter_line_blocks(path):
-        start = 0
-        while start < size:
-            end = block.find(b"\n", start, size)
-            if end < 0:
-                end = size  # a last line without newline
-            reader.feed(block, start, end)
-            start = end + 1
-    return reader.session
+    """Read one transcript; the session id is the file name without ``.jsonl``.
 
-
-# --- the same in two steps, the first in C --------------------------------------------
-#
-# `scan_lines` reads the file and judges its lines without the GIL; only the
-# lines worth parsing come back (blank lines and tool results, most of a
-# transcript's bytes, are counted and dropped by the same rules as
-# `_Reader.feed`). `parse_scanned` turns those into the session. The
-# importer runs the first step in reader threads and the second in its own,
-# so the threads seldom wait for each other's GIL.
-
-
-@dataclass(frozen=True)
-class ScannedLines:
-    kept: bytes  # the lines worth parsing, one after another
-    spans: bytes  # (start, end) of each in `kept`, as int64 pairs
-    records: int  # lines that are not blank, tool results included
-
-
-# The C scanner reads into a block kept per thread, rather than a new one per file.
-_NATIVE_BLOCK = 4 << 20
-_blocks = threading.local()
-
-
-def _native_block() -> bytearray:
-    block = getattr(_blocks, "block", None)
-    if block is None or len(block) != _NATIVE_BLOCK:
-        block = _blocks.block = bytearray(_NATIVE_BLOCK)
-    return block
-
-
-def scan_lines(path: Path) -> ScannedLines:
-    """The first step, in C (needs `dream.speedups.native`); raises OSError."""
-    (found,) = scan_many([path])
-    if isinstance(found, OSError):
-        raise found
-    return found
-
-
-def scan_many(paths: list[Path]) -> list[ScannedLines | OSError]:
-    """`scan_lines` for many files with one release of the GIL.
-
-    A thread that scans file after file beside a thread running Python
-    would otherwise wait for the GIL (up to the 5 ms switch interval) after
-    every file, which made scanning twice as slow.
+    Most of a transcript's bytes are tool results, skipped after a look at
+    their head, without a copy.
     """
-    found = speedups.native.jsonl_lines([os.fsencode(p) for p in paths], _HEAD_BYTES, _native_block())
-    return [
-        ScannedLines(*result) if isinstance(result, tuple) else OSError(result, os.strerror(result), str(path))
-        for path, result in zip(paths, found)
-    ]
-
-
-def parse_scanned(path: Path, scanned: ScannedLines, include_sidechains: bool, max_chars: int) -> Session:
-    """The second step: the session from the lines `scan_lines` kept."""
     reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
-    reader.session.records = scanned.records
-    bounds = memoryview(scanned.spans).cast("q").tolist()
-    lines = memoryview(scanned.kept)  # orjson reads a slice of a view without copying it
-    take = reader.take
-    for start, end in zip(bounds[::2], bounds[1::2]):
-        take(parse_json_line(lines[start:end]))
+    for block, start, end in iter_lines(path):
+        reader.feed(block, start, end)
     return reader.session
 
 
@@ -170,15 +100,11 @@ class _Reader:
 
     def feed(self, data: bytes | bytearray, start: int, end: int) -> None:
         """Take the record on ``data[start:end]``; tool results are skipped without copying them."""
-        if end - start < 64 and is_blank(data[start:end]):
+        if is_blank(data, start, end):
             return
         self.session.records += 1
         if not is_tool_result_line(data, start, end):
-            self.parse(data, start, end)
-
-    def parse(self, data: bytes | bytearray | memoryview, start: int, end: int) -> None:
-        """Take the record on ``data[start:end]``, known to be neither blank nor a tool result."""
-        self.take(parse_json_line(data[start:end]))
+            self.take(parse_json_line(data[start:end]))
 
     def take(self, record: dict | None) -> None:
         """Take one parsed record (None: the line was not a JSON object)."""
@@ -239,7 +165,7 @@ class _Reader:
             if isinstance(text, str):
                 self._text(text, role, sidechain)
         elif kind == "tool_use" and role == "assistant":
-            name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+            name = as_str(block.get("name"), "tool")
             summary = summarize_tool(name, block.get("input"), self.cwd)
             self.entries.append(tool_entry(name, summary, self.max_chars, sidechain))
 

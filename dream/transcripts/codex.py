@@ -31,6 +31,8 @@ from typing import Any
 from dream.transcripts.common import (
     Entry,
     Session,
+    as_dict,
+    as_str,
     is_blank,
     iter_lines,
     make_entry,
@@ -77,8 +79,8 @@ def read_session(path: Path, max_chars: int) -> Session:
     """Read one rollout file into a session."""
     named = session_id_from_name(path)
     reader = _Reader(Session(session_id=named or path.stem), max_chars, named_by_file=named is not None)
-    for line in iter_lines(path):
-        reader.feed(line)
+    for block, start, end in iter_lines(path):
+        reader.feed(block, start, end)
     reader.session.entries = reader.finish()
     return reader.session
 
@@ -92,14 +94,15 @@ class _Reader:
         self.tagged: list[tuple[str, Entry]] = []
         self.cwd: str | None = None
 
-    def feed(self, line: memoryview) -> None:
-        if is_blank(line):
+    def feed(self, data: bytearray, start: int, end: int) -> None:
+        """Take the record on ``data[start:end]``; large outputs are skipped without copying them."""
+        if is_blank(data, start, end):
             return
         self.session.records += 1
-        head = _PAYLOAD_TYPE.search(line, 0, _HEAD_BYTES)
+        head = _PAYLOAD_TYPE.search(data, start, min(end, start + _HEAD_BYTES))
         if head and head.group(1) in _UNPARSED_PAYLOADS:
             return
-        record = parse_json_line(line)
+        record = parse_json_line(data[start:end])
         if record is None:
             self.session.skipped += 1
             self.session.malformed += 1
@@ -206,13 +209,13 @@ def summarize_call(item: dict) -> tuple[str, str]:
     """(tool name, argument hint) for a tool call item."""
     kind = item.get("type")
     if kind == "local_shell_call":
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
+        action = as_dict(item.get("action"))
         return "shell", command_text(action.get("command"))
     if kind == "web_search_call":
-        action = item.get("action") if isinstance(item.get("action"), dict) else {}
+        action = as_dict(item.get("action"))
         query = action.get("query")
         return "web_search", one_line(query) if isinstance(query, str) else ""
-    name = item.get("name") if isinstance(item.get("name"), str) else "tool"
+    name = as_str(item.get("name"), "tool")
     if kind == "custom_tool_call":
         raw = item.get("input")
         if not isinstance(raw, str):

@@ -18,21 +18,13 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-try:  # orjson parses big string-heavy lines about twice as fast as json
-    import orjson
+import orjson
 
-    _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
+_JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
 
-    def _loads(line: bytes | memoryview) -> Any:
-        return orjson.loads(line)
 
-except ImportError:  # pragma: no cover - orjson ships with prefect
-    import json
-
-    _JSON_ERRORS = (ValueError, UnicodeDecodeError)
-
-    def _loads(line: bytes | memoryview) -> Any:
-        return json.loads(bytes(line))
+def _loads(line: bytes | bytearray | memoryview) -> Any:
+    return orjson.loads(line)
 
 
 Kind = Literal["user", "assistant", "tool"]
@@ -48,64 +40,33 @@ SLUG_MAX_CHARS = 40
 SLUG_MAX_WORDS = 6
 
 
-# 1 MB: the bytes just read are still in the CPU cache when the newline
-# search runs over them (4 MB: 0.085 s vs 0.061 s CPU per 512 MB).
-READ_CHUNK = 1 << 20
-# Readers that walk whole blocks (no object per line) gain from fewer, larger
-# reads: full import of 512 MB, 4 MB vs 1 MB blocks, 0.25-0.33 vs 0.29-0.34 s.
+# Fewer, larger reads: full import of 512 MB, 4 MB vs 1 MB blocks, 0.25-0.33 vs 0.29-0.34 s.
 BLOCK_CHUNK = 4 << 20
 
 
-def iter_lines(path: Path) -> Iterator[memoryview]:
-    """The lines of a file (without the newline), as views into a reused buffer.
+def iter_lines(path: Path) -> Iterator[tuple[bytearray, int, int]]:
+    """Each line of a file, without its newline, as ``(buf, start, end)``: ``buf[start:end]``.
 
     Transcripts hold multi-megabyte lines (tool output) that readers mostly
-    skip after a glance at their first bytes. Reading into one buffer and
-    handing out views avoids allocating and copying a new object per line,
-    which is most of the cost of ``for line in file`` on such files. A view is
-    only valid until the next line is asked for.
+    skip after a glance at their first bytes, so no object is made per line:
+    the file is read in blocks of whole lines into one reused buffer, valid
+    only until the next line is asked for. Plain reads let the kernel read
+    ahead: an mmap walked the same way was no faster with a warm cache and
+    1.5x slower with a cold one (0.73 vs 0.49 s per 512 MB).
     """
-    start = end = 0  # unread lines are buf[start:end]
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        buf = bytearray(min(READ_CHUNK, size + 4096))  # small files, small buffer
-        while True:
-            if end == len(buf):  # no room left: move the partial line to the front
-                if start == 0:  # a line longer than the buffer: grow
-                    bigger = bytearray(2 * len(buf))
-                    bigger[:end] = buf
-                    buf = bigger
-                else:
-                    buf[: end - start] = buf[start:end]
-                    start, end = 0, end - start
-            view = memoryview(buf)
-            got = fh.readinto(view[end:])
-            if not got:
-                if start < end:
-                    yield view[start:end]  # a last line without newline
-                return
-            scan = end
-            end += got
-            while True:
-                newline = buf.find(b"\n", scan, end)
-                if newline < 0:
-                    break
-                yield view[start:newline]
-                start = scan = newline + 1
+    for buf, size in _line_blocks(path):
+        start = 0
+        while start < size:
+            end = buf.find(b"\n", start, size)
+            if end < 0:
+                end = size  # a last line without newline
+            yield buf, start, end
+            start = end + 1
 
 
-def iter_line_blocks(path: Path) -> Iterator[tuple[bytearray, int]]:
-    """The file in blocks of whole lines: ``(buf, end)``, where ``buf[:end]`` ends
-    at a line end (or at the end of the file). `buf` is reused: a block is only
-    valid until the next one is asked for.
-
-    Callers walk a block with ``buf.find(b"\\n", pos)`` and skip most lines
-    (tool output) after a glance at their first bytes, so no line object is
-    made for them. Reading runs without the GIL, beside another thread's
-    parsing, and lets the kernel read ahead: an mmap walked the same way was
-    no faster with a warm cache and 1.5x slower with a cold one (0.73 vs 0.49 s
-    per 512 MB), as its page faults are small reads made holding the GIL.
-    """
+def _line_blocks(path: Path) -> Iterator[tuple[bytearray, int]]:
+    """The file in blocks of whole lines: ``(buf, end)``, where ``buf[:end]`` ends at
+    a line end (or at the end of the file). `buf` is reused from block to block."""
     with open(path, "rb", buffering=0) as fh:
         size = os.fstat(fh.fileno()).st_size
         buf = bytearray(min(BLOCK_CHUNK, size + 4096))  # small files, small buffer
@@ -127,11 +88,22 @@ def iter_line_blocks(path: Path) -> Iterator[tuple[bytearray, int]]:
                 filled -= end
 
 
-def is_blank(line: bytes | memoryview) -> bool:
-    return len(line) == 0 or (len(line) < 64 and not bytes(line).strip())
+def is_blank(data: bytes | bytearray, start: int, end: int) -> bool:
+    """True if ``data[start:end]`` holds only whitespace (long lines are never blank: no copy)."""
+    return end - start < 64 and not data[start:end].strip()
 
 
-def parse_json_line(line: bytes | memoryview) -> dict | None:
+def as_dict(value: Any) -> dict:
+    """`value` if it is a dict, else an empty one (for optional JSON objects)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: Any, default: str = "") -> str:
+    """`value` if it is a string, else `default` (for optional JSON strings)."""
+    return value if isinstance(value, str) else default
+
+
+def parse_json_line(line: bytes | bytearray | memoryview) -> dict | None:
     """The record on one JSONL line, or None if it is not a JSON object.
 
     A line cut mid-JSON (an agent killed while writing), bytes that are not

@@ -13,11 +13,21 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from dream.transcripts.importer import claude_home
-
 INDEX_NAME = "MEMORY.md"
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "logs", "sessions", "venv"})
 DEFAULT_DEPTH = 4
+
+
+def claude_home() -> Path:
+    """Claude Code's folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(explicit).expanduser() if explicit else Path.home() / ".claude"
+
+
+def codex_home() -> Path:
+    """Codex's folder: ``$CODEX_HOME``, else ``~/.codex``."""
+    explicit = os.environ.get("CODEX_HOME")
+    return Path(explicit).expanduser() if explicit else Path.home() / ".codex"
 
 
 def default_roots() -> list[Path]:

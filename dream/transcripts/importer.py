@@ -16,25 +16,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import chain
 from pathlib import Path
 from typing import Literal
 
-from filelock import FileLock, Timeout
-
-from dream import speedups
 from dream.config import Settings
 from dream.errors import BadInput, Refused
 from dream.store.tree import atomic_write, atomic_write_many
 from dream.transcripts import claude_code, codex
-from dream.transcripts.claude_code import ScannedLines
-from dream.transcripts.common import Session, log_relpath
-from dream.transcripts.helper import Helper, helper_share
+from dream.transcripts.common import Session, as_dict, log_relpath
+from dream.transcripts.discover import codex_home
 from dream.transcripts.render import render_logs
 
 Source = Literal["claude-code", "codex"]
@@ -46,12 +38,8 @@ FORMAT_VERSION = 1
 STATE_NAME = "import-state.json"
 LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
-# One reader thread: it runs ahead of this thread's parsing and needs the
-# GIL only once per batch (see `_batches`); one writer thread, which writes
-# a whole group at a time (`atomic_write_many`) for the same reason. Sessions
-# are rendered in groups, so that redaction is one polars call per group.
-READ_THREADS = 1
-READ_BATCH = 16
+# Sessions are read and rendered in groups: redaction is one polars call per
+# group, and only one group's sessions are held at a time.
 RENDER_GROUP = 64
 
 
@@ -69,18 +57,6 @@ class ImportResult:
 
 
 # --- where transcripts are ------------------------------------------------------
-
-
-def claude_home() -> Path:
-    """Claude Code's folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(explicit).expanduser() if explicit else Path.home() / ".claude"
-
-
-def codex_home() -> Path:
-    """Codex's folder: ``$CODEX_HOME``, else ``~/.codex``."""
-    explicit = os.environ.get("CODEX_HOME")
-    return Path(explicit).expanduser() if explicit else Path.home() / ".codex"
 
 
 def default_source_path(store_root: Path, source: Source) -> Path:
@@ -187,6 +163,10 @@ def import_transcripts(
         raise BadInput(f"{store_root}: store folder does not exist")
     found = resolve_source_path(store_root, source, path, settings)
     (store_root / ".dream").mkdir(exist_ok=True)
+    from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
+        FileLock,
+        Timeout,
+    )
     lock = FileLock(str(store_root / ".dream" / LOCK_NAME))
     try:
         with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
@@ -222,19 +202,12 @@ class _Import:
         writes: list[tuple[Path, bytes]] = []
         removals: list[Path] = []
         changed = self._changed(transcripts, result)
-        # The sessions come from `_sessions`; this thread renders each group,
-        # and a writer thread writes it. The logs are made durable together
-        # (one os.sync) before the state records them.
-        with self._sessions(changed) as sessions, ThreadPoolExecutor(1) as writer:
-            pending: list[Future] = []
-            for start in range(0, len(changed), RENDER_GROUP):
-                group = changed[start : start + RENDER_GROUP]
-                read = [next(sessions) for _ in group]
-                planned = len(writes)
-                self._import_group(group, read, result, writes, removals)
-                pending.append(writer.submit(atomic_write_many, writes[planned:]))
-            for done in pending:
-                done.result()  # a failed write raises here, before any removal or state change
+        for start in range(0, len(changed), RENDER_GROUP):
+            group = changed[start : start + RENDER_GROUP]
+            self._import_group(group, [self._read(path) for path, _, _ in group], result, writes, removals)
+        # A failed write raises here, before any removal or state change. The
+        # logs are made durable together (one os.sync) before the state records them.
+        atomic_write_many(writes)
         if writes:
             os.sync()
         self._apply(writes, removals, result)
@@ -259,39 +232,6 @@ class _Import:
             return read_transcript(self.source, path, self.settings)
         except OSError as exc:
             return exc
-
-    @contextmanager
-    def _sessions(self, changed: list[tuple[Path, dict, str]]) -> Iterator[Iterator[Session | OSError]]:
-        """The transcripts read, in order.
-
-        A large import shares the reading with a forked helper (see
-        `helper`) and this thread reads its own part. Otherwise a reader
-        thread scans the transcripts ahead (in C, without the GIL, when it
-        can) and this thread parses them. (Both at once measured slower: three
-        busy threads on two cores.)
-        """
-        paths = [path for path, _, _ in changed]
-        share = helper_share([seen["size"] for _, seen, _ in changed])
-        if share < len(paths):
-            with Helper(paths[share:], self._read) as helping:
-                yield chain(map(self._read, paths[:share]), helping.sessions())
-            return
-        with ThreadPoolExecutor(READ_THREADS) as readers:
-            started = chain.from_iterable(readers.map(self._start, _batches(paths)))
-            yield map(self._finish, changed, started)
-
-    def _start(self, paths: list[Path]) -> list[Session | ScannedLines | OSError]:
-        """What a reader thread does with a batch: all the reading, or its GIL-free first step."""
-        if self.source != "claude-code" or speedups.native is None:
-            return [self._read(path) for path in paths]
-        return claude_code.scan_many(paths)
-
-    def _finish(self, change: tuple[Path, dict, str], started: Session | ScannedLines | OSError) -> Session | OSError:
-        """What this thread does with a reader's result: parse the lines it kept, if that is left."""
-        if not isinstance(started, ScannedLines):
-            return started
-        settings = self.settings
-        return claude_code.parse_scanned(change[0], started, settings.include_sidechains, settings.max_entry_chars)
 
     def _changed(self, transcripts: list[Path], result: ImportResult) -> list[tuple[Path, dict, str]]:
         """(path, what stat says now, state key) of transcripts to read again."""
@@ -325,7 +265,7 @@ class _Import:
                 result.sessions_unchanged += 1
             else:
                 writes.append((self.store / log, data))
-        before = self.state.get(name) if isinstance(self.state.get(name), dict) else {}
+        before = as_dict(self.state.get(name))
         old = before.get("log")
         if old and old != log and self.claimed.get(old) == name:
             removals.append(self.store / old)  # renamed (e.g. a first request arrived)
@@ -358,16 +298,6 @@ class _Import:
             return False
         log = before.get("log")
         return log is None or (self.store / log).is_file()  # a deleted log is written again
-
-
-def _batches(paths: list[Path]) -> list[list[Path]]:
-    """Batches of 1, 2, 4… up to `READ_BATCH` paths: the first arrives soon, later ones cost few GIL waits."""
-    batches, size, at = [], 1, 0
-    while at < len(paths):
-        batches.append(paths[at : at + size])
-        at += size
-        size = min(2 * size, READ_BATCH)
-    return batches
 
 
 def _same_bytes(target: Path, data: bytes) -> bool:

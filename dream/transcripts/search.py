@@ -18,7 +18,7 @@ from typing import Any
 from dream.errors import BadInput
 from dream.pipeline.redact import redact
 from dream.transcripts.codex import message_text, session_id_from_name
-from dream.transcripts.common import REDACT_MARGIN, parse_json_line
+from dream.transcripts.common import REDACT_MARGIN, as_dict, parse_json_line
 
 EXCERPT_CONTEXT = 120  # characters kept on each side of a match
 EXCERPT_MAX = 400
@@ -87,7 +87,7 @@ def _mentions_session(path: Path, session: str) -> bool:
     with path.open("rb") as fh:
         for _, line in zip(range(5), fh):
             record = parse_json_line(line) or {}
-            payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+            payload = as_dict(record.get("payload"))
             for value in (record.get("sessionId"), payload.get("id")):
                 if isinstance(value, str) and session in value:
                     return True
@@ -135,7 +135,7 @@ def searchable_texts(record: dict) -> Iterator[tuple[str, str]]:
     message = record.get("message")
     if not isinstance(message, dict):
         return
-    role = message.get("role") if message.get("role") in ("user", "assistant") else "user"
+    role = "assistant" if message.get("role") == "assistant" else "user"
     content = message.get("content")
     if isinstance(content, str):
         yield role, content

@@ -28,9 +28,12 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import orjson
+
 from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, LockBusy, Refused
+from dream.records import DamagedRecord, parse_record, read_record_bytes
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
 from dream.store.tree import (
@@ -78,18 +81,20 @@ def write_journal(layout: Layout, journal: Journal) -> None:
 def load_journal(layout: Layout) -> Journal | None:
     """The unfinished journal, None when there is none; `JournalBlocked` when it makes no sense."""
     try:
-        raw = json.loads(layout.journal.read_text(encoding="utf-8"))
+        data = read_record_bytes(layout.journal, "journal")
     except FileNotFoundError:
         return None
-    except ValueError:
-        # The journal is written atomically, so a damaged one was never committed.
+    except DamagedRecord as exc:  # a FIFO, a folder, unreadable: nobody can tell what it planned
+        raise _blocked(layout, f"cannot be read ({exc})") from None
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:
+        # The journal is written atomically, so one that is not JSON was never committed.
         layout.journal.unlink(missing_ok=True)
         return None
-    except OSError as exc:
-        raise _blocked(layout, f"cannot be read ({exc.strerror})") from None
     try:
-        journal = Journal(**raw)
-    except TypeError as exc:
+        journal = parse_record(data, Journal, "journal")
+    except DamagedRecord as exc:
         raise _blocked(layout, f"is not a journal dream wrote ({exc})") from None
     problem = _journal_problem(journal)
     if problem:
@@ -98,11 +103,7 @@ def load_journal(layout: Layout) -> Journal | None:
 
 
 def _journal_problem(j: Journal) -> str | None:
-    """What makes a journal unusable (wrong types, paths outside the memory files, no pre-image)."""
-    if not (isinstance(j.action, str) and isinstance(j.new_version, int) and isinstance(j.files, dict)
-            and isinstance(j.writes, list) and isinstance(j.deletes, list) and isinstance(j.before, dict)
-            and isinstance(j.extra, dict)):
-        return "has fields of the wrong type"
+    """What makes a well-typed journal unusable (paths outside the memory files, no pre-image)."""
     for rel in [*j.files, *j.paths]:
         if not isinstance(rel, str) or not is_memory_path(rel) or rel.startswith("/") or "" in rel.split("/"):
             return f"names {rel!r}, which is not a memory file path"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from typing import cast
 
 from merge3 import Merge3
 
@@ -61,7 +62,8 @@ def merge_file(base: bytes, live: bytes, proposal: bytes) -> tuple[bytes | None,
         elif kind == "b":
             merged += b[region[1]:region[2]]
         else:  # conflict: zstart, zend, astart, aend, bstart, bend
-            zs, ze, as_, ae, bs, be = region[1:]
+            # merge3 types every region as (kind, start, end); a conflict carries six numbers.
+            zs, ze, as_, ae, bs, be = cast(tuple[int, int, int, int, int, int], region[1:])
             where = (f"after base line {zs}" if ze == zs else f"base line {ze}" if ze - zs == 1
                      else f"base lines {zs + 1}-{ze}")
             hunks.append(f"{where}: store has {_preview(a[as_:ae])}, proposal has {_preview(b[bs:be])}")

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+from anthropic.lib.tools import BetaBuiltinFunctionTool, BetaFunctionTool
+from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMessageParam, BetaTextBlockParam
 
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude.budget import Budget
@@ -34,7 +36,7 @@ from dream.store.tree import Tree, read_tree
 MAX_RETRIES = 4
 MAX_REQUEST_SECONDS = 600.0
 MIN_REQUEST_SECONDS = 60.0
-CACHE = {"type": "ephemeral"}
+CACHE: BetaCacheControlEphemeralParam = {"type": "ephemeral"}
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 
 
@@ -46,14 +48,14 @@ class ClaudeEngine:
     def __init__(self, client: anthropic.Anthropic | None = None) -> None:
         self._client = client
         self._budget: Budget | None = None
-        self._transcript: list[dict[str, Any]] = []  # the conversation so far, for the corrective turn
+        self._transcript: list[BetaMessageParam] = []  # the conversation so far, for the corrective turn
         self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
 
     # -- the engine contract -----------------------------------------------------
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
         self._budget = Budget(inp.settings)
-        first = {"role": "user", "content": [{"type": "text", "text": self._dream_prompt(inp)}]}
+        first: BetaMessageParam = {"role": "user", "content": [{"type": "text", "text": self._dream_prompt(inp)}]}
         self._transcript = [first]
         return self._converse(inp)
 
@@ -98,8 +100,12 @@ class ClaudeEngine:
     def _run_tools(self, inp: EngineInput, memory: StagingMemoryTool) -> Any:
         assert self._budget is not None
         settings = inp.settings
-        tools = [memory, *make_log_tools(inp.sessions, inp.catalog), *make_transcript_tools(inp.store_root, settings)]
-        system = [{"type": "text", "text": render_system(), "cache_control": CACHE}]
+        tools: list[BetaFunctionTool[Any] | BetaBuiltinFunctionTool] = [
+            memory,
+            *make_log_tools(inp.sessions, inp.catalog),
+            *make_transcript_tools(inp.store_root, settings),
+        ]
+        system: list[BetaTextBlockParam] = [{"type": "text", "text": render_system(), "cache_control": CACHE}]
         self._budget.check_time_left()
         client = self._client_for(settings)
         runner = client.beta.messages.tool_runner(

@@ -14,6 +14,7 @@ from rapidfuzz import fuzz
 
 from dream.engines.offline import dates
 from dream.engines.offline.archive import archive_lines
+from dream.engines.offline.catalog import Catalog
 from dream.engines.offline.orient import (
     Memory,
     Workspace,
@@ -24,7 +25,6 @@ from dream.engines.offline.orient import (
 )
 from dream.engines.offline.requests import Request
 from dream.engines.offline.similarity import (
-    best_match,
     group_pairs,
     normalize,
     similar_pairs,
@@ -204,18 +204,27 @@ def absolute_dates(ws: Workspace) -> None:
 
 
 def apply_requests(ws: Workspace, requests: list[Request]) -> None:
-    """Apply requests in the order they were made (a later forget wins)."""
+    """Apply requests in the order they were made (a later forget wins).
+
+    The catalog of memories is built once and kept current, so each request
+    costs about the same however many came before it.
+    """
+    if not requests:
+        return
+    catalog = Catalog(ws)
     for request in requests:
         if request.kind == "forget":
-            forget(ws, request)
+            forget(ws, catalog, request)
         elif request.kind == "correction":
-            if not correct_existing(ws, request):
-                file_memory(ws, request)
+            if not correct_existing(ws, catalog, request):
+                file_memory(ws, catalog, request)
         else:
-            file_memory(ws, request)
+            file_memory(ws, catalog, request)
 
 
 def _dated_text(request: Request) -> str:
+    if not dates.might_have_relative_dates(request.text):
+        return request.text  # the date pattern is slow and most requests hold no date
     text, _ = dates.rewrite_line(request.text, request.date)
     return text
 
@@ -230,32 +239,13 @@ def memory_type(request: Request, text: str) -> str:
     return "project"
 
 
-def _covered_by(ws: Workspace, text: str) -> Memory | None:
-    """An existing memory that already says `text` (near-duplicate), if any."""
-    threshold = ws.settings.similarity_threshold
-    needle = normalize(text)
-    if not needle:
-        return None
-    for memory in memories(ws.store):
-        hay = normalize(memory.text)
-        if not hay:
-            continue
-        score = fuzz.ratio(needle, hay)
-        if len(needle) >= 20 and len(hay) > len(needle):
-            score = max(score, fuzz.partial_ratio(needle, hay))
-        if score >= threshold:
-            return memory
-    return None
-
-
-
-def file_memory(ws: Workspace, request: Request) -> None:
+def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
     store = ws.store
     text = _dated_text(request)
-    existing = _covered_by(ws, text)
+    existing = catalog.covering(text)
     if existing is not None:
         ws.change("merged", existing.path or INDEX_NAME,
-                  f"{request.kind} request already covered by {existing.label}",
+                  f"{request.kind} request already covered by {catalog.label(existing)}",
                   f"request: {shorten(text, 120)}", request.session)
         return
     type_ = memory_type(request, text)
@@ -265,7 +255,7 @@ def file_memory(ws: Workspace, request: Request) -> None:
     extra = {"created": request.date.isoformat(), "originSessionId": request.session}
     store.add_topic(path, new_topic_text(title, shorten(text, MAX_LINE), type_, topic_lines,
                                          extra, store.newline))
-    store.index_lines.append(fit_line(title, path, text if title != text else ""))
+    catalog.file_topic(path, fit_line(title, path, text if title != text else ""))
     ws.change("created", path, f"{request.kind} request in session {request.session}",
               f"{type_}: {shorten(text, 120)}", request.session)
 
@@ -275,7 +265,7 @@ def file_memory(ws: Workspace, request: Request) -> None:
 _NOT = re.compile(r"^(?P<right>.+?),?\s+(?:not|instead of|rather than)\s+(?P<wrong>[^,;.]+?)\s*(?:[,;.]\s.*)?$", re.I)
 
 
-def correct_existing(ws: Workspace, request: Request) -> bool:
+def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     """Apply "X, not Y" to the memory stating Y; True if one was updated.
 
     Lines stating the wrong value are struck through (kept, so nothing is
@@ -288,12 +278,12 @@ def correct_existing(ws: Workspace, request: Request) -> bool:
     if len(wrong) < 2:
         return False
     wrong_re = re.compile(rf"(?<!\w){re.escape(wrong)}(?!\w)", re.I)
-    candidates = [m for m in memories(ws.store) if m.kind == "topic" and wrong_re.search(m.text)]
+    candidates = [e for e in catalog.stating(wrong) if wrong_re.search(e.memory.text)]
     if not candidates:
         return False
-    scored = sorted(((fuzz.token_set_ratio(normalize(right), normalize(m.text)), m.order, m)
-                     for m in candidates), key=lambda x: (-x[0], x[1]))
-    target = ws.store.topics[scored[0][2].key]
+    right_norm = normalize(right)
+    best = max(candidates, key=lambda e: fuzz.token_set_ratio(right_norm, e.norm))  # first of equals
+    target = ws.store.topics[best.memory.key]
     if not editable(target):
         ws.note(f"{target.path}: correction “{request.text}” not applied: {'; '.join(target.format_problems)}")
         return False
@@ -313,6 +303,7 @@ def correct_existing(ws: Workspace, request: Request) -> bool:
     if wrong_re.search(target.description):
         ws.note(f"{target.path}: its description still says “{wrong}”; check it after the correction")
     ensure_frontmatter(ws, target, "a correction was applied")
+    catalog.refresh(target.path)
     ws.change("updated", target.path, f"correction in session {request.session} contradicts it",
               f"{changed} line(s) stating “{wrong}” struck through; now: {shorten(right, 100)}",
               request.session)
@@ -333,47 +324,21 @@ def _strike(line: str) -> str:
 # ---------------------------------------------------------------- forget
 
 
-def forget(ws: Workspace, request: Request) -> None:
-    store = ws.store
-    pool = memories(store)
-    hooks: dict[str, list[str]] = {}
-    for line in store.parsed_index():
-        if line.kind == "link":
-            resolved = resolve_link(INDEX_NAME, line.target)
-            if resolved:
-                hooks.setdefault(resolved, []).append(f"{line.title} {line.hook}")
-    texts = []
-    for m in pool:
-        if m.kind == "topic":
-            topic = store.topics[m.key]
-            texts.append(" ".join([topic.name, topic.stem.replace("_", " ").replace("-", " "),
-                                   topic.description, *hooks.get(m.key, [])]))
-        else:
-            texts.append(m.text)
-    index, score, ambiguous = best_match(request.text, texts, ws.settings.similarity_threshold)
-    if index is None:
+def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
+    entry, score, ambiguous = catalog.forget_match(request.text)
+    if entry is None:
         ws.note(f"forget “{request.text}” (session {request.session}): no memory matches; nothing removed")
         return
     if ambiguous:
         ws.note(f"forget “{request.text}” (session {request.session}): several memories match "
                 f"equally well; nothing removed")
         return
-    memory = pool[index]
-    if memory.kind == "topic":
-        _remove_pointers(ws, memory.key)
-        store.remove(memory.key)
-        path = memory.key
-    else:
-        store.index_lines.remove(memory.key)
-        path = INDEX_NAME
+    memory = entry.memory
+    label = catalog.label(memory)
+    catalog.remove(memory)
+    path = memory.key if memory.kind == "topic" else INDEX_NAME
     ws.change("forgotten", path, f"user asked to forget “{request.text}” (match {score:.0f}%)",
-              f"removed {memory.label}", request.session)
-
-
-def _remove_pointers(ws: Workspace, path: str) -> None:
-    lines = ws.store.index_lines
-    lines[:] = [text for text in lines
-                if not any(resolve_link(INDEX_NAME, t) == path for t in parse_index_line(text).links)]
+              f"removed {label}", request.session)
 
 
 __all__ = ["merge_duplicates", "absolute_dates", "apply_requests", "scope_of"]

@@ -137,7 +137,7 @@ def _year_by_word(phrase: str, base: date) -> date | None:
 def _rewrite_segment(segment: str, base: date, pattern: re.Pattern[str],
                      found: list[tuple[str, str]]) -> str:
     def replace(match: re.Match[str]) -> str:
-        number = int(match.lastgroup[1:])
+        number = int((match.lastgroup or "g0")[1:])  # the pattern is all named groups: one matched
         _, lang, granularity = (_PHRASES + [_FRENCH_HIER])[number]
         absolute = resolve(match.group(0), lang, granularity, base)
         if absolute is None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dream.config import Settings
 from dream.engines.base import Change
-from dream.store.model import TEAM_DIR, Store, TopicFile, resolve_link
+from dream.store.model import TEAM_DIR, IndexLine, Store, TopicFile, resolve_link
 from dream.store.tree import INDEX_NAME, Tree, atomic_write, read_tree
 
 ARCHIVE_NAME = "archive.md"
@@ -42,12 +42,14 @@ class Workspace:
     today: date
     changes: list[Change] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    _noted: set[str] = field(default_factory=set, repr=False)  # thousands of requests may each add one
 
     def change(self, action: str, path: str, reason: str, detail: str = "", source: str = "") -> None:
         self.changes.append(Change(action, path, reason, detail, source))
 
     def note(self, message: str) -> None:
-        if message not in self.notes:
+        if message not in self._noted:
+            self._noted.add(message)
             self.notes.append(message)
 
 
@@ -57,7 +59,12 @@ def load(staging: Path, settings: Settings, today: date) -> tuple[Workspace, Tre
 
 
 def save(ws: Workspace, staging: Path, before: Tree) -> None:
-    """Write the files that changed into staging, and delete removed ones."""
+    """Write the files that changed into staging, and delete removed ones.
+
+    No fsync: staging is a scratch copy that a crash throws away, and the
+    proposal made from it is written durably. A log of thousands of requests
+    writes thousands of files here.
+    """
     after = ws.store.to_tree()
     for path in sorted(set(before) - set(after)):
         target = staging / path
@@ -76,10 +83,10 @@ def is_archive(path: str) -> bool:
     return path.rsplit("/", 1)[-1] == ARCHIVE_NAME
 
 
-def index_targets(store: Store) -> dict[str, int]:
-    """Store paths linked from the index, with the line number of their first link."""
+def index_targets(parsed: list[IndexLine]) -> dict[str, int]:
+    """Store paths linked from the parsed index, with the line number of their first link."""
     first: dict[str, int] = {}
-    for number, line in enumerate(store.parsed_index()):
+    for number, line in enumerate(parsed):
         for target in line.links:
             resolved = resolve_link(INDEX_NAME, target)
             if resolved and resolved not in first:
@@ -92,17 +99,22 @@ def topic_text(topic: TopicFile) -> str:
     return f"{topic.description}\n{topic.body}".strip()
 
 
-def memories(store: Store) -> list[Memory]:
-    """Every topic file and inline rule, oldest (first indexed) first."""
+def memories(store: Store, parsed: list[IndexLine] | None = None) -> list[Memory]:
+    """Every topic file and inline rule, oldest (first indexed) first.
+
+    `parsed` is `store.parsed_index()`, for a caller that has it already.
+    Topics no index line points to come last, after every indexed memory.
+    """
     found: list[Memory] = []
-    linked = index_targets(store)
+    parsed = store.parsed_index() if parsed is None else parsed
+    linked = index_targets(parsed)
     unlinked_base = len(store.index_lines) + 1
     for rank, (path, topic) in enumerate(sorted(store.topics.items())):
         if is_archive(path):
             continue
         order = linked.get(path, unlinked_base + rank)
         found.append(Memory("topic", path, topic_text(topic), path, order, scope_of(path)))
-    for number, line in enumerate(store.parsed_index()):
+    for number, line in enumerate(parsed):
         if line.kind == "rule":
             found.append(Memory("rule", line.text, line.hook, f"{INDEX_NAME} line {number + 1}",
                                 number, "personal"))

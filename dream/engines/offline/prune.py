@@ -87,7 +87,7 @@ def repair_pointers(ws: Workspace) -> None:
             continue
         new_text = text
         for target in missing:
-            moved = find_moved(ws, resolve_link(INDEX_NAME, target), line.title, basenames, names)
+            moved = find_moved(ws, resolve_link(INDEX_NAME, target) or target, line.title, basenames, names)
             if moved:
                 new_text = new_text.replace(f"]({target})", f"]({moved})")
                 ws.change("repaired", INDEX_NAME, f"pointer to missing {target} now points to {moved}",
@@ -190,7 +190,7 @@ def shorten_long_lines(ws: Workspace) -> None:
 
 
 def _line_prefix(text: str) -> str:
-    return re.match(r"^\s*", text).group(0)
+    return text[: len(text) - len(text.lstrip())]
 
 
 def _shorten_link_line(ws: Workspace, text: str, line: IndexLine) -> str:

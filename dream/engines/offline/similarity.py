@@ -45,16 +45,23 @@ def tokens(normalized: str) -> set[str]:
     return found
 
 
+def min_shared(size: int, threshold: float) -> int:
+    """How many of a text's `size` tokens a near-duplicate of it shares, at least.
+
+    Character ratio and token overlap are not the same measure, so the
+    overlap is set a good deal below the rapidfuzz threshold to stay generous.
+    """
+    overlap = max(0.4, threshold / 100 - 0.15)
+    return math.ceil(overlap * size)
+
+
 def _prefix_length(size: int, threshold: float) -> int:
     """How many rarest tokens to index so that similar texts share one.
 
-    For a token-overlap threshold t, two sets whose overlap reaches t share
-    at least one of the first size - ceil(t * size) + 1 tokens. Character
-    ratio and token overlap are not the same measure, so t is set a good
-    deal below the rapidfuzz threshold to stay generous.
+    Two sets that share at least k of a text's `size` tokens share at least
+    one of any size - k + 1 of them: we take the rarest.
     """
-    overlap = max(0.4, threshold / 100 - 0.15)
-    return max(1, size - math.ceil(overlap * size) + 1)
+    return max(1, size - min_shared(size, threshold) + 1)
 
 
 def similar_pairs(texts: list[str], threshold: float, scopes: list[str] | None = None
@@ -103,6 +110,18 @@ def _score(a: str, b: str, threshold: float) -> float | None:
     return score if score >= threshold else None
 
 
+def covers(needle: str, hay: str, threshold: float) -> bool:
+    """Whether `hay` already says `needle` (both normalized, non-empty).
+
+    Their ratio reaches the threshold, or, for a longer memory that may hold
+    the request among other lines, the request's best window in it does.
+    """
+    if fuzz.ratio(needle, hay, score_cutoff=threshold) >= threshold:
+        return True
+    return (len(needle) >= 20 and len(hay) > len(needle)
+            and fuzz.partial_ratio(needle, hay, score_cutoff=threshold) >= threshold)
+
+
 def group_pairs(count: int, pairs: list[tuple[int, int, float]]) -> list[list[int]]:
     """Connected groups (size >= 2) of the pairs, each sorted, in order of first member."""
     parent = list(range(count))
@@ -130,14 +149,19 @@ everything anything stuff thing things what note notes memory memories entry ent
 """.split())
 
 
+def forget_query(query: str) -> str:
+    """The words of a forget request that say which memory is meant (all, if only stopwords)."""
+    words = normalize(query).split()
+    return " ".join(w for w in words if w not in _STOPWORDS) or " ".join(words)
+
+
 def best_match(query: str, texts: list[str], threshold: float) -> tuple[int | None, float, bool]:
     """The text that best contains the query's words: (index, score, ambiguous).
 
     Uses token_set_ratio, which reaches 100 when every word of the query
     (stopwords aside) is in the text; `ambiguous` is True when two texts share the best score.
     """
-    words = normalize(query).split()
-    q = " ".join(w for w in words if w not in _STOPWORDS) or " ".join(words)
+    q = forget_query(query)
     if not q:
         return None, 0.0, False
     scored = [(fuzz.token_set_ratio(q, normalize(t)), i) for i, t in enumerate(texts)]

@@ -1,0 +1,364 @@
+"""The memories, indexed by word, kept current while requests edit the store.
+
+Applying a request asks the store one of three questions: does a memory
+already say this (remember), which memory is meant (forget), which memory
+states the value a correction contradicts. Answering each by re-parsing the
+index and re-normalizing every memory made a log of N requests cost N times
+the store, and the store grows with every request filed. The catalog reads
+the store once, keeps each memory's normalized texts in inverted word
+indexes, and is updated in place as requests add, edit and remove memories,
+so a question looks only at the memories that share a rare enough word with
+it, plus exact lookups where a wrong answer would remove the wrong memory.
+
+Words are looked up by their first five letters (`key`), so that "deploys
+happen on Fridays" is still a candidate for "deploy happens on friday"; the
+rapidfuzz score then decides, as it did when every memory was scored.
+
+A memory's *rank* is its place in `orient.memories()` order, which decides
+between equal candidates: indexed memories by their first index line (the
+lines of filed memories are appended), then topics no line points to.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+
+from rapidfuzz import fuzz
+
+from dream.engines.offline.orient import Memory, Workspace, memories, topic_text
+from dream.engines.offline.similarity import (
+    MAX_BLOCK,
+    covers,
+    forget_query,
+    min_shared,
+    normalize,
+    tokens,
+)
+from dream.store.model import IndexLine, TopicFile, parse_index_line, resolve_link
+from dream.store.tree import INDEX_NAME
+
+Rank = tuple[int, int, str]
+INDEXED, UNLINKED = 0, 1
+SUBSET_WORDS = 10  # forget queries up to this many words look up every subset of their words
+KEY_CHARS = 5
+
+
+def keys(normalized: str) -> frozenset[str]:
+    """The lookup keys of a normalized text: its tokens cut to their first letters."""
+    return frozenset(t[:KEY_CHARS] for t in tokens(normalized))
+
+
+@dataclass
+class Entry:
+    memory: Memory
+    rank: Rank
+    norm: str  # the memory's text, normalized: what remember and corrections compare with
+    keys: frozenset[str]
+    forget_norm: str  # name, file name, description and index hooks: what "forget X" names
+    words: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Line:
+    """What the catalog keeps of an index line; lines with the same text are alike."""
+
+    targets: frozenset[str]  # store paths it links
+    entry_of: str | None  # the topic whose entry it is (a link line's target)
+    hook: str  # for that topic's forget text
+    rule: bool
+
+    @classmethod
+    def of(cls, line: IndexLine) -> Line:
+        targets = frozenset(t for t in (resolve_link(INDEX_NAME, link) for link in line.links) if t is not None)
+        entry_of = resolve_link(INDEX_NAME, line.target) if line.kind == "link" else None
+        return cls(targets, entry_of, f"{line.title} {line.hook}", line.kind == "rule")
+
+
+def forget_text(topic: TopicFile, hooks: list[str]) -> str:
+    return " ".join([topic.name, topic.stem.replace("_", " ").replace("-", " "), topic.description, *hooks])
+
+
+class Catalog:
+    """Memories and index lines as read once, then edited along with the store.
+
+    Index lines are numbered as first read, and filed lines after them.
+    Removing lines does not renumber the others: only the order of numbers
+    matters, and removal keeps it.
+    """
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.threshold = ws.settings.similarity_threshold
+        store = ws.store
+        parsed = store.parsed_index()
+        self.entries: dict[int, Entry] = {}
+        self.topic_ids: dict[str, int] = {}
+        self.rule_at: dict[int, int] = {}  # line number -> entry of the rule on that line
+        self.by_key: dict[str, set[int]] = defaultdict(set)  # memory text keys
+        self.by_norm: dict[str, set[int]] = defaultdict(set)
+        self.by_word: dict[str, set[int]] = defaultdict(set)  # forget text words, and their keys
+        self.by_word_key: dict[str, set[int]] = defaultdict(set)
+        self.by_words: dict[frozenset[str], set[int]] = defaultdict(set)
+        self.lines: dict[str, Line] = {}
+        self.texts: dict[int, str] = {}  # line number -> text
+        self.numbers: dict[str, list[int]] = defaultdict(list)  # text -> its line numbers, ascending
+        self.refs: dict[str, list[int]] = defaultdict(list)  # path -> numbers of lines linking it, ascending
+        self.next_id = 0
+        for number, line in enumerate(parsed):
+            self._note_line(number, line)
+        self.next_line = len(parsed)
+        for memory in memories(store, parsed):
+            self._add(memory, self._rank(memory))
+
+    # ---------------------------------------------------------------- upkeep
+
+    def _note_line(self, number: int, line: IndexLine) -> None:
+        info = self.lines.get(line.text) or self.lines.setdefault(line.text, Line.of(line))
+        self.texts[number] = line.text
+        self.numbers[line.text].append(number)
+        for path in info.targets:
+            self.refs[path].append(number)
+
+    def _rank(self, memory: Memory) -> Rank:
+        """Its place in `orient.memories()` order: by first index line, then unlinked topics by path."""
+        if memory.kind == "rule":
+            return INDEXED, memory.order, memory.key
+        refs = self.refs.get(memory.key)
+        return (INDEXED, refs[0], memory.key) if refs else (UNLINKED, 0, memory.key)
+
+    def _hooks(self, path: str) -> list[str]:
+        found = []
+        for number in self.refs.get(path, ()):
+            line = self.lines[self.texts[number]]
+            if line.entry_of == path:
+                found.append(line.hook)
+        return found
+
+    def _add(self, memory: Memory, rank: Rank) -> None:
+        if memory.kind == "topic":
+            forget = forget_text(self.ws.store.topics[memory.key], self._hooks(memory.key))
+        else:
+            forget = memory.text
+        norm, forget_norm = normalize(memory.text), normalize(forget)
+        entry = Entry(memory, rank, norm, keys(norm), forget_norm, frozenset(forget_norm.split()))
+        key = self.next_id
+        self.next_id += 1
+        self.entries[key] = entry
+        if memory.kind == "topic":
+            self.topic_ids[memory.key] = key
+        else:
+            self.rule_at[rank[1]] = key
+        for k in entry.keys:
+            self.by_key[k].add(key)
+        self.by_norm[entry.norm].add(key)
+        for word in entry.words:
+            self.by_word[word].add(key)
+            self.by_word_key[word[:KEY_CHARS]].add(key)
+        self.by_words[entry.words].add(key)
+
+    def _drop(self, key: int) -> Entry:
+        entry = self.entries.pop(key)
+        for k in entry.keys:
+            self.by_key[k].discard(key)
+        self.by_norm[entry.norm].discard(key)
+        for word in entry.words:
+            self.by_word[word].discard(key)
+            self.by_word_key[word[:KEY_CHARS]].discard(key)
+        self.by_words[entry.words].discard(key)
+        if entry.memory.kind == "topic":
+            del self.topic_ids[entry.memory.key]
+        return entry
+
+    def _recatalog(self, path: str) -> None:
+        """Catalog a topic again: its text, its hooks or its first index line changed."""
+        old = self._drop(self.topic_ids[path]).memory
+        memory = Memory("topic", path, topic_text(self.ws.store.topics[path]), old.label, old.order, old.scope)
+        self._add(memory, self._rank(memory))
+
+    def _unlink(self, numbers: list[int]) -> None:
+        """Forget index lines removed from the store, and what they meant to other memories."""
+        touched: set[str] = set()
+        for number in numbers:
+            text = self.texts.pop(number)
+            self.numbers[text].remove(number)
+            line = self.lines[text]
+            for path in line.targets:
+                self.refs[path].remove(number)
+                touched.add(path)
+            if line.rule and number in self.rule_at:
+                self._drop(self.rule_at.pop(number))
+        for path in sorted(touched):
+            if path in self.topic_ids:  # a topic also linked from a removed line
+                self._recatalog(path)
+
+    # ---------------------------------------------------------------- edits
+
+    def file_topic(self, path: str, line: str) -> None:
+        """Append the index line of a topic just added to the store, and catalog the topic."""
+        self.ws.store.index_lines.append(line)
+        number = self.next_line
+        self.next_line += 1
+        self._note_line(number, parse_index_line(line))
+        memory = Memory("topic", path, topic_text(self.ws.store.topics[path]), path, number, "personal")
+        self._add(memory, self._rank(memory))
+
+    def refresh(self, path: str) -> None:
+        """A topic's text changed (a correction)."""
+        self._recatalog(path)
+
+    def remove(self, memory: Memory) -> None:
+        """Remove a memory and, as the engine always has, the index lines that point to it.
+
+        A topic takes every line linking it; a rule, the first line with its text.
+        """
+        lines = self.ws.store.index_lines
+        if memory.kind == "topic":
+            self._drop(self.topic_ids[memory.key])
+            doomed = {self.texts[number] for number in self.refs.get(memory.key, ())}
+            for text in doomed:
+                while text in lines:  # a list scan in C: no parsing
+                    lines.remove(text)
+            self.ws.store.remove(memory.key)
+            self._unlink(sorted(n for text in doomed for n in self.numbers[text]))
+        else:
+            lines.remove(memory.key)
+            self._unlink([self.numbers[memory.key][0]])
+
+    def label(self, memory: Memory) -> str:
+        """What the report calls a memory now: a rule by its line in the index as it stands."""
+        if memory.kind == "rule":
+            return f"{INDEX_NAME} line {self.ws.store.index_lines.index(memory.key) + 1}"
+        return memory.label
+
+    # ---------------------------------------------------------------- questions
+
+    def covering(self, text: str) -> Memory | None:
+        """The first memory (by rank) that already says `text`, if any.
+
+        Candidates are the memories with the same normalized text, and those
+        that share most of the text's keys (`similarity.min_shared`), found
+        through its rarer keys: the filter of `similarity.similar_pairs`.
+        """
+        needle = normalize(text)
+        if not needle:
+            return None
+        wanted = keys(needle)
+        # Scoring is the cost (a log may repeat one phrasing thousands of times):
+        # keep only the candidates that share most of the text's keys.
+        enough = min_shared(len(wanted), self.threshold)
+        exact = self.by_norm.get(needle, set())
+        found = exact | {k for k in self._sharing(wanted) if len(wanted & self.entries[k].keys) >= enough}
+        for key in sorted(found, key=lambda k: self.entries[k].rank):
+            entry = self.entries[key]
+            if entry.norm and covers(needle, entry.norm, self.threshold):
+                return entry.memory
+        return None
+
+    def _sharing(self, wanted: frozenset[str]) -> set[int]:
+        """Memories likely to share `min_shared` of the wanted keys, found without a scan.
+
+        Such a memory lacks at most `slack` of the keys found in any memory,
+        so it holds one of the slack + 1 rarest: their lists, when short,
+        hold every such memory. When one is long (all the text's words are
+        common in the store, as in a long log of one phrasing), see `_narrow`.
+        """
+        by_key = self.by_key
+        present = sorted((k for k in wanted if by_key.get(k)), key=lambda k: (len(by_key[k]), k))
+        slack = len(present) - min_shared(len(wanted), self.threshold)
+        if slack < 0:
+            return set()  # too few of its keys are in any memory
+        rarest = [by_key[k] for k in present[:slack + 1]]
+        if len(rarest[-1]) <= MAX_BLOCK:
+            return set().union(*rarest)
+        return _narrow([by_key[k] for k in present])
+
+    def forget_match(self, query: str) -> tuple[Entry | None, float, bool]:
+        """(entry, score, ambiguous): `similarity.best_match` over every memory's forget text.
+
+        A memory whose words include all the query's, or are all among them,
+        scores 100: those are found exactly (a set intersection, and a lookup
+        per subset of the query's words), since two of them make the request
+        ambiguous and nothing may be removed. Lower scores are looked for
+        among memories sharing a rarer word with the query.
+        """
+        q = forget_query(query)
+        if not q:
+            return None, 0.0, False
+        qset = frozenset(q.split())
+        full = self._containing(qset) | self._within(qset)
+        if full:
+            best = min(full, key=lambda k: self.entries[k].rank)
+            return self.entries[best], 100.0, len(full) > 1
+        scored = []
+        for key in self._sharing_word(qset):
+            entry = self.entries[key]
+            score = fuzz.token_set_ratio(q, entry.forget_norm)
+            if score >= self.threshold:
+                scored.append((-score, entry.rank, key))
+        if not scored:
+            return None, 0.0, False
+        scored.sort()
+        ambiguous = len(scored) > 1 and scored[1][0] == scored[0][0]
+        return self.entries[scored[0][2]], -scored[0][0], ambiguous
+
+    def _containing(self, qset: frozenset[str]) -> set[int]:
+        postings = sorted((self.by_word.get(w, set()) for w in qset), key=len)
+        return postings[0].intersection(*postings[1:])
+
+    def _within(self, qset: frozenset[str]) -> set[int]:
+        """Memories whose forget words are all query words."""
+        if len(qset) <= SUBSET_WORDS:
+            found: set[int] = set()
+            for size in range(1, len(qset) + 1):
+                for words in combinations(sorted(qset), size):
+                    found |= self.by_words.get(frozenset(words), set())
+            return found
+        return {k for w in qset for k in self.by_word.get(w, ()) if self.entries[k].words <= qset}
+
+    def _sharing_word(self, qset: frozenset[str]) -> set[int]:
+        by_word_key = self.by_word_key
+        wanted = {w[:KEY_CHARS] for w in qset}
+        postings = sorted((by_word_key[k] for k in wanted if by_word_key.get(k)), key=len)
+        usable = [p for p in postings if len(p) <= MAX_BLOCK]
+        return set().union(*usable) if usable else _narrow(postings)
+
+    def stating(self, wrong: str) -> list[Entry]:
+        """Topic memories whose keys include all of `wrong`'s, by rank.
+
+        A text where `wrong` stands as whole words has all its tokens, so
+        this holds every memory the correction's exact pattern can match.
+        """
+        wanted = keys(normalize(wrong))
+        if wanted:
+            postings = sorted((self.by_key.get(k, set()) for k in wanted), key=len)
+            candidates = postings[0].intersection(*postings[1:])
+        else:
+            candidates = set(self.entries)
+        found = [self.entries[k] for k in candidates if self.entries[k].memory.kind == "topic"]
+        return sorted(found, key=lambda e: e.rank)
+
+
+def _narrow(lists: list[set[int]]) -> set[int]:
+    """The memories in the first (rarest) list, narrowed by the next lists while they are many.
+
+    For a text whose every word is common in the store: the candidates are
+    the memories that hold its rarest words (a set intersection in C, not a
+    scan), so a near-duplicate that differs from it in exactly those words
+    is missed. The price of not scoring a crowd of similar memories for
+    every request of a long log.
+    """
+    if not lists:
+        return set()
+    found = lists[0]
+    for more in lists[1:]:
+        if len(found) <= MAX_BLOCK:
+            break
+        narrowed = found & more
+        if narrowed:
+            found = narrowed
+    return found
+
+
+__all__ = ["Catalog", "Entry", "forget_text"]

@@ -1,0 +1,116 @@
+"""`dream run --engine claude` through the real command, against the fake Messages API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.fake_anthropic import (  # noqa: F401
+    FakeAnthropic,
+    HttpError,
+    Reply,
+    fake_api,
+    memory,
+    text,
+    tool_use,
+)
+
+
+def index_line(store: Path, target: str) -> str:
+    (line,) = [l for l in (store / "MEMORY.md").read_text().splitlines(keepends=True) if f"]({target})" in l]
+    return line
+
+
+def demo_script(store: Path) -> tuple[list[Reply], dict[str, str | None]]:
+    """Merge the two duplicate pairs of the demo, fix its one over-long index line; return the expected files."""
+    small_prs = index_line(store, "feedback_small_prs.md")
+    short_prs = "- [Small PRs](feedback_small_prs.md) — under ~400 lines; refactor first, behaviour change after\n"
+    index = (store / "MEMORY.md").read_text()
+    new_index = (index.replace(index_line(store, "webhook_retries.md"), "")
+                 .replace(index_line(store, "feedback_test_before_push.md"), "")
+                 .replace(small_prs, short_prs))
+    script = [
+        Reply([memory("view", path="/memories"), tool_use("list_sessions")]),
+        Reply([memory("view", path="/memories/webhook_retries.md"),
+               memory("view", path="/memories/feedback_test_before_push.md"),
+               tool_use("search_logs", pattern="webhook|make test")]),
+        Reply([memory("delete", path="/memories/webhook_retries.md"),
+               memory("delete", path="/memories/feedback_test_before_push.md")]),
+        Reply([memory("str_replace", path="/memories/MEMORY.md", old_str=index_line(store, "webhook_retries.md"),
+                      new_str=""),
+               memory("str_replace", path="/memories/MEMORY.md",
+                      old_str=index_line(store, "feedback_test_before_push.md"), new_str=""),
+               memory("str_replace", path="/memories/MEMORY.md", old_str=small_prs, new_str=short_prs)]),
+        Reply([text("- merged webhook_retries.md into project_webhook_retries.md: same policy twice\n"
+                    "- merged feedback_test_before_push.md into feedback_run_tests.md: same rule twice\n"
+                    "- pruned MEMORY.md: dropped both duplicates, shortened the Small PRs line to 150 characters")]),
+    ]
+    expected = {"MEMORY.md": new_index, "webhook_retries.md": None, "feedback_test_before_push.md": None}
+    return script, expected
+
+
+def test_dream_run_with_the_claude_engine_proposes(demo_store: Path, cli, fake_api: FakeAnthropic) -> None:
+    script, expected = demo_script(demo_store)
+    before = {p: p.read_bytes() for p in demo_store.rglob("*") if p.is_file()}
+    fake_api.play(*script)
+
+    run = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
+
+    assert run.code == 0, run.stderr
+    outcome = run.json
+    assert outcome["status"] == "proposed", outcome
+    assert outcome["engine"] == "claude" and outcome["usage"]["turns"] == 5
+    assert fake_api.protocol_errors == [] and not any(r.get("is_error") for r in fake_api.tool_results())
+    # the store itself is untouched until someone accepts
+    assert {p: p.read_bytes() for p in before} == before
+    diff = cli("diff", outcome["proposal_id"], "--store", str(demo_store), "--json").json
+    assert sorted(diff["files_changed"]) == sorted(expected)
+    assert "-- [Webhook retry policy](webhook_retries.md)" in diff["diff"]
+    assert "+- [Small PRs](feedback_small_prs.md) — under ~400 lines; refactor first, behaviour change after" in diff["diff"]
+
+    history = cli("history", "--store", str(demo_store), "--json").json
+    (last,) = [r for r in history["runs"] if r["proposal_id"] == outcome["proposal_id"]]
+    # The run's totals are exactly what the API reported over its five replies. With the
+    # prefix and the conversation cached, all input is cache reads and writes: the fake
+    # reports 0 uncached input tokens, and the history must not invent or misfile any.
+    sent = {key: sum(u[key] for u in fake_api.usages) for key in
+            ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")}
+    assert len(fake_api.usages) == 5 and sent["input_tokens"] == 0, sent
+    assert sent["output_tokens"] > 0 and sent["cache_read_input_tokens"] > 0 and sent["cache_creation_input_tokens"] > 0
+    assert (last["input_tokens"], last["output_tokens"], last["cache_read_tokens"], last["cache_creation_tokens"]) \
+        == tuple(sent.values())
+    assert last["turns"] == 5 and last["cost_usd"] > 0
+
+    accepted = cli("accept", outcome["proposal_id"], "--store", str(demo_store), "--json")
+    assert accepted.code == 0, accepted.stderr
+    assert (demo_store / "MEMORY.md").read_text() == expected["MEMORY.md"]
+    assert not (demo_store / "webhook_retries.md").exists()
+
+
+def test_nothing_new_means_noop_without_an_api_call(demo_store: Path, cli, fake_api: FakeAnthropic) -> None:
+    script, _ = demo_script(demo_store)
+    fake_api.play(*script)
+    assert cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json").json["status"] == "proposed"
+    fake_api.play()  # any request now would get a 500
+    again = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
+    assert again.json["status"] == "noop" and fake_api.requests == []
+
+
+def test_an_api_that_keeps_failing_ends_the_run_failed(demo_store: Path, cli, fake_api: FakeAnthropic) -> None:
+    before = {p: p.read_bytes() for p in demo_store.rglob("*") if p.is_file()}
+    fake_api.play(HttpError(529, "overloaded_error", "Overloaded", times=99))
+    run = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
+    assert run.code == 1 and run.json["status"] == "failed" and run.json["reason"] == "api"
+    assert "529" in run.json["error"] and "Overloaded" in run.json["error"]
+    assert run.json["proposal_id"] is None
+    assert "Traceback" not in run.stderr
+    after = {p: p.read_bytes() for p in demo_store.rglob("*") if p.is_file() and ".dream" not in p.parts}
+    assert after == {p: b for p, b in before.items()}
+
+
+def test_a_budget_passed_ends_the_run_failed_naming_it(demo_store: Path, cli, fake_api: FakeAnthropic) -> None:
+    fake_api.play(*[Reply([memory("view", path="/memories")]) for _ in range(5)])
+    (demo_store / ".dream").mkdir(exist_ok=True)
+    (demo_store / ".dream" / "config.toml").write_text("max_turns = 2\n")
+    run = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
+    assert run.json["status"] == "failed" and run.json["reason"] == "budget_turns"
+    assert run.json["proposal_id"] is None and len(fake_api.requests) == 2

@@ -1,0 +1,132 @@
+"""The memory tool, the log tools, the prompts, pricing and the fake API, piece by piece."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import anthropic
+import polars as pl
+import pytest
+from anthropic.lib.tools import ToolError
+from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, text, tool_use  # noqa: F401
+from helpers.claude_store import Catalog, make_store, sessions_frame
+
+from dream.config import Settings
+from dream.engines.claude.log_tools import make_log_tools
+from dream.engines.claude.memory_tool import StagingMemoryTool
+from dream.engines.claude.pricing import estimate_cost, price_for
+from dream.engines.claude.prompts import render
+from dream.outcomes import Usage
+
+
+@pytest.fixture
+def tool(tmp_path: Path) -> StagingMemoryTool:
+    staging, _ = make_store(tmp_path)
+    (staging / "team" / "deep").mkdir()
+    (staging / "team" / "deep" / "deeper.md").write_text("x\n")
+    return StagingMemoryTool(staging)
+
+
+def test_view_lists_two_levels_and_numbers_lines(tool: StagingMemoryTool) -> None:
+    listing = tool.call({"command": "view", "path": "/memories"})
+    assert "/memories/testing.md" in listing and "/memories/team/style.md" in listing
+    assert "/memories/team/deep/" in listing and "deeper.md" not in listing
+    shown = tool.call({"command": "view", "path": "/memories/deploy.md", "view_range": [5, 6]})
+    assert shown.splitlines()[1:] == ["     5\t---", "     6\tTag, then push; CI publishes."]
+
+
+def test_create_insert_rename_delete(tool: StagingMemoryTool) -> None:
+    root = tool.root
+    tool.call({"command": "create", "path": "/memories/new.md", "file_text": "a\nc\n"})
+    tool.call({"command": "insert", "path": "/memories/new.md", "insert_line": 1, "insert_text": "b"})
+    assert (root / "new.md").read_text() == "a\nb\nc\n"
+    tool.call({"command": "rename", "old_path": "/memories/new.md", "new_path": "/memories/sub/renamed.md"})
+    assert (root / "sub" / "renamed.md").read_text() == "a\nb\nc\n" and not (root / "new.md").exists()
+    tool.call({"command": "delete", "path": "/memories/sub/renamed.md"})
+    assert not (root / "sub" / "renamed.md").exists()
+    with pytest.raises(ToolError, match="already exists"):
+        tool.call({"command": "create", "path": "/memories/deploy.md", "file_text": "x"})
+    with pytest.raises(ToolError, match="appears 3 times"):
+        tool.call({"command": "str_replace", "path": "/memories/testing.md", "old_str": "test", "new_str": "x"})
+    assert len(tool.refusals) == 2
+
+
+def test_a_write_of_exactly_100_kb_passes_and_one_byte_more_is_refused(tool: StagingMemoryTool) -> None:
+    tool.call({"command": "create", "path": "/memories/edge.md", "file_text": "x" * 102400})
+    with pytest.raises(ToolError, match="102401 bytes"):
+        tool.call({"command": "create", "path": "/memories/over.md", "file_text": "x" * 102401})
+
+
+def log_tools() -> dict:
+    tools = make_log_tools(sessions_frame(), [Catalog("s1", date(2025, 3, 2), "tests", 60)])
+    return {t.name: t for t in tools}
+
+
+def test_read_session_windows_and_errors() -> None:
+    tools = log_tools()
+    out = tools["read_session"].call({"session_id": "s1", "start": 2, "count": 5})
+    assert out == "Session s1, entries 2-2 of 2:\n#2 [assistant] pytest -q, and -n auto for speed"
+    with pytest.raises(ToolError, match="Unknown session 'nope'"):
+        tools["read_session"].call({"session_id": "nope"})
+    with pytest.raises(ToolError, match="past the end"):
+        tools["read_session"].call({"session_id": "s1", "start": 9})
+
+
+def test_search_caps_its_hits() -> None:
+    frame = pl.DataFrame({"session": ["s"] * 80, "date": [date(2025, 1, 1)] * 80, "seq": list(range(80)),
+                          "role": ["user"] * 80, "text": [f"retry number {i}" for i in range(80)]})
+    (_, _, search) = make_log_tools(frame, [])
+    out = search.call({"pattern": "retry", "max_hits": 500})
+    assert out.startswith("80 matching entries (showing 50;") and out.count("\n") == 50
+
+
+def test_no_sessions() -> None:
+    (listing, _, search) = make_log_tools(sessions_frame().clear(), [])
+    assert listing.call({}) == "No sessions changed since the last dream."
+    assert search.call({"pattern": "x"}) == "No entries match 'x'."
+
+
+def test_prompts_carry_store_catalog_limits_team_rules_and_instructions(tmp_path: Path) -> None:
+    staging, _ = make_store(tmp_path)
+    prompts = render(staging, [Catalog("s1", date(2025, 3, 2), "tests", 60)], date(2025, 3, 3), "Prefer British spelling.")
+    assert "200" in prompts.system and "25,000 bytes" in prompts.system and "150" in prompts.system
+    assert "user, feedback, project, reference" in prompts.system
+    assert "never create a file in `team/`" in prompts.system
+    assert "delete the personal one" in prompts.system
+    for phase in ("Orient", "Gather", "Consolidate", "Prune"):
+        assert phase in prompts.system and phase in prompts.dream
+    assert "Today is 2025-03-03" in prompts.dream
+    assert "`/memories/pytest-notes.md`" in prompts.dream and "- [Deploy](deploy.md)" in prompts.dream
+    assert "`s1` — 2025-03-02 — tests — 60 bytes" in prompts.dream
+    assert "Prefer British spelling." in prompts.dream
+    assert "British" not in render(staging, [], date(2025, 3, 3), None).dream
+
+
+def test_pricing_by_family() -> None:
+    assert price_for("claude-opus-4-8").input_per_mtok == 5.0
+    assert price_for("claude-opus-4-1-20250805").input_per_mtok == 15.0
+    assert price_for("claude-haiku-4-5").output_per_mtok == 5.0
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000, cache_read_tokens=1_000_000,
+                  cache_creation_tokens=1_000_000)
+    assert estimate_cost("claude-sonnet-5-5", usage) == pytest.approx(3 + 15 + 0.3 + 3.75)
+
+
+def test_default_model_is_a_current_sdk_model() -> None:
+    import typing
+
+    from anthropic._data.deprecated_models import DEPRECATED_MODELS
+
+    known = typing.get_args(typing.get_args(anthropic.types.Model)[0])
+    assert Settings().model in known and Settings().model not in DEPRECATED_MODELS
+
+
+def test_the_fake_api_streams_when_the_client_streams(fake_api: FakeAnthropic) -> None:
+    fake_api.play(Reply([text("hello"), tool_use("list_sessions")]))
+    client = anthropic.Anthropic()
+    with client.messages.stream(model="claude-sonnet-5-5", max_tokens=10,
+                                messages=[{"role": "user", "content": "hi"}]) as stream:
+        message = stream.get_final_message()
+    assert [b.type for b in message.content] == ["text", "tool_use"]
+    assert message.content[0].text == "hello" and message.stop_reason == "tool_use"
+    assert fake_api.requests[0]["stream"] is True

@@ -1,0 +1,197 @@
+"""The Prefect flows, run under `prefect_test_harness` (one temporary server per session)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+
+import pytest
+from helpers.fleet_factory import make_fleet
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import get_client
+from prefect.concurrency.sync import concurrency
+from prefect.flow_runs import resume_flow_run
+from helpers.prefect_fixtures import prefect_harness, read_artifacts, task_run_names  # noqa: F401  (sets env first)
+
+from dream import history
+from dream.pipeline import run as pipeline
+from dream.pipeline.fleet import store_slug
+from dream.store.layout import Layout
+from dream.store.lock import store_lock
+from dream.versions.manifests import Versions
+from dream.versions.proposals import ACCEPTED, REJECTED, Proposals
+from flows import tasks
+from flows.dream_fleet import dream_fleet
+from flows.dream_store import dream_store
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+STAGES = ["recover", "import", "gate", "lock", "snapshot", "gather", "consolidate", "validate", "propose", "record",
+          "policy", "publish"]
+
+
+def test_a_due_store_runs_every_stage_as_a_task_and_publishes_its_proposal(demo_store, tmp_path):
+    twin = tmp_path / "twin"
+    shutil.copytree(demo_store, twin)
+
+    state = dream_store(str(demo_store), engine="offline", return_state=True)
+
+    assert state.is_completed(), state.message
+    outcome = state.result()
+    assert outcome["status"] == "proposed" and state.message == f"proposed {outcome['proposal_id']}"
+    assert task_run_names(state.state_details.flow_run_id) == STAGES
+    # The same outcome as the command line's run on an identical store.
+    direct = pipeline.run(twin, engine="offline")
+    assert (outcome["changes"], outcome["base_version"], outcome["sessions_read"]) == (
+        direct.changes, direct.base_version, direct.sessions_read)
+    # The same history record.
+    [row] = history.runs(Layout.open(demo_store))
+    assert (row["run_id"], row["status"], row["proposal_id"]) == (outcome["run_id"], "proposed", outcome["proposal_id"])
+    # The artifact holds the report and the diff.
+    proposals = Proposals(Layout.open(demo_store))
+    proposal = proposals.get(outcome["proposal_id"])
+    [artifact] = read_artifacts(f"dream-{store_slug(demo_store)}")
+    assert proposals.diff(proposal).strip() in artifact.data
+    assert proposals.report_md(proposal).strip() in artifact.data
+
+
+def test_a_nightly_run_applies_the_auto_accept_policy(demo_store):
+    (demo_store / ".dream").mkdir()
+    (demo_store / ".dream" / "config.toml").write_text("auto_accept = true\n")
+    next(demo_store.glob("logs/**/s08-jenkins-cleanup.md")).unlink()  # no forget request: nothing dropped
+
+    outcome = dream_store(str(demo_store), engine="offline", return_state=True).result()
+
+    assert outcome["status"] == "proposed" and outcome["accepted_version"] == 2
+    assert Proposals(Layout.open(demo_store)).get(outcome["proposal_id"]).status == ACCEPTED
+
+
+def test_a_closed_gate_ends_completed_with_the_reason_and_records_the_skip(demo_store):
+    dream_store(str(demo_store), engine="offline")
+
+    state = dream_store(str(demo_store), engine="offline", return_state=True)
+
+    assert state.is_completed()
+    assert state.message.startswith("skipped (hours): ")
+    assert state.result()["reason"] == "hours"
+    assert task_run_names(state.state_details.flow_run_id) == ["recover", "import", "gate", "record"]
+    assert [r["status"] for r in history.runs(Layout.open(demo_store))] == ["skipped", "proposed"]
+
+
+def test_a_store_locked_by_another_run_is_skipped_as_lock(demo_store):
+    layout = Layout.open(demo_store)
+    with store_lock(layout, "other-run"):
+        state = dream_store(str(demo_store), engine="offline", return_state=True)
+    assert state.is_completed()
+    assert state.result()["reason"] == "lock"
+    assert "other-run" in state.message
+    assert Proposals(layout).ids() == []
+
+
+def test_a_store_held_by_another_prefect_run_is_skipped_as_lock(demo_store, monkeypatch):
+    normal_wait = tasks.STORE_SLOT_WAIT_SECONDS
+    monkeypatch.setattr(tasks, "STORE_SLOT_WAIT_SECONDS", 0.5)
+    name = tasks.store_slot_name(Layout.open(demo_store).root)
+    tasks.ensure_store_slot(name)
+    with concurrency(name, occupy=1, strict=True):
+        state = dream_store(str(demo_store), engine="offline", return_state=True)
+    assert state.is_completed()
+    assert state.result()["reason"] == "lock"
+    assert name in state.message
+    # Released: the next run gets the slot and proposes. (Prefect's client
+    # queues acquisitions; give it ample time behind the one that timed out:
+    # it only waits as long as the slot is taken, and a loaded machine is slow.)
+    monkeypatch.setattr(tasks, "STORE_SLOT_WAIT_SECONDS", max(normal_wait, 60))  # returns once it has the slot
+    outcome = dream_store(str(demo_store), engine="offline")
+    assert outcome["status"] == "proposed", outcome
+
+
+def test_a_missing_store_fails_the_flow_with_a_clear_message(tmp_path):
+    state = dream_store(str(tmp_path / "nope"), engine="offline", return_state=True)
+    assert state.is_failed()
+    assert "store folder does not exist" in state.message
+
+
+@pytest.mark.parametrize("decision,status", [("accept", ACCEPTED), ("reject", REJECTED)])
+def test_review_pause_waits_for_a_decision_and_applies_it(demo_store, decision, status):
+    seen_before = _paused_runs_seen()
+    resumer = threading.Thread(target=_resume_newly_paused, args=(seen_before, {"decision": decision, "comment": "looks right"}))
+    resumer.start()
+    state = dream_store(str(demo_store), engine="offline", review="pause", return_state=True)
+    resumer.join(timeout=60)
+
+    assert state.is_completed(), state.message
+    result = state.result()
+    assert result["review"]["status"] == f"{decision}ed"
+    layout = Layout.open(demo_store)
+    assert Proposals(layout).get(result["proposal_id"]).status == status
+    [event] = history.events(layout, limit=1)
+    assert (event["action"], event["comment"]) == (decision, "looks right")
+    if decision == "accept":
+        assert Versions(layout).current() == result["review"]["version"]
+
+
+def _paused_runs_seen() -> set:
+    return {run.id for run in _paused_runs()}
+
+
+def _paused_runs() -> list:
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterStateName
+
+    with get_client(sync_client=True) as client:
+        return client.read_flow_runs(flow_run_filter=FlowRunFilter(state=dict(name=FlowRunFilterStateName(any_=["Paused"]))))
+
+
+def _resume_newly_paused(seen: set, run_input: dict) -> None:
+    for _ in range(600):
+        fresh = [run for run in _paused_runs() if run.id not in seen]
+        if fresh:
+            resume_flow_run(fresh[0].id, run_input=run_input)
+            return
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_fleet_dreams_the_due_stores_and_tabulates_every_outcome(tmp_path):
+    fleet = make_fleet(tmp_path / "projects", total=8, due=2)
+
+    rows = dream_fleet([str(fleet.root)], engine="offline", max_concurrency=2)
+
+    by_store = {row["store"]: row for row in rows}
+    assert len(by_store) == 8
+    for store in fleet.due:
+        row = by_store[str(store)]
+        assert row["status"] == "proposed" and row["proposal"]
+        assert Proposals(Layout.open(store)).get(row["proposal"]).status == "pending"
+        assert read_artifacts(f"dream-{store_slug(store)}")
+    for kind in ("hours", "sessions", "disabled"):
+        for store in fleet.stores[kind]:
+            row = by_store[str(store)]
+            assert (row["status"], row["reason"]) == ("skipped", kind)
+            assert row["message"]
+            assert not Layout.open(store).history.exists()  # the scan wrote nothing
+            assert not read_artifacts(f"dream-{store_slug(store)}")
+    [table] = read_artifacts("dream-fleet")[:1]
+    assert "2 proposed" in table.description and "6 skipped" in table.description
+
+
+def test_bounded_map_keeps_at_most_limit_in_flight_and_keeps_order():
+    in_flight, peak, lock = [0], [0], threading.Lock()
+
+    @task(cache_policy=NO_CACHE, persist_result=False)
+    def slow_square(n: int) -> int:
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.2)
+        with lock:
+            in_flight[0] -= 1
+        return n * n
+
+    @flow(persist_result=False)
+    def squares(limit: int) -> list[int]:
+        return tasks.bounded_map(slow_square, list(range(12)), limit)
+
+    assert squares(3) == [n * n for n in range(12)]
+    assert 1 < peak[0] <= 3

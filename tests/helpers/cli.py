@@ -1,0 +1,106 @@
+"""Two ways to drive the `dream` command: in this process, or as a child process.
+
+`in_process` is the default behind the `cli` fixture: it calls
+`dream.cli.main`, the console script's own entry point, with its arguments,
+environment, working folder and standard streams set for the call, so the
+error handling, the exit codes and the output are the ones a user gets. A
+child process costs 0.7-1 s of interpreter and import start-up per call;
+this costs milliseconds.
+
+`spawn` runs the installed console script in a child process. Tests keep
+it for what only a process shows: being killed at a crash point, several
+processes racing for one lock, a real terminal, and the interpreter's own
+output (a traceback at import, a warning at exit) that `main` never sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# What a child process started by `spawn` sees as its terminal width (its
+# stdout is a pipe): Rich falls back to 80 columns. A test that needs
+# wider tables sets COLUMNS itself.
+COLUMNS = "80"
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self):
+        return json.loads(self.stdout)
+
+
+def in_process(*args: str, env: dict | None = None, cwd: Path | None = None) -> Result:
+    """`dream *args` through `dream.cli.main` in this process; `env` overrides os.environ for the call only."""
+    from typer.testing import CliRunner
+
+    from dream.cli import main
+
+    if "DREAM_CRASHPOINT" in (env or {}) or os.environ.get("DREAM_CRASHPOINT"):
+        # The crash point SIGKILLs the process that reaches it: here, the test run.
+        raise RuntimeError("a command with DREAM_CRASHPOINT set must run in a child process (spawned_cli)")
+    runner = CliRunner()
+    with runner.isolation(env={"COLUMNS": COLUMNS, **(env or {})}) as (stdout, stderr, _), _working_folder(cwd):
+        _consoles_as_in_a_new_process()
+        try:
+            main(list(args))
+            code = 0  # not reached: main always ends with SystemExit, as the console script does
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        out, err = stdout.getvalue(), stderr.getvalue()
+    return Result(code, out.decode(), err.decode())
+
+
+def console_script() -> list[str]:
+    """The installed `dream` command beside this interpreter, or `python -m dream` where there is none."""
+    script = Path(sys.executable).with_name("dream")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "dream"]
+
+
+def spawn(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120) -> Result:
+    """Run the installed `dream` command in a child process, the way a user does."""
+    proc = subprocess.run(
+        [*console_script(), *args], capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, cwd=cwd, timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@contextlib.contextmanager
+def _working_folder(cwd: Path | None):
+    if cwd is None:
+        yield
+        return
+    with contextlib.chdir(cwd):
+        yield
+
+
+def _consoles_as_in_a_new_process() -> None:
+    # dream's Rich consoles read COLUMNS, LINES and whether stdout is a
+    # terminal once, when dream.cli is first imported: in this process that
+    # was before the call's environment was set (pytest-xdist workers even
+    # start with COLUMNS=80 LINES=24 in theirs), and perhaps with a terminal
+    # for stdout (pytest -s). A child process reads them with the call's
+    # environment, and its stdout is a pipe: no colours.
+    from dream.cli import console
+
+    def number(name: str) -> int | None:
+        value = os.environ.get(name, "")
+        return int(value) if value.isdigit() else None
+
+    for c in (console.out, console.err):
+        c._width, c._height = number("COLUMNS"), number("LINES")
+        c._color_system = None

@@ -1,0 +1,204 @@
+"""The import graph of `dream/`: every module imports, nothing imports Prefect, no cycles, and
+imports inside functions only where they save start-up time."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import tomllib
+from itertools import pairwise
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+def package_dirs() -> dict[str, Path]:
+    """Each top-level source folder of the package: dream/ itself and pyproject's package-dir mappings."""
+    tool = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    return {"dream": REPO / "dream", **{name: REPO / folder for name, folder in tool.get("package-dir", {}).items()}}
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package, by dotted name."""
+    found = {}
+    for prefix, folder in package_dirs().items():
+        for path in folder.rglob("*.py"):
+            parts = path.relative_to(folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((prefix, *parts))] = path
+    return found
+
+
+class Imports(ast.NodeVisitor):
+    """The imports of one module: (imported name, its lines, inside a function), outside `if TYPE_CHECKING:`."""
+
+    def __init__(self, module: str, is_package: bool):
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.found: list[tuple[str, range, bool]] = []
+        self.depth = 0
+
+    def visit_FunctionDef(self, node):
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_If(self, node):
+        test = node.test
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            for child in node.orelse:  # never run, so never part of a cycle
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self.found.append((alias.name, _lines(node), self.depth > 0))
+
+    def visit_ImportFrom(self, node):
+        base = node.module or ""
+        if node.level:
+            anchor = self.package.split(".")[: len(self.package.split(".")) - (node.level - 1)]
+            base = ".".join([*anchor, *([base] if base else [])])
+        for alias in node.names:  # `from dream import history` imports the module dream.history
+            self.found.append((f"{base}.{alias.name}", _lines(node), self.depth > 0))
+
+
+def _lines(node: ast.stmt) -> range:
+    return range(node.lineno, (node.end_lineno or node.lineno) + 1)
+
+
+def imports_of(module: str, path: Path) -> list[tuple[str, range, bool]]:
+    visitor = Imports(module, path.name == "__init__.py")
+    visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    return visitor.found
+
+
+def resolve(name: str, known: set[str]) -> str | None:
+    """The package module `name` loads: itself, or the module that defines the name it imports."""
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """module -> {module of the package it imports: line of the first such import}."""
+    known = set(modules())
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in modules().items():
+        edges = graph.setdefault(module, {})
+        for name, lines, _ in imports_of(module, path):
+            target = resolve(name, known)
+            if target is not None and target != module:
+                edges.setdefault(target, lines.start)
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """One cycle through each strongly connected group of modules (Tarjan), as a path back to its start."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, {}):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    sys.setrecursionlimit(10_000)
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return [_path_through(graph, set(group)) for group in groups]
+
+
+def _path_through(graph: dict[str, dict[str, int]], group: set[str]) -> list[str]:
+    """A shortest cycle from the group's first member back to it (breadth-first, inside the group)."""
+    start = min(group)
+    parent: dict[str, str | None] = {start: None}
+    frontier = [start]
+    for node in frontier:  # grows as it is walked
+        for nxt in graph[node]:
+            if nxt == start:
+                path = [node]
+                while parent[path[-1]] is not None:
+                    path.append(parent[path[-1]])
+                return [*reversed(path), start]
+            if nxt in group and nxt not in parent:
+                parent[nxt] = node
+                frontier.append(nxt)
+    raise AssertionError(f"no cycle through {sorted(group)}")
+
+
+def describe(cycle: list[str], graph: dict[str, dict[str, int]]) -> str:
+    return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in pairwise(cycle)) + f" -> {cycle[-1]}"
+
+
+# ---------------------------------------------------------------- the tests
+
+
+IMPORT_ALL = """
+import importlib, json, sys
+failed = {}
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except Exception as exc:
+        failed[name] = f"{type(exc).__name__}: {exc}"
+print(json.dumps({"failed": failed, "prefect": sorted(m for m in sys.modules if m.split(".")[0] == "prefect")}))
+"""
+
+
+def test_every_module_imports_in_a_fresh_interpreter_without_prefect():
+    names = sorted(m for m in modules() if m != "dream.__main__")  # importing __main__ would start the CLI
+    proc = subprocess.run([sys.executable, "-c", IMPORT_ALL, *names], capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["failed"] == {}
+    assert result["prefect"] == [], "dream/ must not import Prefect (only flows/ does)"
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = import_graph()
+    assert graph["dream.pipeline.run"], "the graph found no import at all: the walk is broken"
+    found = [describe(cycle, graph) for cycle in cycles(graph)]
+    assert found == [], "import cycles:\n" + "\n".join(found)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3, "d": 4}, "d": {}}
+    assert cycles(graph) == [["a", "b", "c", "a"]]
+    assert describe(["a", "b", "c", "a"], graph) == "a (line 1) -> b (line 2) -> c (line 3) -> a"
+
+
+def test_imports_inside_functions_say_which_start_up_cost_they_save():
+    unexplained = []
+    for module, path in modules().items():
+        rel = path.relative_to(REPO).as_posix()
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for name, span, in_function in imports_of(module, path):
+            comments = " ".join(lines[n - 1].partition("#")[2] for n in span)  # a wrapped import may hold it lower
+            if in_function and "start-up" not in comments:
+                unexplained.append(f"{rel}:{span.start}: import of {name} inside a function, with no "
+                                   f"'# start-up: …' comment saying what it saves")
+    assert unexplained == [], "\n".join(unexplained)

@@ -1,0 +1,122 @@
+"""The HTML review page, opened in headless Chromium (Debian's package, driven by Playwright).
+
+No browser is ever downloaded: the tests use /usr/bin/chromium, which
+`.ci/run` installs. They skip when it is missing on a developer's machine,
+but never in CI (CI=true), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from dream.review.page import render
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = [
+    pytest.mark.slow,  # a browser start and a page load per test
+    pytest.mark.skipif(not CHROMIUM.exists() and not os.environ.get("CI"), reason="needs Debian's chromium package"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+def open_page(browser, html: Path, requests: list[str]):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(html.resolve().as_uri())
+    return page
+
+
+def test_demo_page_shows_counts_and_retention(browser, demo_store, cli, tmp_path):
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    html = tmp_path / "review.html"
+    res = cli("diff", pid, "--store", str(demo_store), "--html", str(html), "--json")
+    assert res.code == 0, res.stderr
+    report = res.json["report"]
+    requests: list[str] = []
+    page = open_page(browser, html, requests)
+
+    counts = report["counts"]
+    assert page.inner_text("#count-dropped") == str(report["retention"]["dropped"]) == "5"
+    assert page.inner_text("#count-merged") == str(counts.get("merged", 0))
+    assert page.inner_text("#count-updated") == str(sum(counts.get(a, 0) for a in ("updated", "dated", "created")))
+    assert page.inner_text("#count-files") == str(len(report["files_changed"]))
+    assert page.inner_text("#engine") == "offline"
+    assert page.inner_text("#tokens") == "0 in / 0 out"
+    assert page.is_visible("#dropped-table")
+    assert "reference_jenkins.md" in page.inner_text("#dropped-table")
+
+    # Side by side: the deleted duplicate's lines are on the left only.
+    index = page.locator("#file-index a", has_text="webhook_retries.md").first
+    index.click()
+    target = page.locator("details.file", has_text="webhook_retries.md deleted")
+    target.locator("summary").click()
+    assert target.locator("tr.delete td.l").first.is_visible()
+
+    page.screenshot(path=str(tmp_path / "review.png"), full_page=True)
+    assert (tmp_path / "review.png").stat().st_size > 10_000
+    assert all(url.startswith("file://") for url in requests), requests  # no network fetches
+    page.close()
+
+
+def test_page_has_no_external_references(demo_store, cli, tmp_path):
+    cli("run", "--store", str(demo_store), "--json")
+    html = tmp_path / "page.html"
+    cli("diff", "--store", str(demo_store), "--html", str(html))
+    text = html.read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)
+    assert "<script" not in text and "@import" not in text and "url(" not in text
+
+
+def test_two_hundred_files_stay_readable(browser, tmp_path):
+    old = {f"topic_{n:03d}.md": f"# Topic {n}\n\nfact {n}\nold line {n}\n".encode() for n in range(200)}
+    new = {p: d.replace(b"old line", b"new line") for p, d in old.items()}
+    new["MEMORY.md"] = b"# Memory\n"
+    html = tmp_path / "big.html"
+    html.write_text(render(title="200 files", old=old, new=new))
+    requests: list[str] = []
+    page = open_page(browser, html, requests)
+    assert page.inner_text("#count-files") == "201"
+    assert page.locator("#file-index li").count() == 201
+    # Every file's diff starts folded, so the page opens on the summary and the index.
+    assert page.locator("details.file[open]").count() == 0
+    assert page.locator("details.file").count() == 201
+    height = page.evaluate("document.body.scrollHeight")
+    assert height < 20_000, f"page is {height}px tall with every diff folded"
+    # Following a link in the index and opening that file shows its rows side by side.
+    page.locator("#file-index a", has_text="topic_150.md").click()
+    chosen = page.locator("details.file", has_text="topic_150.md")
+    chosen.locator("summary").click()
+    row = chosen.locator("tr.replace").first
+    assert row.is_visible()
+    assert "old line 150" in row.locator("td.l").inner_text()
+    assert "new line 150" in row.locator("td.r").inner_text()
+    page.screenshot(path=str(tmp_path / "big.png"))
+    assert all(url.startswith("file://") for url in requests)
+    page.close()
+
+
+def test_screenshot_script_runs(tmp_path):
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    png = tmp_path / "shot.png"
+    res = subprocess.run([sys.executable, str(repo / "scripts" / "screenshot_review.py"), str(png)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert png.stat().st_size > 10_000

@@ -1,0 +1,203 @@
+"""What dream writes into a store: never through a symlink, never over an edit it did not plan, modes kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from dream import history
+from dream.errors import Refused
+from dream.pipeline import run as pipeline
+from dream.review import decide as accept_mod
+from dream.store.layout import Layout
+from dream.store.tree import (
+    atomic_write,
+    atomic_write_many,
+    read_tree,
+    sha256,
+    symlinked_memory,
+    unsafe_target,
+)
+from dream.versions.journal import (
+    Journal,
+    StoreChangedDuringWrite,
+    recover,
+    write_journal,
+)
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# ------------------------------------------------------------------ unsafe targets
+
+
+def test_unsafe_target_names_what_is_wrong(tmp_path):
+    root = tmp_path / "store"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.md").write_text("a")
+    (root / "dir.md").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (root / "linked").symlink_to(tmp_path / "elsewhere")
+    (root / "link.md").symlink_to(root / "a.md")
+    assert unsafe_target(root, "a.md") is None
+    assert unsafe_target(root, "new.md") is None
+    assert unsafe_target(root, "sub/new.md") is None
+    assert unsafe_target(root, "dir.md") == "is a folder"
+    assert unsafe_target(root, "link.md") == "is a symlink"
+    assert unsafe_target(root, "linked/x.md") == "folder 'linked' is a symlink"
+    assert unsafe_target(root, "a.md/x.md") == "'a.md' is not a folder"
+    assert unsafe_target(root, "../x.md") == "path leaves the store"
+
+
+# ------------------------------------------------------------------ symlinked memory files
+
+
+def test_symlinked_index_is_reported_and_accept_refuses_to_replace_it(demo_store, cli, tmp_path):
+    real = tmp_path / "real.md"
+    (demo_store / "MEMORY.md").rename(real)
+    (demo_store / "MEMORY.md").symlink_to(real)
+    real_before = real.read_bytes()
+    assert symlinked_memory(demo_store) == ["MEMORY.md"]
+
+    run = cli("run", "--store", str(demo_store), "--force", "--json")
+    assert run.code == 0, run.stderr
+    report = Proposals(Layout.open(demo_store)).get(run.json["proposal_id"])
+    assert report is not None
+    before = read_tree(demo_store)
+    refused = cli("accept", "--store", str(demo_store))
+    assert refused.code == 1, refused.stdout
+    assert "MEMORY.md: is a symlink" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert (demo_store / "MEMORY.md").is_symlink() and real.read_bytes() == real_before
+    assert read_tree(demo_store) == before
+    assert not Layout.open(demo_store).journal.exists()
+
+
+def test_run_warns_about_symlinked_memory(demo_store, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nname: x\ndescription: x\ntype: user\n---\nx\n")
+    (demo_store / "linked_note.md").symlink_to(outside)
+    ctx = pipeline.begin(demo_store, engine="offline", force=True)
+    ctx.layout.ensure()
+    pipeline.snapshot(ctx)
+    assert "linked_note.md: symlink, not followed" in ctx.warnings
+
+
+def test_replay_does_not_write_through_a_symlinked_folder(tmp_path):
+    """The journal's pre-image still matches, but the folder became a link: nothing is written out there."""
+    root = tmp_path / "store"
+    (root / "team").mkdir(parents=True)
+    (root / "MEMORY.md").write_text("- [A](team/a.md) — a\n")
+    (root / "team" / "a.md").write_bytes(b"old\n")
+    layout = Layout.open(root)
+    layout.ensure()
+    versions = Versions(layout)
+    versions.record(read_tree(root), "snapshot")
+    files = versions.blobs.put_tree({**read_tree(root), "team/a.md": b"new\n"})
+    write_journal(layout, Journal("accept", 2, files, ["team/a.md"], [], "accept",
+                                  before={"team/a.md": sha256(b"old\n")}))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.md").write_bytes(b"old\n")
+    (root / "team" / "a.md").unlink()
+    (root / "team").rmdir()
+    (root / "team").symlink_to(outside)
+
+    with pytest.raises(StoreChangedDuringWrite, match="folder 'team' is a symlink"):
+        recover(layout)
+    assert (outside / "a.md").read_bytes() == b"old\n"
+    assert not layout.journal.exists()
+    assert versions.tree(versions.current()) == read_tree(root)  # the store as found (the link is not read)
+
+
+# ------------------------------------------------------------------ file modes
+
+
+def test_atomic_write_keeps_the_mode_and_new_files_follow_the_umask(tmp_path):
+    kept = tmp_path / "kept.md"
+    kept.write_text("a")
+    kept.chmod(0o640)
+    atomic_write(kept, b"b")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640 and kept.read_bytes() == b"b"
+    fresh = tmp_path / "fresh.md"
+    atomic_write(fresh, b"c")
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~_umask()
+
+
+def test_accept_keeps_file_modes(demo_store, cli):
+    for md in demo_store.glob("*.md"):
+        md.chmod(0o664)
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    proposal = Proposals(Layout.open(demo_store)).get(pid)
+    kept = Proposals(Layout.open(demo_store)).tree(proposal)
+    rewritten = [p for p in proposal.changed if (demo_store / p).exists() and p in kept]
+    created = [p for p in proposal.changed if not (demo_store / p).exists()]
+    assert rewritten and created
+    (demo_store / rewritten[0]).chmod(0o640)
+    assert cli("accept", pid, "--store", str(demo_store)).code == 0
+    assert stat.S_IMODE((demo_store / rewritten[0]).stat().st_mode) == 0o640
+    for path in rewritten[1:]:
+        assert stat.S_IMODE((demo_store / path).stat().st_mode) == 0o664, path
+    for path in created:
+        assert stat.S_IMODE((demo_store / path).stat().st_mode) == 0o666 & ~_umask(), path
+
+
+# ------------------------------------------------------------------ an edit during the accept itself
+
+
+def test_edit_between_plan_and_write_is_refused_and_kept(demo_store, cli, monkeypatch):
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    layout = Layout.open(demo_store)
+    proposal = Proposals(layout).get(pid)
+    victim = next(p for p in proposal.changed if (demo_store / p).exists())
+    before = read_tree(demo_store)
+
+    def agent_writes_meanwhile(name: str) -> None:
+        if name == "accept-after-journal":  # the plan is made and journaled, nothing written yet
+            with open(demo_store / victim, "ab") as fh:
+                fh.write(b"AGENT-EDIT during accept\n")
+
+    monkeypatch.setattr(accept_mod, "crashpoint", agent_writes_meanwhile)
+    with pytest.raises(Refused, match=f"{victim}: changed after the write was planned.*dream accept {pid}"):
+        accept_mod.accept(demo_store, pid, comment="ok")
+
+    edited = {**before, victim: before[victim] + b"AGENT-EDIT during accept\n"}
+    assert read_tree(demo_store) == edited  # nothing of the proposal written, the edit is there
+    versions = Versions(layout)
+    assert versions.tree(versions.current()) == edited  # and kept as a version
+    assert Proposals(layout).get(pid).status == "pending"
+    assert not layout.journal.exists()
+    assert [e["action"] for e in history.events(layout)] == ["accept-abandoned"]
+    json.dumps(cli("status", "--store", str(demo_store), "--json").json)  # the store is usable
+
+
+def test_atomic_write_many_writes_keeps_modes_and_leaves_no_temporary_files(tmp_path):
+    kept = tmp_path / "kept.md"
+    kept.write_bytes(b"old")
+    kept.chmod(0o640)
+    fresh = tmp_path / "fresh.md"
+    atomic_write_many([(kept, b"new"), (fresh, b"\x00binary\xff" * 1000)])
+    assert kept.read_bytes() == b"new" and stat.S_IMODE(kept.stat().st_mode) == 0o640
+    assert fresh.read_bytes() == b"\x00binary\xff" * 1000
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~_umask()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.md", "kept.md"]
+
+
+def test_atomic_write_many_tries_every_file_and_raises_the_first_failure(tmp_path):
+    (tmp_path / "a-folder.md").mkdir()  # cannot be replaced by a file
+    good = tmp_path / "good.md"
+    with pytest.raises(OSError) as failure:
+        atomic_write_many([(tmp_path / "a-folder.md", b"x"), (tmp_path / "new" / "x.md", b"y"), (good, b"z")])
+    assert failure.value.filename == str(tmp_path / "a-folder.md")
+    # The files after a failure are still written, folders made as needed; no temporary file is left.
+    assert good.read_bytes() == b"z" and (tmp_path / "new" / "x.md").read_bytes() == b"y"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder.md", "good.md", "new"]
+    assert list((tmp_path / "a-folder.md").iterdir()) == []
