@@ -19,7 +19,7 @@ from dream.crashpoints import crashpoint
 from dream.errors import BadInput, MergeConflict, ProposalClosed, Refused
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
-from dream.store.tree import INDEX_NAME, Tree, changed_paths, read_tree, unsafe_target
+from dream.store.tree import INDEX_NAME, Tree, changed_paths, read_tree, sha256, unsafe_target
 from dream.store.validate import errors as validation_errors
 from dream.store.validate import validate_tree
 from dream.versions.journal import (
@@ -127,8 +127,9 @@ def plan_accept(layout: Layout, proposal: Proposal, only: list[str] | None = Non
     `Refused` when the result would break the index limits or leave a
     pointer to a file this accept removes.
     """
-    base = Versions(layout).tree(proposal.base_version)
-    proposed = Proposals(layout).tree(proposal)
+    proposals = Proposals(layout)
+    base = Versions(layout, proposals.blobs).tree(proposal.base_version)  # one cache: most files are shared
+    proposed = proposals.tree(proposal)
     taken = select_files(proposal, only, except_)
     live = read_tree(layout.root)
     merged = merge_trees(base, live, partial_tree(base, proposed, taken))
@@ -193,8 +194,8 @@ def _record_pre_accept(layout: Layout, live: Tree, proposal_id: str) -> int | No
     """Keep the store as found (the agent's writes of the day) as a version of its own."""
     versions = Versions(layout)
     current = versions.current()
-    if current is not None and versions.tree(current) == live:
-        return None
+    if current is not None and versions.get(current).files == {rel: sha256(data) for rel, data in live.items()}:
+        return None  # compared by digest: no blob is read
     return versions.record(live, "pre-accept", note=f"store as found before accepting {proposal_id}").number
 
 

@@ -19,6 +19,7 @@ atomic write is the commit point.
 from __future__ import annotations
 
 import json
+import os
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
@@ -52,11 +53,16 @@ class Version:
 class Blobs:
     def __init__(self, layout: Layout):
         self.root = layout.objects
+        self._prefix = f"{self.root}{os.sep}"  # whole trees are read object by object: no Path per read
         self._decoded: dict[str, tuple[bytes, int]] = {}  # sha256 -> (bytes, chain depth)
         self._decoded_bytes = 0
 
     def path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest[2:]
+
+    def _read_stored(self, digest: str) -> bytes:
+        with open(f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}", "rb") as fh:
+            return fh.read()
 
     # ---------------------------------------------------------------- reading
 
@@ -102,7 +108,7 @@ class Blobs:
         if hops > packing.MAX_CHAIN:
             raise DamagedRecord(f"{self.path(digest)}: delta chain longer than {packing.MAX_CHAIN}")
         try:
-            stored = self.path(digest).read_bytes()
+            stored = self._read_stored(digest)
         except FileNotFoundError:
             raise BadInput(f"{self.path(digest)}: blob missing from the version store") from None
         loaded = self._unpack(digest, stored, hops) if packing.is_packed(stored) else (stored, 0)

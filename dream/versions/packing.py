@@ -59,7 +59,9 @@ def parse(stored: bytes) -> Packed:
 
 def inflate(packed: Packed, base: bytes | None) -> bytes:
     """The object's bytes; `base` is the base object's bytes for a delta. Raises zlib.error."""
-    inflater = zlib.decompressobj(_RAW, zdict=base or b"") if packed.depth else zlib.decompressobj(_RAW)
+    if not packed.depth:
+        return zlib.decompress(packed.payload, _RAW)  # raises on a truncated stream
+    inflater = zlib.decompressobj(_RAW, zdict=base or b"")
     data = inflater.decompress(packed.payload) + inflater.flush()
     if not inflater.eof or inflater.unused_data:
         raise zlib.error("truncated or trailing data")
