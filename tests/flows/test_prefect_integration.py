@@ -57,7 +57,7 @@ class Server:
         )
         self._wait_healthy()
 
-    def _wait_healthy(self, timeout: float = 90) -> None:
+    def _wait_healthy(self, timeout: float = 180) -> None:
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
