@@ -33,6 +33,8 @@ def normalize(text: str) -> str:
 
 def tokens(normalized: str) -> set[str]:
     """Words for alphabetic scripts, character pairs for CJK (no spaces there)."""
+    if not _CJK.search(normalized):
+        return set(normalized.split())  # `normalize` left only word characters and single spaces
     found: set[str] = set()
     for word in _WORD.findall(normalized):
         if _CJK.search(word):
