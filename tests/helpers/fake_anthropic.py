@@ -30,9 +30,10 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator, Union
+from typing import Any
 
 import pytest
 
@@ -67,7 +68,7 @@ class Drop:
     times: int = 1
 
 
-Step = Union[Reply, HttpError, Drop, Callable[[dict[str, Any]], Reply]]
+Step = Reply | HttpError | Drop | Callable[[dict[str, Any]], Reply]
 
 
 def text(value: str) -> dict[str, Any]:
@@ -120,13 +121,13 @@ class FakeAnthropic:
 
     # -- lifecycle -------------------------------------------------------------
 
-    def start(self) -> "FakeAnthropic":
+    def start(self) -> FakeAnthropic:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 fake._handle(self)
 
             def log_message(self, *args: Any) -> None:
