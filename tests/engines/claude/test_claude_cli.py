@@ -114,3 +114,31 @@ def test_a_budget_passed_ends_the_run_failed_naming_it(demo_store: Path, cli, fa
     run = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
     assert run.json["status"] == "failed" and run.json["reason"] == "budget_turns"
     assert run.json["proposal_id"] is None and len(fake_api.requests) == 2
+
+
+def test_no_key_exits_2_records_nothing_and_offline_runs_at_once(
+    demo_store: Path, cli, monkeypatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    run = cli("run", "--store", str(demo_store), "--engine", "claude")
+    assert run.code == 2 and "ANTHROPIC_API_KEY" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    assert cli("history", "--store", str(demo_store), "--json").json["runs"] == []  # no failure recorded
+    # no backoff was started: the offline engine runs at once, without --force
+    offline = cli("run", "--store", str(demo_store), "--engine", "offline", "--json")
+    assert offline.code == 0 and offline.json["status"] == "proposed", offline.json
+
+
+def test_a_reply_cut_off_mid_run_proposes_nothing_and_records_its_usage(
+    demo_store: Path, cli, fake_api: FakeAnthropic
+) -> None:
+    script, _ = demo_script(demo_store)
+    # the deletes went through, then the index rewrite is cut off by max_tokens
+    fake_api.play(*script[:3], Reply(script[3].blocks, stop_reason="max_tokens"))
+    run = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
+    assert run.code == 1 and run.json["status"] == "failed" and run.json["reason"] == "max_tokens"
+    assert run.json["proposal_id"] is None
+    assert cli("proposals", "--store", str(demo_store), "--json").json["proposals"] == []
+    (last,) = cli("history", "--store", str(demo_store), "--json").json["runs"]
+    assert last["turns"] == 4 and last["output_tokens"] > 0 and last["cost_usd"] > 0
