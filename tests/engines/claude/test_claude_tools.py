@@ -15,6 +15,7 @@ from helpers.claude_store import Catalog, make_store, sessions_frame
 from dream.config import Settings
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
+from dream.engines.claude.paging import MAX_RESULT_CHARS
 from dream.engines.claude.pricing import estimate_cost, price_for
 from dream.engines.claude.prompts import render
 from dream.outcomes import Usage
@@ -66,11 +67,32 @@ def log_tools() -> dict:
 def test_read_session_windows_and_errors() -> None:
     tools = log_tools()
     out = tools["read_session"].call({"session_id": "s1", "start": 2, "count": 5})
-    assert out == "Session s1, entries 2-2 of 2:\n#2 [assistant] pytest -q, and -n auto for speed"
+    assert out == "Session s1 of 2025-03-02, entries 2-2 of 2:\n#2 2025-03-02 [assistant] pytest -q, and -n auto for speed"
     with pytest.raises(ToolError, match="Unknown session 'nope'"):
         tools["read_session"].call({"session_id": "nope"})
     with pytest.raises(ToolError, match="past the end"):
         tools["read_session"].call({"session_id": "s1", "start": 9})
+
+
+def test_a_long_session_is_paged_with_a_hint_where_to_go_on() -> None:
+    frame = pl.DataFrame({"session": ["s"] * 150, "date": [date(2026, 11, 10)] * 150, "seq": list(range(150)),
+                          "role": ["user"] * 150, "text": ["word " * 300] * 150})  # 1,500 chars an entry
+    (_, read, _) = make_log_tools(frame, [])
+    first = read.call({"session_id": "s", "count": 200})
+    assert len(first) <= MAX_RESULT_CHARS + 200
+    assert first.startswith("Session s of 2026-11-10, entries 1-7 of 150:")
+    assert first.endswith("[more: read_session(session_id='s', start=8)]")
+    assert read.call({"session_id": "s", "start": 8}).startswith("Session s of 2026-11-10, entries 8-14 of 150:")
+
+
+def test_a_long_memory_file_is_paged_with_a_view_range_hint(tool: StagingMemoryTool) -> None:
+    tool.call({"command": "create", "path": "/memories/long.md", "file_text": "a line of memory\n" * 5000})
+    out = tool.call({"command": "view", "path": "/memories/long.md"})
+    assert len(out) <= MAX_RESULT_CHARS + 200
+    last = int(out.splitlines()[-2].split("\t")[0])
+    assert out.endswith(f"[more: view /memories/long.md with view_range=[{last + 1}, -1]]")
+    rest = tool.call({"command": "view", "path": "/memories/long.md", "view_range": [last + 1, -1]})
+    assert rest.splitlines()[1].split("\t")[0].strip() == str(last + 1)
 
 
 def test_search_caps_its_hits() -> None:
