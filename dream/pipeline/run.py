@@ -238,6 +238,7 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     problems = [f"{f.path}: {f.rule}: {f.message}" for f in errors]
     fix = staged.engine.correct(_engine_input(ctx, gathered, staging), problems)
     staged.result.changes += fix.changes
+    staged.result.finish += fix.finish
     staged.result.usage.add(fix.usage)
     staged.tree = read_tree(staging)
     staged.changed = changed_paths(snap.tree, staged.tree)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -133,7 +134,7 @@ class FakeAnthropic:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
         self._thread.start()
@@ -373,6 +374,14 @@ class FakeAnthropic:
                 handler.send_header("x-should-retry", "false")
         handler.end_headers()
         handler.wfile.write(data)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a retry, a closed stream, a kept-alive socket) is no error worth printing."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 def _clear_tool_uses(body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -27,6 +27,7 @@ from dream.engines import require_configured
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
 from dream.engines.claude.budget import Budget
+from dream.engines.claude.finish import finish
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.prompts import render_dream, render_system
@@ -113,7 +114,9 @@ class ClaudeEngine:
             self.refusals.extend(memory.refusals)
         summary = _text_of(final)
         changes = describe_changes(before, read_tree(inp.staging), summary)
-        return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before))
+        done = finish(inp, before, summary)
+        return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
+                            finish=done)
 
     def _run_tools(self, inp: EngineInput, memory: StagingMemoryTool) -> Any:
         """Run the conversation to a final reply; a stream cut mid-reply resumes from the last whole turn."""
