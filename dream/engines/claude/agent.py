@@ -27,6 +27,7 @@ from dream.engines import require_configured
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
 from dream.engines.claude.budget import Budget
+from dream.engines.claude.digest import since_last_dream
 from dream.engines.claude.finish import finish
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
@@ -72,7 +73,9 @@ class ClaudeEngine:
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
         self._budget = Budget(inp.settings)
-        first: BetaMessageParam = {"role": "user", "content": [{"type": "text", "text": self._dream_prompt(inp)}]}
+        # A breakpoint after tonight's digest: every turn of the run reads it from the cache.
+        first: BetaMessageParam = {"role": "user", "content": [
+            {"type": "text", "text": self._dream_prompt(inp), "cache_control": CACHE}]}
         self._transcript = [first]
         return self._converse(inp)
 
@@ -244,7 +247,8 @@ class ClaudeEngine:
         return self._client
 
     def _dream_prompt(self, inp: EngineInput) -> str:
-        return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions)
+        since = since_last_dream(inp.store_root, read_tree(inp.staging))
+        return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since)
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})
