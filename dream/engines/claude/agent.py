@@ -131,7 +131,7 @@ class ClaudeEngine:
             *make_transcript_tools(inp.store_root, inp.settings),
         ]
         if self._context_mode is None:
-            self._context_mode = context.mode_for(client)
+            self._context_mode = context.mode_for()
         resumes = 0
         while True:
             try:
