@@ -246,10 +246,12 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     errors = validation_errors(findings)
     if errors:
         first = errors[0]
-        raise ValidationFailed(
+        failure = ValidationFailed(
             f"staged tree breaks {len(errors)} rule(s), first: {first.path}: {first.rule}: {first.message}",
             findings,
         )
+        failure.usage = staged.result.usage  # type: ignore[attr-defined]  # a failed run still shows what it spent
+        raise failure
     return findings
 
 

@@ -121,3 +121,18 @@ def test_a_progress_note_the_summary_does_not_account_for_is_dropped(tmp_path: P
     assert "dream-progress.md" not in proposal_tree(store, outcome.proposal_id)
     finish = report(store, outcome.proposal_id)["finish"]
     assert ("dropped", "dream-progress.md") in {(c["action"], c["path"]) for c in finish}
+
+
+def test_a_run_that_fails_validation_still_records_what_it_spent(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    index = "- [Deploy](deploy.md) — how releases go out\n"
+    store = make_store(tmp_path / "store", index, {"deploy.md": DEPLOY}, date(2026, 11, 10),
+                       "> deploys now go out on Thursdays\n< Noted.\n")
+    bad = DEPLOY.replace("type: project", "type: gossip")
+    fake_api.play(
+        Reply([memory("create", path="/memories/thursdays.md", file_text=bad.replace("name: deploy", "name: t"))]),
+        Reply([text("- created thursdays.md: deploy days (session s1)")]),
+        Reply([text("- I could not fix it")]),  # the corrective turn changes nothing
+    )
+    outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
+    assert outcome.status == Status.FAILED and outcome.reason == "validation", outcome.error
+    assert outcome.usage.turns == 3 and outcome.usage.output_tokens > 0
