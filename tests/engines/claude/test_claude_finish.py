@@ -136,3 +136,22 @@ def test_a_run_that_fails_validation_still_records_what_it_spent(tmp_path: Path,
     outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
     assert outcome.status == Status.FAILED and outcome.reason == "validation", outcome.error
     assert outcome.usage.turns == 3 and outcome.usage.output_tokens > 0
+
+
+def test_a_contradiction_the_model_cannot_settle_is_listed_for_a_person(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    index = "- [Deploy](deploy.md) — how releases go out\n"
+    store = make_store(tmp_path / "store", index, {"deploy.md": DEPLOY}, date(2026, 11, 10),
+                       "> deploys go out on Thursdays\n< Noted.\n")
+    fake_api.play(
+        Reply([memory("str_replace", path="/memories/deploy.md", old_str="CI publishes.\n",
+                      new_str="CI publishes.\n- Deploy day: see Needs a person.\n")]),
+        Reply([text("- updated deploy.md: flagged the deploy day\n\nNeeds a person:\n"
+                    "- deploy day: s1 says Thursdays, deploy.md says Fridays; neither is clearly later\n")]),
+    )
+    outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
+    got = report(store, outcome.proposal_id)
+    assert got["needs_a_person"] == ["deploy day: s1 says Thursdays, deploy.md says Fridays; neither is clearly later"]
+    proposals = Proposals(Layout.open(store))
+    assert "## Needs a person" in proposals.report_md(proposals.get(outcome.proposal_id))
