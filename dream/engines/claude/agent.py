@@ -67,6 +67,7 @@ class ClaudeEngine:
         self._budget: Budget | None = None
         self._transcript: list[BetaMessageParam] = []  # the conversation so far, for the corrective turn
         self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
+        self._ended_on_final_reply = False  # the last conversation ended on end_turn, so it can go on
         self._context_mode: str | None = None  # server | client (see context.py), fixed at the first request
 
     # -- the engine contract -----------------------------------------------------
@@ -87,7 +88,7 @@ class ClaudeEngine:
         pass left it, with a fresh budget.
         """
         listed = "\n".join(f"- {p}" for p in problems) or "- (no details)"
-        if self._budget is None or not self._transcript:
+        if self._budget is None or not self._ended_on_final_reply:  # never continue a cut-off conversation
             self._budget = Budget(inp.settings)
             first = (
                 self._dream_prompt(inp)
@@ -111,10 +112,12 @@ class ClaudeEngine:
         before = read_tree(inp.staging)
         spent_before = Usage(**vars(self._budget.usage))
         memory = StagingMemoryTool(inp.staging)
+        self._ended_on_final_reply = False
         try:
             final = self._run_tools(inp, memory)
         finally:
             self.refusals.extend(memory.refusals)
+        self._ended_on_final_reply = True
         summary = _text_of(final)
         changes = describe_changes(before, read_tree(inp.staging), summary)
         done = finish(inp, before, summary)

@@ -155,3 +155,29 @@ def test_a_contradiction_the_model_cannot_settle_is_listed_for_a_person(
     assert got["needs_a_person"] == ["deploy day: s1 says Thursdays, deploy.md says Fridays; neither is clearly later"]
     proposals = Proposals(Layout.open(store))
     assert "## Needs a person" in proposals.report_md(proposals.get(outcome.proposal_id))
+
+
+def test_the_first_message_shows_what_changed_since_the_last_dream(
+    tmp_path: Path, fake_api: FakeAnthropic, cli
+) -> None:
+    index = "- [Deploy](deploy.md) — how releases go out\n"
+    store = make_store(tmp_path / "store", index, {"deploy.md": DEPLOY}, date(2026, 11, 10),
+                       "> deploys now go out on Thursdays\n< Noted.\n")
+    fake_api.play(
+        Reply([memory("str_replace", path="/memories/deploy.md", old_str="CI publishes.\n",
+                      new_str="CI publishes. Deploys go out on Thursdays.\n")]),
+        Reply([text("- updated deploy.md: deploys go out on Thursdays (session s1)")]),
+    )
+    first = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
+    assert cli("accept", first.proposal_id, "--store", str(store)).code == 0
+    # a person edits the store between dreams, and a new session comes in
+    (store / "deploy.md").write_text((store / "deploy.md").read_text() + "Freeze on release weeks.\n")
+    log = store / "logs" / "2026" / "11" / "13" / "s2-freeze.md"
+    log.parent.mkdir(parents=True)
+    log.write_text("> the freeze starts monday\n< Noted.\n")
+    fake_api.play(Reply([text("- nothing to change")]))
+    run(store, engine="claude", force=True, now=at(date(2026, 11, 14)))
+    opening = fake_api.requests[0]["messages"][0]["content"][0]["text"]
+    section = opening.split("## What changed in the memory files since the last dream")[1].split("## Sessions")[0]
+    assert "+Freeze on release weeks." in section  # the person's edit
+    assert "+Tag, then push; CI publishes. Deploys go out on Thursdays." not in section  # not the dream's own

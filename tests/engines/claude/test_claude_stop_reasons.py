@@ -91,3 +91,22 @@ def test_529_overloaded_until_the_retries_run_out_fails_as_api(tmp_path: Path, f
         ClaudeEngine().consolidate(inp)
     assert caught.value.reason == "api" and "529" in str(caught.value) and "Overloaded" in str(caught.value)
     assert caught.value.usage.turns == 1
+
+
+def test_a_correction_after_a_cut_off_conversation_starts_afresh(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    inp = engine_input(tmp_path)
+    engine = ClaudeEngine()
+    fake_api.play(Reply([text("Deleting"), DELETE_DEPLOY], stop_reason="max_tokens"))
+    with pytest.raises(EngineFailed):
+        engine.consolidate(inp)
+    fake_api.play(Reply([text("- nothing left to fix")]))
+    engine.correct(inp, ["MEMORY.md: line_length: line 2 is 180 characters"])
+    assert fake_api.protocol_errors == []  # no tool_use of the cut-off reply left without its result
+    (message,) = fake_api.requests[0]["messages"]
+    assert "line 2 is 180 characters" in message["content"][0]["text"]
+
+
+def test_every_request_streams(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    fake_api.play(*four_phase_script())
+    ClaudeEngine().consolidate(engine_input(tmp_path))
+    assert len(fake_api.requests) == 7 and all(r.get("stream") is True for r in fake_api.requests)
