@@ -33,7 +33,7 @@ from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.prompts import render_dream, render_system
 from dream.engines.claude.transcript_tools import make_transcript_tools
-from dream.errors import EngineFailed, RunFailed
+from dream.errors import BudgetExceeded, EngineFailed, RunFailed
 from dream.outcomes import Usage
 from dream.store.tree import Tree, read_tree
 
@@ -49,6 +49,20 @@ _FAILURES = {
     "model_context_window_exceeded": ("context", "the conversation outgrew the model's context window"),
 }
 # A stream that breaks after it started: the SDK does not retry these.
+class _Client(anthropic.Anthropic):
+    """The SDK's client, except that a retry wait (a 429's `retry-after`) never outlasts the run's wall clock."""
+
+    budget: Budget | None = None
+
+    def _calculate_retry_timeout(self, remaining_retries: int, options: Any, response_headers: Any = None) -> float:
+        wait = super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+        left = self.budget.remaining_seconds() if self.budget is not None else wait
+        if wait > left:
+            raise BudgetExceeded("timeout", f"the Anthropic API asked to wait {wait:.0f} s before a retry, more than "
+                                            f"the {max(left, 0):.0f} s left of timeout_seconds")
+        return wait
+
+
 class UnreadableReply(Exception):
     """A streamed reply that broke off or could not be parsed; the turn is asked for again."""
 
@@ -246,7 +260,9 @@ class ClaudeEngine:
             # Streaming: the read timeout is the longest silence between events, not the length of a reply,
             # so a long reply is never cut off, retried and billed again.
             timeout = anthropic.Timeout(request_timeout(settings.timeout_seconds), connect=CONNECT_SECONDS)
-            self._client = anthropic.Anthropic(max_retries=MAX_RETRIES, timeout=timeout)
+            self._client = _Client(max_retries=MAX_RETRIES, timeout=timeout)
+        if isinstance(self._client, _Client):
+            self._client.budget = self._budget
         return self._client
 
     def _dream_prompt(self, inp: EngineInput) -> str:

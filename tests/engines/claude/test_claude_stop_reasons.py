@@ -22,7 +22,7 @@ from helpers.fake_anthropic import (  # noqa: F401
 )
 
 from dream.engines.claude import ClaudeEngine
-from dream.errors import EngineFailed
+from dream.errors import BudgetExceeded, EngineFailed
 from dream.store.tree import read_tree
 
 DELETE_DEPLOY = memory("delete", path="/memories/deploy.md")
@@ -110,3 +110,13 @@ def test_every_request_streams(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     fake_api.play(*four_phase_script())
     ClaudeEngine().consolidate(engine_input(tmp_path))
     assert len(fake_api.requests) == 7 and all(r.get("stream") is True for r in fake_api.requests)
+
+
+def test_a_retry_after_longer_than_the_time_left_ends_the_run_at_once(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    fake_api.play(rate_limited(retry_after="3600"), *four_phase_script())
+    with pytest.raises(BudgetExceeded) as caught:
+        ClaudeEngine().consolidate(engine_input(tmp_path, timeout_seconds=60))
+    assert caught.value.reason == "budget_timeout" and "asked to wait 3600 s" in str(caught.value)
+    assert len(fake_api.requests) == 1
