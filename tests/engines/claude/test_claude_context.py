@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from helpers.claude_store import engine_input, four_phase_script
-from helpers.fake_anthropic import CONTEXT_BETA, FakeAnthropic, Reply, fake_api, text, tool_use  # noqa: F401
+from helpers.fake_anthropic import CONTEXT_BETA, Drop, FakeAnthropic, Reply, fake_api, text, tool_use  # noqa: F401
 
 from dream.engines.base import EngineInput
 from dream.engines.claude import ClaudeEngine
@@ -140,3 +140,12 @@ def test_the_stable_prefix_is_system_tools_and_tonight_s_digest(tmp_path: Path, 
     # every later turn reads at least system, tools and the digest from the cache
     opening = fake_api.usages[0]["cache_creation_input_tokens"]
     assert all(u["cache_read_input_tokens"] >= opening for u in fake_api.usages[1:])
+
+
+def test_a_resume_after_a_cut_stream_sends_the_cleared_history(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    script = reading_script()
+    fake_api.play(*script[:-2], Drop(), *script[-2:])
+    ClaudeEngine().consolidate(big_input(tmp_path))
+    dropped = next(i for i, r in enumerate(fake_api.requests) if i and r["messages"] == fake_api.requests[i - 1]["messages"])
+    assert cleared_results(fake_api.requests[dropped]) >= 6  # resumed from the cleared transcript, not the full one
+    assert fake_api.protocol_errors == []
