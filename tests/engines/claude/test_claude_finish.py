@@ -104,6 +104,9 @@ def test_an_index_over_budget_gets_a_valid_proposal_from_a_model_that_never_touc
     assert all("Topic 0]" not in line for line in tree["MEMORY.md"].splitlines())  # the oldest went to the archive
     assert "(topic-000.md)" in tree["archive.md"]
     assert not [f for f in got["findings"] if f["severity"] == "error"]
+    proposals = Proposals(Layout.open(store))
+    markdown = proposals.report_md(proposals.get(outcome.proposal_id))
+    assert "## Finish (made by dream after the model, not by it)" in markdown and "**archived** `MEMORY.md`" in markdown
 
 
 def test_a_progress_note_the_summary_does_not_account_for_is_dropped(tmp_path: Path, fake_api: FakeAnthropic) -> None:
