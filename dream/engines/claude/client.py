@@ -49,8 +49,8 @@ class UnreadableReply(Exception):
     """A streamed reply that broke off or could not be parsed; the turn is asked for again."""
 
 
-# A stream that breaks after it started: the SDK does not retry these.
-MID_STREAM = (httpx2.RemoteProtocolError, httpx2.ReadError, anthropic.APIConnectionError, UnreadableReply)
+# A stream that breaks or goes silent after it started: the SDK does not retry these.
+MID_STREAM = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.ReadTimeout, UnreadableReply)
 
 
 def request_timeout(budget_seconds: float) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anthropic
 import pytest
 from helpers.claude_store import engine_input, four_phase_script
 from helpers.fake_anthropic import (  # noqa: F401
@@ -120,3 +121,21 @@ def test_a_retry_after_longer_than_the_time_left_ends_the_run_at_once(
         ClaudeEngine().consolidate(engine_input(tmp_path, timeout_seconds=60))
     assert caught.value.reason == "budget_timeout" and "asked to wait 3600 s" in str(caught.value)
     assert len(fake_api.requests) == 1
+
+
+def test_a_stream_that_goes_silent_half_way_is_asked_for_again(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    script = four_phase_script()
+    stuck = Reply(script[1].blocks, stall=2.0)  # the second reply starts, then nothing for longer than the timeout
+    fake_api.play(script[0], stuck, *script[1:])
+    client = anthropic.Anthropic(max_retries=0, timeout=0.5)
+    result = ClaudeEngine(client=client).consolidate(engine_input(tmp_path))
+    assert result.usage.turns == 7 and len(fake_api.requests) == 8
+    assert fake_api.protocol_errors == []
+
+
+def test_an_api_that_cannot_be_reached_fails_after_the_sdk_s_retries_only(tmp_path: Path) -> None:
+    client = anthropic.Anthropic(api_key="sk-ant-test", base_url="http://127.0.0.1:9", max_retries=1)
+    with pytest.raises(EngineFailed) as caught:
+        ClaudeEngine(client=client).consolidate(engine_input(tmp_path))
+    assert caught.value.reason == "api" and "connection to the Anthropic API at http://127.0.0.1:9" in str(caught.value)
+    assert caught.value.usage.turns == 0
