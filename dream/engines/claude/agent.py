@@ -40,7 +40,7 @@ from dream.engines.claude.client import (
     make_client,
 )
 from dream.engines.claude.digest import since_last_dream
-from dream.engines.claude.finish import finish
+from dream.engines.claude.finish import drop_unaccounted, prune_staged
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.prompts import render_dream, render_system
@@ -121,8 +121,9 @@ class ClaudeEngine:
             self.refusals.extend(memory.refusals)
         self._ended_on_final_reply = True
         summary = _text_of(final)
+        dropped = drop_unaccounted(inp, before, summary)  # a scratch note is neither the model's change nor kept
         changes = describe_changes(before, read_tree(inp.staging), summary)
-        done = finish(inp, before, summary)
+        done = dropped + prune_staged(inp)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
                             finish=done)
 

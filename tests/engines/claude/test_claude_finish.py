@@ -122,8 +122,9 @@ def test_a_progress_note_the_summary_does_not_account_for_is_dropped(tmp_path: P
     outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
     assert outcome.status == Status.PROPOSED, outcome.error
     assert "dream-progress.md" not in proposal_tree(store, outcome.proposal_id)
-    finish = report(store, outcome.proposal_id)["finish"]
-    assert ("dropped", "dream-progress.md") in {(c["action"], c["path"]) for c in finish}
+    got = report(store, outcome.proposal_id)
+    assert ("dropped", "dream-progress.md") in {(c["action"], c["path"]) for c in got["finish"]}
+    assert [c["path"] for c in got["changes"]] == ["deploy.md"]  # the note is not reported as the model's
 
 
 def test_a_run_that_fails_validation_still_records_what_it_spent(tmp_path: Path, fake_api: FakeAnthropic) -> None:
