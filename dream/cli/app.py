@@ -20,7 +20,7 @@ from dream.cli.console import error_line
 from dream.errors import DreamError
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
     help="Consolidate an AI agent's markdown memory offline, as a reviewable proposal.",
 )
 
