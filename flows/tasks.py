@@ -33,6 +33,7 @@ from pydantic import Field
 from dream.errors import LockBusy
 from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
+from dream.pipeline import fleet
 from dream.pipeline.fleet import FleetEntry, scan_fleet, store_slug
 from dream.review.decide import accept, reject
 from dream.store.layout import Layout
@@ -183,20 +184,15 @@ def scan(roots: list[str] | None, force: bool) -> list[FleetEntry]:
 
 
 def skipped_row(entry: FleetEntry) -> dict:
-    status = str(Status.FAILED if entry.reason == "error" else Status.SKIPPED)
-    return {"store": str(entry.store), "status": status, "reason": entry.reason,
-            "message": entry.message, "proposal": None}
+    return fleet.entry_row(entry)
 
 
 def outcome_row(store: Path, state: State) -> dict:
     """The table row of one `dream_store` subflow, from its final state."""
     data = state.result(raise_on_failure=False)
     if not isinstance(data, dict):  # the flow raised (bad input, a bug): no outcome
-        return {"store": str(store), "status": str(Status.FAILED), "reason": "error",
-                "message": state.message, "proposal": None}
-    message = data.get("error") or state.message
-    return {"store": str(store), "status": data["status"], "reason": data.get("reason"),
-            "message": message, "proposal": data.get("proposal_id")}
+        return fleet.fleet_row(store, Status.FAILED, "error", state.message)
+    return fleet.outcome_row(store, {**data, "error": data.get("error") or state.message})
 
 
 def bounded_map(one, items: list, limit: int, **kwargs) -> list:

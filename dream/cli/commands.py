@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -9,7 +10,7 @@ import typer
 
 from dream import __version__
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
-from dream.cli.console import emit_json, err, out, print_diff, table, when
+from dream.cli.console import emit_json, err, out, print_diff, short_paths, table, when, words
 from dream.errors import BadInput
 from dream.outcomes import Status
 
@@ -28,12 +29,21 @@ def run(
     force: Annotated[bool, typer.Option("--force", help="Skip the hours and sessions checks (never the lock).")] = False,
     min_hours: Annotated[Optional[float], typer.Option(help="Override min_hours for this run.")] = None,
     min_sessions: Annotated[Optional[int], typer.Option(help="Override min_sessions for this run.")] = None,
+    all_stores: Annotated[bool, typer.Option(
+        "--all", help="Every store `status --all` lists: gate each, dream the due ones.")] = False,
+    roots: Annotated[Optional[list[Path]], typer.Option(
+        "--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
+    max_concurrency: Annotated[int, typer.Option(
+        "--max-concurrency", min=1, help="With --all: how many stores to dream at once.")] = 4,
     as_json: JsonOpt = False,
 ) -> None:
-    """Dream once: gate, lock, snapshot, gather, consolidate, validate, propose."""
+    """Dream once: gate, lock, snapshot, gather, consolidate, validate, propose (one store, or --all)."""
+    overrides = {"model": model, "min_hours": min_hours, "min_sessions": min_sessions}
+    if all_stores or roots:
+        _run_fleet(roots or [], engine, force, overrides, max_concurrency, as_json)
+        return
     from dream.pipeline import run as pipeline  # start-up: see dream/cli/__init__.py
 
-    overrides = {"model": model, "min_hours": min_hours, "min_sessions": min_sessions}
     with _gather_progress(enabled=not as_json) as progress:
         outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides, on_progress=progress)
     if as_json:
@@ -42,6 +52,40 @@ def run(
         _print_outcome(outcome, store)
     if outcome.status == Status.FAILED:
         raise typer.Exit(1)
+
+
+def _run_fleet(roots: list[Path], engine: str | None, force: bool, overrides: dict, max_concurrency: int,
+               as_json: bool) -> None:
+    """`dream run --all`: one line per store as it ends (or one JSON object); exit 1 only if a store failed."""
+    from dream.pipeline import fleet  # start-up: see dream/cli/__init__.py
+
+    stores = fleet.fleet_stores(roots)
+    started = time.time()
+    if not as_json:
+        out.print(f"dream run --all at {when(started)}: {len(stores)} store(s)"
+                  + ("" if stores else " under ~/.claude/projects or the --root folders"), markup=False)
+    names = dict(zip(map(str, stores), short_paths(stores)))
+    rows = fleet.run_fleet(stores, engine=engine, force=force, max_concurrency=max_concurrency, overrides=overrides,
+                           on_row=None if as_json else lambda row: out.print(fleet_line(row, names), markup=False,
+                                                                              soft_wrap=True))
+    counts = {status: sum(1 for r in rows if r["status"] == status) for status in map(str, Status)}
+    if as_json:
+        emit_json({"stores": rows, "counts": counts, "duration_s": round(time.time() - started, 3)})
+    else:
+        out.print(", ".join(f"{n} {status}" for status, n in counts.items() if n) or "nothing to do", markup=False)
+    if fleet.fleet_failed(rows):
+        raise typer.Exit(1)
+
+
+def fleet_line(row: dict, names: dict[str, str]) -> str:
+    """`<status>  <store>  <what happened>`: one line a log file can be grepped for."""
+    state = row["status"] + (f" ({words(row['reason'])})" if row["reason"] else "")
+    name = names.get(row["store"], row["store"])
+    if row["proposal"]:
+        detail = f"proposal {row['proposal']}, {row['changes']} change(s)"
+    else:
+        detail = row["message"] or ""
+    return f"{state:<20} {name}  {detail}".rstrip()
 
 
 class _gather_progress:
@@ -300,7 +344,7 @@ def history(
 ) -> None:
     """Past runs (with tokens and cost) and review actions, of one store or of every store (--all)."""
     from dream import history as hist  # start-up: see dream/cli/__init__.py
-    from dream.review.status import fleet_stores  # start-up: see dream/cli/__init__.py
+    from dream.pipeline.fleet import fleet_stores  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
 
     fleet = bool(all_stores or roots)

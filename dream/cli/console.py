@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import datetime, timezone
 from typing import Any
@@ -28,6 +29,34 @@ def when(epoch: float | None) -> str:
     if epoch is None:
         return "never"
     return datetime.fromtimestamp(epoch, tz=timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def words(value: str) -> str:
+    """A status or reason word for people: `rolled_back` reads `rolled back`, `no_signal` `no signal`."""
+    return str(value).replace("_", " ")
+
+
+def short_paths(paths: list) -> list[str]:
+    """Paths as people tell them apart: relative to their common folder when there are several.
+
+    Claude Code's stores all end in `.../<project>/memory`; cutting a long
+    path on the right leaves only the part they share, so it is the shared
+    beginning that goes.
+    """
+    texts = [str(p) for p in paths]
+    common = common_root(texts)
+    if common is None:
+        return texts
+    return [os.path.relpath(t, common) if t != common else os.path.basename(t) for t in texts]
+
+
+def common_root(paths: list) -> str | None:
+    """The folder `short_paths` made the paths relative to, if it did."""
+    texts = [str(p) for p in paths]
+    if len(texts) < 2:
+        return None
+    common = os.path.commonpath(texts)
+    return None if common in ("", os.sep) else common
 
 
 def table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
