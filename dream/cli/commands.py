@@ -282,8 +282,10 @@ def _diff_versions(layout: Layout, proposal_id: str | None, old: int | None, new
 def accept_cmd(
     proposal_id: Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")] = None,
     store: StoreOpt = Path("."),
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Take only this file (repeatable).")] = None,
-    except_: Annotated[Optional[list[str]], typer.Option("--except", help="Take every file but this one (repeatable).")] = None,
+    only: Annotated[Optional[list[str]], typer.Option(
+        "--only", help="Take only these files: --only a.md b.md (or repeat --only).")] = None,
+    except_: Annotated[Optional[list[str]], typer.Option(
+        "--except", help="Take every file but these: --except c.md d.md (or repeat --except).")] = None,
     comment: CommentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
