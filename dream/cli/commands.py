@@ -10,7 +10,18 @@ import typer
 
 from dream import __version__
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
-from dream.cli.console import emit_json, err, out, print_diff, short_paths, table, when, words
+from dream.cli.console import (
+    common_root,
+    emit_json,
+    err,
+    human,
+    out,
+    print_diff,
+    short_paths,
+    table,
+    when,
+    words,
+)
 from dream.errors import BadInput
 from dream.outcomes import Status
 
@@ -122,8 +133,8 @@ def _print_outcome(outcome, store: Path) -> None:
     s = outcome.status
     line = f"[bold]{s}[/bold]"
     if outcome.reason:
-        line += f" ({outcome.reason})"
-    out.print(f"{line}  engine={outcome.engine}  sessions={outcome.sessions_read}  changes={outcome.changes}")
+        line += f" ({words(outcome.reason)})"
+    out.print(f"{line}  engine={human(outcome.engine)}  sessions={outcome.sessions_read}  changes={outcome.changes}")
     if outcome.error:
         out.print(outcome.error, markup=False)
     if outcome.redactions:
@@ -158,7 +169,7 @@ def status(
     out.print(f"sessions waiting {g['sessions_waiting']}")
     out.print(f"last dream       {when(info['last_consolidated_at'])}")
     out.print(f"lock             {lock_text}", markup=False)
-    out.print(f"current version  {info['current_version']}")
+    out.print(f"current version  {human(info['current_version']) or 'none yet'}")
     out.print(f"pending          {', '.join(info['pending']) or 'none'}")
     for why in info["damaged_proposals"].values():
         out.print(f"damaged proposal {why}", markup=False)
@@ -173,17 +184,20 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
     if not rows:
         out.print("no memory stores found under ~/.claude/projects or the --root folders")
         return
+    stores = [r["store"] for r in rows]
     table_rows = []
-    for r in rows:
+    for r, name in zip(rows, short_paths(stores)):
         if "error" in r:
-            table_rows.append([r["store"], "error", "", "", "", r["error"]])
+            table_rows.append([name, "error", "", "", "", r["error"]])
             continue
         g, t = r["gate"], r["transcripts"]
-        gate_text = "open" if g["open"] else f"closed ({g['reason']})"
+        gate_text = "open" if g["open"] else f"closed ({words(g['reason'])})"
         waiting = str(g["sessions_waiting"]) + (f" +{t['changed']} to import" if t and t["changed"] else "")
-        table_rows.append([r["store"], gate_text, waiting, when(r["last_consolidated_at"]),
+        table_rows.append([name, gate_text, waiting, when(r["last_consolidated_at"]),
                            ", ".join(r["pending"]) or "none", ""])
-    out.print(table(f"{len(rows)} store(s)", ["store", "gate", "sessions waiting", "last dream", "pending", "error"], table_rows))
+    title = f"{len(rows)} store(s)" + (f" under {root}" if (root := common_root(stores)) else "")
+    out.print(table(title, ["store", "gate", "sessions waiting", "last dream", "pending", "error"], table_rows,
+                    wrap=("pending", "error")))
 
 
 @app.command()
@@ -318,16 +332,16 @@ def rollback(
     """Restore version N's bytes as a new version."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    _print_decision(decide.rollback(store, version, comment), as_json)
+    _print_decision(decide.rollback(store, version, comment), as_json, f" to version {version}")
 
 
-def _print_decision(decision, as_json: bool) -> None:
+def _print_decision(decision, as_json: bool, what_to: str = "") -> None:
     if as_json:
         emit_json(decision.to_json())
         return
     what = f"proposal {decision.proposal_id} " if decision.proposal_id else ""
     version = f"; the store is now version {decision.version}" if decision.version else ""
-    out.print(f"{what}{decision.status}{version}")
+    out.print(f"{what}{words(decision.status)}{what_to}{version}")
     if decision.skipped:
         out.print(f"skipped: {', '.join(decision.skipped)}", markup=False)
     if decision.combined:
@@ -363,23 +377,27 @@ def history(
 
 def _print_history(found: hist.History, fleet: bool) -> None:
     where = ["store"] if fleet else []
+    stores = sorted({row["store"] for row in [*found.runs, *found.events]}) if fleet else []
+    names = dict(zip(stores, short_paths(stores)))
+    under = f" (stores under {root})" if (root := common_root(stores)) else ""
     if not found.runs:
         out.print("no runs yet")
     else:
-        out.print(table("runs", [*where, "started", "status", "engine", "sessions", "changes", "proposal",
-                                 "tokens in/out", "cache read", "cost $", "secs"],
-                        [_store(r, fleet) + _run_row(r) for r in found.runs]))
+        out.print(table(f"runs{under}", [*where, "started", "status", "engine", "sessions", "changes", "proposal",
+                                          "tokens in/out", "cache read", "cost $", "secs"],
+                        [_store(r, names) + _run_row(r) for r in found.runs]))
     if found.events:
-        out.print(table("review actions", [*where, "at", "action", "proposal", "version", "who", "comment", "detail"],
-                        [_store(e, fleet) + _event_row(e) for e in found.events]))
+        out.print(table(f"review actions{under}",
+                        [*where, "at", "action", "proposal", "version", "who", "comment", "detail"],
+                        [_store(e, names) + _event_row(e) for e in found.events], wrap=("comment", "detail")))
 
 
-def _store(row: dict, fleet: bool) -> list:
-    return [row["store"]] if fleet else []
+def _store(row: dict, names: dict[str, str]) -> list:
+    return [names[row["store"]]] if names else []
 
 
 def _run_row(r: dict) -> list:
-    status = f"{r['status']} ({r['reason']})" if r["reason"] else r["status"]
+    status = f"{r['status']} ({words(r['reason'])})" if r["reason"] else r["status"]
     return [_local(r["started_at"], "%Y-%m-%d %H:%M"), status, r["engine"] or "", r["sessions_read"], r["changes"],
             r["proposal_id"] or "", f"{r['input_tokens'] or 0}/{r['output_tokens'] or 0}", r["cache_read_tokens"],
             f"{r['cost_usd'] or 0:.4f}", f"{r['duration_s'] or 0:.2f}"]

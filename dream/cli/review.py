@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
-from dream.cli.console import emit_json, err, out, print_diff, when
+from dream.cli.console import emit_json, err, human, out, print_diff, when, words
 from dream.errors import BadInput, ProposalClosed
 
 ProposalArg = Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")]
@@ -112,12 +112,12 @@ def show(
             emit_json({"version": v.number, "source": v.source, "created_at": v.created_at, "note": v.note,
                        "actor": v.actor, "proposal_id": v.proposal_id, "files": sorted(v.files)})
             return
-        out.print(f"version {v.number} ({v.source}, {when(v.created_at)}) {v.note}", markup=False)
+        out.print(f"version {v.number} ({words(v.source)}, {when(v.created_at)}) {human(v.note)}".rstrip(), markup=False)
         for path in sorted(v.files):
             out.print(path, markup=False)
         return
     if file not in v.files:
-        raise BadInput(f"{layout.root}: version {version} has no file {file!r}")
+        raise BadInput(f"{layout.root}: version {version} has no file {file}")
     data = versions.blobs.get(v.files[file])
     if as_json:
         emit_json({"version": v.number, "path": file, "content": data.decode("utf-8", errors="replace")})
