@@ -141,7 +141,9 @@ def _print_outcome(outcome, store: Path) -> None:
         out.print(f"{outcome.redactions} secret(s) redacted from the logs")
     if s == Status.PROPOSED:
         out.print(f"proposal {outcome.proposal_id} on base version {outcome.base_version}")
-        out.print(f"review: dream diff --store {store}   then: dream accept --store {store}", markup=False)
+        # One line whatever the width: a command to copy must not be broken in two.
+        out.print(f"review: dream diff --store {store}   then: dream accept --store {store}", markup=False,
+                  soft_wrap=True)
 
 
 @app.command()
