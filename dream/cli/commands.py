@@ -308,7 +308,8 @@ def accept_cmd(
     """Make a proposal (or some of its files) the store's next version, merging edits made since."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    _print_decision(decide.accept(store, proposal_id, comment, only=only, except_=except_), as_json)
+    decision = decide.accept(store, proposal_id, comment, only=only, except_=except_)
+    print_decision(decision, as_json, resumed=resume_paused_flow(store, decision.proposal_id, "accept", comment))
 
 
 @app.command()
@@ -321,7 +322,8 @@ def reject(
     """Reject a proposal; the store is not touched."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    _print_decision(decide.reject(store, proposal_id, comment), as_json)
+    decision = decide.reject(store, proposal_id, comment)
+    print_decision(decision, as_json, resumed=resume_paused_flow(store, decision.proposal_id, "reject", comment))
 
 
 @app.command()
@@ -334,12 +336,21 @@ def rollback(
     """Restore version N's bytes as a new version."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    _print_decision(decide.rollback(store, version, comment), as_json, f" to version {version}")
+    print_decision(decide.rollback(store, version, comment), as_json, f" to version {version}")
 
 
-def _print_decision(decision, as_json: bool, what_to: str = "") -> None:
+def resume_paused_flow(store: Path, proposal_id: str | None, verb: str, comment: str | None):
+    """A Prefect flow run paused on this proposal gets the decision too, and ends (dream.review.paused)."""
+    from dream.review import paused  # start-up: see dream/cli/__init__.py
+
+    if proposal_id is None:
+        return None
+    return paused.resume_waiting(store, proposal_id, verb, comment)
+
+
+def print_decision(decision, as_json: bool, what_to: str = "", resumed=None) -> None:
     if as_json:
-        emit_json(decision.to_json())
+        emit_json({**decision.to_json(), **({"flow_run": resumed.to_json()} if resumed else {})})
         return
     what = f"proposal {decision.proposal_id} " if decision.proposal_id else ""
     version = f"; the store is now version {decision.version}" if decision.version else ""
@@ -350,6 +361,11 @@ def _print_decision(decision, as_json: bool, what_to: str = "") -> None:
         out.print(f"merged with edits made to the store since: {', '.join(decision.combined)}", markup=False)
     if decision.pre_accept_version:
         out.print(f"the store as found was kept as version {decision.pre_accept_version}")
+    if resumed and resumed.resumed:
+        out.print(f"resumed the paused Prefect flow run {resumed.flow_run_id} with this decision", markup=False)
+    elif resumed:
+        err.print(f"dream: warning: the paused Prefect flow run {resumed.flow_run_id} was not resumed: "
+                  f"{resumed.problem}", markup=False, soft_wrap=True)
 
 
 @app.command()

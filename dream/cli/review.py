@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
+from dream.cli.commands import print_decision, resume_paused_flow
 from dream.cli.console import emit_json, err, human, out, print_diff, when, words
 from dream.errors import BadInput, ProposalClosed
 
@@ -52,11 +53,7 @@ def review(
                        "taken": [], "skipped": list(proposal.changed)})
         return
     decision = decide.accept(store, proposal.id, comment, only=taken)
-    if as_json:
-        emit_json(decision.to_json())
-    else:
-        out.print(f"proposal {decision.proposal_id} accepted ({len(decision.taken)} file(s)); "
-                  f"the store is now version {decision.version}")
+    print_decision(decision, as_json, resumed=resume_paused_flow(store, proposal.id, "accept", comment))
 
 
 def _choose_files(screen, changed: list[str], base, new, retention: dict) -> list[str]:
