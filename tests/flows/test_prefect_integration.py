@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -113,6 +114,14 @@ class Server:
             if run["state"]["type"] in TERMINAL:
                 return run
         raise AssertionError(f"flow run {flow_run_id} did not finish")
+
+    def wait_for_worker(self, pool: str, timeout: float) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.post(f"/work_pools/{pool}/workers/filter", {}):
+                return
+            time.sleep(1)
+        raise AssertionError("no worker registered")
 
     def wait_for_paused(self, timeout: float) -> dict:
         """The first flow run found paused (waiting for a reviewer's input)."""
@@ -263,6 +272,19 @@ def test_dream_accept_resumes_a_flow_run_paused_for_review(server, tmp_path, cli
     assert json.loads((store / ".dream" / "proposals" / proposal / "proposal.json").read_text())["status"] == "accepted"
     assert not (store / ".dream" / "review-waits").exists() or not any((store / ".dream" / "review-waits").iterdir())
     assert cli("accept", "--store", str(store)).code != 0  # nothing pending any more
+
+
+def test_an_idle_worker_stops_on_sigterm(server):
+    worker = subprocess.Popen([*PREFECT, "worker", "start", "--pool", POOL], env=server.env, cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        server.wait_for_worker(POOL, timeout=120)
+        worker.send_signal(signal.SIGTERM)
+        code = worker.wait(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert code in (0, 1, -signal.SIGTERM, 130), worker.stdout.read() if worker.stdout else ""
 
 
 def _slug(store: Path) -> str:
