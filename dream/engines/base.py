@@ -47,6 +47,7 @@ class EngineResult:
     changes: list[Change] = field(default_factory=list)
     summary: str = ""
     usage: Usage = field(default_factory=Usage)
+    finish: list[Change] = field(default_factory=list)  # made by code after the model (claude engine), not by it
 
 
 class Engine(Protocol):
