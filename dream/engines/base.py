@@ -47,6 +47,7 @@ class EngineResult:
     changes: list[Change] = field(default_factory=list)
     summary: str = ""
     usage: Usage = field(default_factory=Usage)
+    needs_person: list[str] = field(default_factory=list)  # what the engine would not decide alone
 
 
 class Engine(Protocol):

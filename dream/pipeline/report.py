@@ -23,6 +23,7 @@ def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: in
         "counts": dict(sorted(counts.items())),
         "changes": [asdict(c) for c in result.changes],
         "summary": result.summary,
+        "needs_person": list(result.needs_person),
         "findings": [asdict(f) for f in findings],
         "sessions_read": sessions_read,
         "redactions": redactions,
@@ -59,6 +60,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
     ]
     lines += [_change_line(c) for c in report["changes"]] or ["(none)"]
+    if report.get("needs_person"):
+        lines += ["", "## Needs a person", ""] + [f"- {item}" for item in report["needs_person"]]
     if report.get("summary"):
         lines += ["", "## Engine summary", "", report["summary"].strip()]
     if report["findings"]:
