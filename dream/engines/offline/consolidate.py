@@ -325,16 +325,22 @@ def _strike(line: str) -> str:
 
 
 def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
-    entry, score, ambiguous = catalog.forget_match(request.text)
+    """Remove the one memory the request names; ask a person when none, several, or a team one fits."""
+    entry, score, rivals = catalog.forget_match(request.text)
+    said = f"forget “{request.text}” (session {request.session})"
     if entry is None:
-        ws.note(f"forget “{request.text}” (session {request.session}): no memory matches; nothing removed")
-        return
-    if ambiguous:
-        ws.note(f"forget “{request.text}” (session {request.session}): several memories match "
-                f"equally well; nothing removed")
+        ws.ask(f"{said}: no memory matches; nothing removed")
         return
     memory = entry.memory
+    if rivals:
+        names = ", ".join(catalog.label(e.memory) for e in [entry, *rivals][:4])
+        ws.ask(f"{said}: several memories match equally well ({names}); nothing removed")
+        return
     label = catalog.label(memory)
+    if memory.scope == "team":
+        ws.ask(f"{said}: matches {label}, a team memory others rely on; not removed "
+               "(remove it by hand if the team agrees)")
+        return
     catalog.remove(memory)
     path = memory.key if memory.kind == "topic" else INDEX_NAME
     ws.change("forgotten", path, f"user asked to forget “{request.text}” (match {score:.0f}%)",

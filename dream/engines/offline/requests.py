@@ -20,6 +20,9 @@ _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
     ("forget", re.compile(r"^(?:please\s+)?forget(?:\s+(?:about|that))?[\s:,]+(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь)(?:\s+(?:que|de|das|dass|про|о))?[\s:,]+(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:忘记|忘掉|忘了)[\s:：,，]*(?P<text>.+)$")),
+    # Japanese and Korean put the verb last: "…のメモは忘れて", "… 메모는 잊어줘".
+    ("forget", re.compile(r"^(?P<text>.+?)(?:のこと|のメモ)?(?:は|を)?(?:もう)?忘れて(?:ください|下さい|いい)?$")),
+    ("forget", re.compile(r"^(?P<text>.+?)(?:은|는|을|를)?\s*(?:잊어\s*줘|잊어\s*버려|잊어\s*주세요|잊어)$")),
     ("remember", re.compile(r"^(?:please\s+)?(?:remember|keep in mind)(?:\s+that)?[\s:,]+(?P<text>.+)$", re.I)),
     ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
     ("remember", re.compile(r"^(?:记住|请记住|记一下|覚えておいて|기억해)[\s:：,，]*(?P<text>.+)$")),
@@ -30,7 +33,7 @@ _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
 # for nothing, and polars rules it out without a Python call per line (a long
 # log has hundreds of thousands). Keep in step with _REQUESTS.
 _LEADS = "(?i)" + "|".join([
-    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "忘记", "忘掉", "忘了",
+    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "忘记", "忘掉", "忘了", "忘れて", "잊어",
     "remember", "keep in mind", "recuerda", "recuérdalo", "souviens", "rappelle", "merk", "запомни",
     "lembre", "ricorda", "记住", "记一下", "覚えておいて", "기억해",
     "actually", "correction", "wrong", "not right", r"\bno\b",
@@ -39,7 +42,7 @@ _LEADS = "(?i)" + "|".join([
 # Phrases that start like a rule but ask for nothing.
 _NOT_RULES = re.compile(
     r"^(?:don'?t|do not|never)\s+(?:worry|mind|bother|know|think so|understand|care|get it)\b", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # CJK text has no space after a stop
 _CODE_HINTS = re.compile(r"```|^\s*[$#>]\s|[{};]\s*$|=>|\b(?:def|class|import|function|return)\b.*[(:]")
 
 
@@ -60,17 +63,47 @@ def looks_like_code(line: str) -> bool:
     return symbols > max(4, len(line) // 12)
 
 
+# Where a forget request's naming ends and its reason begins: "forget X, we retired it".
+_CLAUSE_END = re.compile(
+    r"\s*(?:[,;，；、]|\s[-–—]\s|\s(?:because|since|as we|we|weil|porque|ya que|car|потому что)\s)")
+
+
+def first_clause(text: str) -> str:
+    head = _CLAUSE_END.split(text, maxsplit=1)[0].strip()
+    return head if len(head) >= 2 else text
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
+_CLAUSE_START = re.compile(r"[,;，；]\s*")
+
+
 def extract(sentence: str) -> tuple[str, str] | None:
-    """(kind, text) if the sentence is an explicit request."""
+    """(kind, text) if the sentence is an explicit request.
+
+    The request may follow a first clause ("the importer is gone, forget the
+    rule about tabs"); only remember and forget count there, since "…, never
+    mind" or "…, no" start nothing.
+    """
     sentence = sentence.strip().strip("\"'“”").strip()
     if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
         return None
+    hit = _at_start(sentence)
+    if hit:
+        return hit
+    for boundary in _CLAUSE_START.finditer(sentence):
+        hit = _at_start(sentence[boundary.end():])
+        if hit and hit[0] in ("forget", "remember"):
+            return hit
+    return None
+
+
+def _at_start(sentence: str) -> tuple[str, str] | None:
     if _NOT_RULES.match(sentence):
         return None
+    sentence = sentence.rstrip(" .。!！")
     for kind, pattern in _REQUESTS:
         match = pattern.match(sentence)
         if match:
@@ -81,6 +114,8 @@ def extract(sentence: str) -> tuple[str, str] | None:
                     return inner
             if kind == "rule":
                 text = text[0].upper() + text[1:]
+            if kind == "forget":
+                text = first_clause(text)
             if len(text) >= 3:
                 return kind, text
     return None
