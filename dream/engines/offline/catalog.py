@@ -21,6 +21,7 @@ lines of filed memories are appended), then topics no line points to.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -115,9 +116,9 @@ class Catalog:
     def _note_line(self, number: int, line: IndexLine) -> None:
         info = self.lines.get(line.text) or self.lines.setdefault(line.text, Line.of(line))
         self.texts[number] = line.text
-        self.numbers[line.text].append(number)
+        insort(self.numbers[line.text], number)  # appended, except when `replace_line` reuses a number
         for path in info.targets:
-            self.refs[path].append(number)
+            insort(self.refs[path], number)
 
     def _rank(self, memory: Memory) -> Rank:
         """Its place in `orient.memories()` order: by first index line, then unlinked topics by path."""
@@ -197,6 +198,31 @@ class Catalog:
         self._note_line(number, parse_index_line(line))
         memory = Memory("topic", path, topic_text(self.ws.store.topics[path]), path, number, "personal")
         self._add(memory, self._rank(memory))
+
+    def replace_line(self, old: str, new: str) -> None:
+        """An index line's text changed in place (a correction): same place, new meaning."""
+        lines = self.ws.store.index_lines
+        lines[lines.index(old)] = new
+        number = self.numbers[old][0]
+        self._unlink([number])
+        parsed = parse_index_line(new)
+        self._note_line(number, parsed)
+        if parsed.kind == "rule":
+            self._add(Memory("rule", new, parsed.hook, f"{INDEX_NAME} line {number + 1}", number, "personal"),
+                      (INDEXED, number, new))
+        for path in sorted(self.lines[new].targets):
+            if path in self.topic_ids:
+                self._recatalog(path)
+
+    def rules_stating(self, needle: str) -> list[Entry]:
+        """Inline rules whose text holds `needle` (any case), in index order."""
+        needle = needle.lower()
+        found = [self.entries[k] for k in self.rule_at.values() if needle in self.entries[k].memory.text.lower()]
+        return sorted(found, key=lambda e: e.rank)
+
+    def hooks_of(self, path: str) -> list[str]:
+        """The full text of the index lines that are a topic's entry."""
+        return [self.texts[n] for n in self.refs.get(path, ()) if self.lines[self.texts[n]].entry_of == path]
 
     def refresh(self, path: str) -> None:
         """A topic's text changed (a correction)."""

@@ -18,16 +18,29 @@ import polars as pl
 # kind, pattern (matched at the start of a sentence; group "text" is the memory)
 _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
     ("forget", re.compile(r"^(?:please\s+)?forget(?:\s+(?:about|that))?[\s:,]+(?P<text>.+)$", re.I)),
-    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь)(?:\s+(?:que|de|das|dass|про|о))?[\s:,]+(?P<text>.+)$", re.I)),
+    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь)(?:\s+(?:que|de|das|dass|про|о))?"
+                          r"[\s:,]+(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:忘记|忘掉|忘了)[\s:：,，]*(?P<text>.+)$")),
     # Japanese and Korean put the verb last: "…のメモは忘れて", "… 메모는 잊어줘".
     ("forget", re.compile(r"^(?P<text>.+?)(?:のこと|のメモ)?(?:は|を)?(?:もう)?忘れて(?:ください|下さい|いい)?$")),
     ("forget", re.compile(r"^(?P<text>.+?)(?:은|는|을|를)?\s*(?:잊어\s*줘|잊어\s*버려|잊어\s*주세요|잊어)$")),
     ("remember", re.compile(r"^(?:please\s+)?(?:remember|keep in mind)(?:\s+that)?[\s:,]+(?P<text>.+)$", re.I)),
-    ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
+    ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|"
+                            r"ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
     ("remember", re.compile(r"^(?:记住|请记住|记一下|覚えておいて|기억해)[\s:：,，]*(?P<text>.+)$")),
-    ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no)\s*[,:;.!-]\s*(?P<text>.+)$", re.I)),
-    ("rule", re.compile(r"^(?P<text>(?:always|never|don't|dont|do not)\s+.+)$", re.I)),
+    ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no)\s*[,:;.!-]\s*"
+                              r"(?P<text>.+)$", re.I)),
+    ("correction", re.compile(r"^(?:actually|en realidad|de hecho|corrección|eigentlich|korrektur|en fait|na verdade|"
+                              r"correção|на самом деле|поправка)\s*[,:;.!-]?\s+(?P<text>.+)$", re.I)),
+    # Said without a lead: "the deploy day moved from Thursdays to Tuesdays", "3.10 is outdated, it's 3.12".
+    ("correction", re.compile(r"^(?P<text>.*\b(?:moved|changed|switched|migrated|upgraded)\s+from\s+\S.*\sto\s+\S.*)$",
+                              re.I)),
+    ("correction", re.compile(r"^(?P<text>.+?\s(?:is|are)\s+(?:outdated|out of date|no longer true)\b.+)$", re.I)),
+    ("rule", re.compile(r"^(?:from now on|going forward|de ahora en adelante|ab jetzt|désormais|a partir de agora)"
+                        r"[\s,:]+(?P<text>.+)$", re.I)),
+    ("rule", re.compile(r"^(?P<text>(?:always|never|don't|dont|do not|siempre|nunca|immer|niemals|nie|toujours|jamais|"
+                        r"sempre|всегда|никогда)\s+.+)$", re.I)),
+    ("rule", re.compile(r"^(?P<text>(?:必ず|絶対に|总是|永远不要|务必|一定要|항상|절대).+)$")),
 ]
 # Words every request above starts with. A user line holding none of them asks
 # for nothing, and polars rules it out without a Python call per line (a long
@@ -36,8 +49,12 @@ _LEADS = "(?i)" + "|".join([
     "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "忘记", "忘掉", "忘了", "忘れて", "잊어",
     "remember", "keep in mind", "recuerda", "recuérdalo", "souviens", "rappelle", "merk", "запомни",
     "lembre", "ricorda", "记住", "记一下", "覚えておいて", "기억해",
-    "actually", "correction", "wrong", "not right", r"\bno\b",
-    "always", "never", "don't", "dont", "do not",
+    "actually", "correction", "wrong", "not right", r"\bno\b", "en realidad", "de hecho", "corrección",
+    "eigentlich", "korrektur", "en fait", "na verdade", "correção", "на самом деле", "поправка", " from ",
+    "outdated", "out of date", "no longer true",
+    "always", "never", "don't", "dont", "do not", "from now on", "going forward", "ahora en adelante", "ab jetzt",
+    "désormais", "a partir de agora", "siempre", "nunca", "immer", "niemals", r"\bnie\b", "toujours", "jamais",
+    "sempre", "всегда", "никогда", "必ず", "絶対に", "总是", "永远不要", "务必", "一定要", "항상", "절대",
 ])
 # Phrases that start like a rule but ask for nothing.
 _NOT_RULES = re.compile(
@@ -108,7 +125,7 @@ def _at_start(sentence: str) -> tuple[str, str] | None:
         match = pattern.match(sentence)
         if match:
             text = match.group("text").strip().rstrip(".。!！").strip()
-            if kind == "correction":
+            if kind == "correction" and len(text) < len(sentence):
                 inner = extract(text)  # "no, remember that …" is a remember request
                 if inner and inner[0] != "correction":
                     return inner

@@ -93,6 +93,18 @@ class BruteCatalog:
     def refresh(self, path: str) -> None:
         pass
 
+    def replace_line(self, old: str, new: str) -> None:
+        lines = self.ws.store.index_lines
+        lines[lines.index(old)] = new
+
+    def rules_stating(self, needle: str) -> list[Entry]:
+        return [entry for entry, _ in self._entries()
+                if entry.memory.kind == "rule" and needle.lower() in entry.memory.text.lower()]
+
+    def hooks_of(self, path: str) -> list[str]:
+        return [line.text for line in self.ws.store.parsed_index()
+                if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == path]
+
     def remove(self, memory: Memory) -> None:
         store = self.ws.store
         if memory.kind == "rule":
