@@ -25,8 +25,10 @@ from dream.engines.offline.orient import (
 from dream.engines.offline.requests import Request
 from dream.engines.offline.similarity import (
     group_pairs,
+    meta_tokens,
     normalize,
     similar_pairs,
+    subset_pairs,
 )
 from dream.engines.offline.text import MAX_LINE, fit_line, shorten, slug
 from dream.store.model import (
@@ -58,6 +60,8 @@ def merge_duplicates(ws: Workspace) -> None:
         if len(pool) < 2:
             continue
         pairs = similar_pairs([m.text for m in pool], limit)
+        if kind == "topic" and scope == "personal":
+            pairs = _with_named_pairs(ws, pool, pairs)
         best: dict[int, float] = {}
         for _, j, score in pairs:
             best[j] = max(best.get(j, 0.0), score)
@@ -69,6 +73,18 @@ def merge_duplicates(ws: Workspace) -> None:
                 else:
                     _merge_rules(ws, survivor, pool[other], best.get(other, limit))
     pointers.apply()
+
+
+def _with_named_pairs(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]]
+                      ) -> list[tuple[int, int, float]]:
+    """Add pairs alike by name and description: one's words all in the other's, both named alike."""
+    topics = [ws.store.topics[m.key] for m in pool]
+    metas = [meta_tokens(t.name or t.heading, t.description) for t in topics]
+    names = [meta_tokens(t.name or t.heading, "") for t in topics]
+    known = {(i, j) for i, j, _ in pairs}
+    extra = [(i, j, score) for i, j, score in subset_pairs(metas)
+             if (i, j) not in known and names[i] & names[j]]
+    return sorted(pairs + extra, key=lambda p: (p[1], p[0]))
 
 
 class _IndexPointers:

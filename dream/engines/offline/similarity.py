@@ -112,6 +112,36 @@ def _score(a: str, b: str, threshold: float) -> float | None:
     return score if score >= threshold else None
 
 
+def subset_pairs(token_sets: list[frozenset[str]], min_size: int = 3) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, 100) with i < j where one set holds every token of the other (at least `min_size`).
+
+    For names and descriptions: "Full variable names: no abbreviations" holds
+    every word of "Variable names: use full variable names". The smaller
+    set's rarest token must be in the larger one, so only the texts holding
+    it are compared.
+    """
+    frequency: dict[str, int] = defaultdict(int)
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, toks in enumerate(token_sets):
+        for tok in toks:
+            frequency[tok] += 1
+            postings[tok].append(i)
+    found: set[tuple[int, int]] = set()
+    for i, toks in enumerate(token_sets):
+        if len(toks) < min_size:
+            continue
+        rarest = min(toks, key=lambda t: (frequency[t], t))
+        for j in postings[rarest]:
+            if j != i and toks <= token_sets[j] and (toks != token_sets[j] or i < j):
+                found.add((min(i, j), max(i, j)))
+    return [(i, j, 100.0) for i, j in sorted(found)]
+
+
+def meta_tokens(name: str, description: str) -> frozenset[str]:
+    """The words of a memory's name and description that say what it is about."""
+    return frozenset(t for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
+
+
 def covers(needle: str, hay: str, threshold: float) -> bool:
     """Whether `hay` already says `needle` (both normalized, non-empty).
 
@@ -147,6 +177,7 @@ def group_pairs(count: int, pairs: list[tuple[int, int, float]]) -> list[list[in
 # Words that say nothing about which memory is meant ("forget about the X", "olvida lo de X").
 _STOPWORDS = frozenset("""
 a an the this that these those my our your its about all any of to for on in at with and or we it
+is are be use used how when each no not
 everything anything stuff thing things what note notes memory memories entry entries please rule rules
 memo info part bit
 lo la el los las de del que sobre nota notas regla todo eso
