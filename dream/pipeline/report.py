@@ -24,6 +24,7 @@ def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: in
         "changes": [asdict(c) for c in result.changes],
         "finish": [asdict(c) for c in result.finish],
         "summary": result.summary,
+        "needs_person": list(result.needs_person),
         "findings": [asdict(f) for f in findings],
         "sessions_read": sessions_read,
         "redactions": redactions,
@@ -63,6 +64,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report.get("finish"):
         lines += ["", "## Finish (made by dream after the model, not by it)", ""]
         lines += [_change_line(c) for c in report["finish"]]
+    if report.get("needs_person"):
+        lines += ["", "## Needs a person", ""] + [f"- {item}" for item in report["needs_person"]]
     if report.get("summary"):
         lines += ["", "## Engine summary", "", report["summary"].strip()]
     if report["findings"]:
