@@ -61,6 +61,7 @@ class RunOutcome:
     usage: Usage = field(default_factory=Usage)
     redactions: int = 0
     accepted_version: int | None = None  # set when the auto_accept policy took the proposal
+    needs_person: list[str] = field(default_factory=list)  # shown even when the run changed nothing
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

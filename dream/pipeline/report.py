@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict
 from typing import Any
@@ -25,7 +24,7 @@ def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: in
         "changes": [asdict(c) for c in result.changes],
         "finish": [asdict(c) for c in result.finish],
         "summary": result.summary,
-        "needs_a_person": needs_a_person(result.summary),
+        "needs_person": list(result.needs_person),
         "findings": [asdict(f) for f in findings],
         "sessions_read": sessions_read,
         "redactions": redactions,
@@ -33,24 +32,6 @@ def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: in
         "duration_s": round(duration_s, 3),
         "warnings": warnings,
     }
-
-
-_NEEDS_A_PERSON = re.compile(r"^[#*\s]*needs a person\b[*:\s]*$", re.IGNORECASE)
-
-
-def needs_a_person(summary: str) -> list[str]:
-    """The items of the summary's "Needs a person:" section: what the engine would not guess."""
-    items: list[str] = []
-    inside = False
-    for line in summary.splitlines():
-        stripped = line.strip()
-        if _NEEDS_A_PERSON.match(stripped):
-            inside = True
-        elif inside and stripped.startswith(("-", "*")):
-            items.append(stripped.lstrip("-* ").strip())
-        elif inside and stripped:
-            break
-    return items
 
 
 def _change_line(c: dict) -> str:
@@ -83,9 +64,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report.get("finish"):
         lines += ["", "## Finish (made by dream after the model, not by it)", ""]
         lines += [_change_line(c) for c in report["finish"]]
-    if report.get("needs_a_person"):
-        lines += ["", "## Needs a person (contradictions the engine did not settle)", ""]
-        lines += [f"- {item}" for item in report["needs_a_person"]]
+    if report.get("needs_person"):
+        lines += ["", "## Needs a person", ""] + [f"- {item}" for item in report["needs_person"]]
     if report.get("summary"):
         lines += ["", "## Engine summary", "", report["summary"].strip()]
     if report["findings"]:

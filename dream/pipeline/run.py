@@ -288,6 +288,7 @@ def _outcome(ctx: RunContext, gathered: Gathered | None = None, result: EngineRe
         outcome.redactions = gathered.redactions
     if result is not None:
         outcome.usage = result.usage
+        outcome.needs_person = list(result.needs_person)
     return outcome
 
 

@@ -210,7 +210,8 @@ def _detail(plan: AcceptPlan, pre: int | None) -> str:
     return "; ".join(parts)
 
 
-def reject(store: str | Path, proposal_id: str | None = None, comment: str | None = None) -> Decision:
+def reject(store: str | Path, proposal_id: str | None = None, comment: str | None = None, *,
+           forget_requests: bool = False) -> Decision:
     layout = Layout.open(store)
     with LockedStore(layout, "reject"):
         proposals = Proposals(layout)

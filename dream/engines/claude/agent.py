@@ -17,6 +17,7 @@ proposed.
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,7 @@ class ClaudeEngine:
         changes = describe_changes(before, read_tree(inp.staging), summary)
         done = dropped + prune_staged(inp)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
-                            finish=done)
+                            finish=done, needs_person=needs_a_person(summary))
 
     def _run_tools(self, inp: EngineInput, memory: StagingMemoryTool) -> Any:
         """Run the conversation to a final reply; a stream cut mid-reply resumes from the last whole turn."""
@@ -278,6 +279,24 @@ def describe_changes(before: Tree, after: Tree, summary: str) -> list[Change]:
         reason = line or "changed by the model; its summary gives no reason for this file"
         changes.append(Change(action=action, path=path, reason=reason, source="claude"))
     return changes
+
+
+_NEEDS_A_PERSON = re.compile(r"^[#*\s]*needs a person\b[*:\s]*$", re.IGNORECASE)
+
+
+def needs_a_person(summary: str) -> list[str]:
+    """The items of the summary's "Needs a person:" section: contradictions the model would not guess."""
+    items: list[str] = []
+    inside = False
+    for line in summary.splitlines():
+        stripped = line.strip()
+        if _NEEDS_A_PERSON.match(stripped):
+            inside = True
+        elif inside and stripped.startswith(("-", "*")):
+            items.append(stripped.lstrip("-* ").strip())
+        elif inside and stripped:
+            break
+    return items
 
 
 def _summary_line_for(path: str, summary: str) -> str:

@@ -28,14 +28,14 @@ class OfflineEngine:
         consolidate.apply_requests(ws, requests)
         prune.prune(ws)
         orient.save(ws, inp.staging, before)
-        return EngineResult(changes=ws.changes, summary=_summary(ws, len(requests)))
+        return EngineResult(changes=ws.changes, summary=_summary(ws, len(requests)), needs_person=ws.needs)
 
     def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
         """After a failed validation, prune again: that is all the offline engine can fix."""
         ws, before = orient.load(inp.staging, inp.settings, inp.today)
         prune.prune(ws)
         orient.save(ws, inp.staging, before)
-        return EngineResult(changes=ws.changes, summary=_summary(ws, 0))
+        return EngineResult(changes=ws.changes, summary=_summary(ws, 0), needs_person=ws.needs)
 
 
 def _summary(ws: orient.Workspace, request_count: int) -> str:

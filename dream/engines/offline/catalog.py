@@ -21,17 +21,17 @@ lines of filed memories are appended), then topics no line points to.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import defaultdict
 from dataclasses import dataclass
-from itertools import combinations
-
-from rapidfuzz import fuzz
 
 from dream.engines.offline.orient import Memory, Workspace, memories, topic_text
 from dream.engines.offline.similarity import (
+    FORGET_MIN,
     MAX_BLOCK,
     covers,
-    forget_query,
+    forget_keys,
+    forget_score,
     min_shared,
     normalize,
     tokens,
@@ -41,7 +41,6 @@ from dream.store.tree import INDEX_NAME
 
 Rank = tuple[int, int, str]
 INDEXED, UNLINKED = 0, 1
-SUBSET_WORDS = 10  # forget queries up to this many words look up every subset of their words
 KEY_CHARS = 5
 
 
@@ -57,7 +56,7 @@ class Entry:
     norm: str  # the memory's text, normalized: what remember and corrections compare with
     keys: frozenset[str]
     forget_norm: str  # name, file name, description and index hooks: what "forget X" names
-    words: frozenset[str]
+    named: frozenset[str]  # the keys of forget_norm
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,9 @@ class Line:
 
 
 def forget_text(topic: TopicFile, hooks: list[str]) -> str:
-    return " ".join([topic.name, topic.stem.replace("_", " ").replace("-", " "), topic.description, *hooks])
+    """What a person may call a topic: its name, heading, file name, description and index lines."""
+    stem = topic.stem.replace("_", " ").replace("-", " ")
+    return " ".join([topic.name, topic.heading or "", stem, topic.description, *hooks])
 
 
 class Catalog:
@@ -98,9 +99,7 @@ class Catalog:
         self.rule_at: dict[int, int] = {}  # line number -> entry of the rule on that line
         self.by_key: dict[str, set[int]] = defaultdict(set)  # memory text keys
         self.by_norm: dict[str, set[int]] = defaultdict(set)
-        self.by_word: dict[str, set[int]] = defaultdict(set)  # forget text words, and their keys
-        self.by_word_key: dict[str, set[int]] = defaultdict(set)
-        self.by_words: dict[frozenset[str], set[int]] = defaultdict(set)
+        self.by_named: dict[str, set[int]] = defaultdict(set)  # forget text keys
         self.lines: dict[str, Line] = {}
         self.texts: dict[int, str] = {}  # line number -> text
         self.numbers: dict[str, list[int]] = defaultdict(list)  # text -> its line numbers, ascending
@@ -117,9 +116,9 @@ class Catalog:
     def _note_line(self, number: int, line: IndexLine) -> None:
         info = self.lines.get(line.text) or self.lines.setdefault(line.text, Line.of(line))
         self.texts[number] = line.text
-        self.numbers[line.text].append(number)
+        insort(self.numbers[line.text], number)  # appended, except when `replace_line` reuses a number
         for path in info.targets:
-            self.refs[path].append(number)
+            insort(self.refs[path], number)
 
     def _rank(self, memory: Memory) -> Rank:
         """Its place in `orient.memories()` order: by first index line, then unlinked topics by path."""
@@ -142,7 +141,7 @@ class Catalog:
         else:
             forget = memory.text
         norm, forget_norm = normalize(memory.text), normalize(forget)
-        entry = Entry(memory, rank, norm, keys(norm), forget_norm, frozenset(forget_norm.split()))
+        entry = Entry(memory, rank, norm, keys(norm), forget_norm, keys(forget_norm))
         key = self.next_id
         self.next_id += 1
         self.entries[key] = entry
@@ -153,20 +152,16 @@ class Catalog:
         for k in entry.keys:
             self.by_key[k].add(key)
         self.by_norm[entry.norm].add(key)
-        for word in entry.words:
-            self.by_word[word].add(key)
-            self.by_word_key[word[:KEY_CHARS]].add(key)
-        self.by_words[entry.words].add(key)
+        for k in entry.named:
+            self.by_named[k].add(key)
 
     def _drop(self, key: int) -> Entry:
         entry = self.entries.pop(key)
         for k in entry.keys:
             self.by_key[k].discard(key)
         self.by_norm[entry.norm].discard(key)
-        for word in entry.words:
-            self.by_word[word].discard(key)
-            self.by_word_key[word[:KEY_CHARS]].discard(key)
-        self.by_words[entry.words].discard(key)
+        for k in entry.named:
+            self.by_named[k].discard(key)
         if entry.memory.kind == "topic":
             del self.topic_ids[entry.memory.key]
         return entry
@@ -203,6 +198,31 @@ class Catalog:
         self._note_line(number, parse_index_line(line))
         memory = Memory("topic", path, topic_text(self.ws.store.topics[path]), path, number, "personal")
         self._add(memory, self._rank(memory))
+
+    def replace_line(self, old: str, new: str) -> None:
+        """An index line's text changed in place (a correction): same place, new meaning."""
+        lines = self.ws.store.index_lines
+        lines[lines.index(old)] = new
+        number = self.numbers[old][0]
+        self._unlink([number])
+        parsed = parse_index_line(new)
+        self._note_line(number, parsed)
+        if parsed.kind == "rule":
+            self._add(Memory("rule", new, parsed.hook, f"{INDEX_NAME} line {number + 1}", number, "personal"),
+                      (INDEXED, number, new))
+        for path in sorted(self.lines[new].targets):
+            if path in self.topic_ids:
+                self._recatalog(path)
+
+    def rules_stating(self, needle: str) -> list[Entry]:
+        """Inline rules whose text holds `needle` (any case), in index order."""
+        needle = needle.lower()
+        found = [self.entries[k] for k in self.rule_at.values() if needle in self.entries[k].memory.text.lower()]
+        return sorted(found, key=lambda e: e.rank)
+
+    def hooks_of(self, path: str) -> list[str]:
+        """The full text of the index lines that are a topic's entry."""
+        return [self.texts[n] for n in self.refs.get(path, ()) if self.lines[self.texts[n]].entry_of == path]
 
     def refresh(self, path: str) -> None:
         """A topic's text changed (a correction)."""
@@ -274,55 +294,42 @@ class Catalog:
             return set().union(*rarest)
         return _narrow([by_key[k] for k in present])
 
-    def forget_match(self, query: str) -> tuple[Entry | None, float, bool]:
-        """(entry, score, ambiguous): `similarity.best_match` over every memory's forget text.
+    def forget_match(self, query: str) -> tuple[Entry | None, float, list[Entry]]:
+        """(entry, score, rivals): the memory a forget request names, by `similarity.forget_score`.
 
-        A memory whose words include all the query's, or are all among them,
-        scores 100: those are found exactly (a set intersection, and a lookup
-        per subset of the query's words), since two of them make the request
-        ambiguous and nothing may be removed. Lower scores are looked for
-        among memories sharing a rarer word with the query.
+        Candidates share a key with the query in their name, title, description,
+        hooks or text. `rivals` are the other memories with the best score:
+        when there are any, the request is ambiguous and nothing may be removed.
         """
-        q = forget_query(query)
-        if not q:
-            return None, 0.0, False
-        qset = frozenset(q.split())
-        full = self._containing(qset) | self._within(qset)
-        if full:
-            best = min(full, key=lambda k: self.entries[k].rank)
-            return self.entries[best], 100.0, len(full) > 1
+        wanted = forget_keys(query)
+        if not wanted:
+            return None, 0.0, []
         scored = []
-        for key in self._sharing_word(qset):
+        for key in self._sharing_any(wanted):
             entry = self.entries[key]
-            score = fuzz.token_set_ratio(q, entry.forget_norm)
-            if score >= self.threshold:
+            score = forget_score(wanted, entry.named, entry.keys)
+            if score >= FORGET_MIN:
                 scored.append((-score, entry.rank, key))
         if not scored:
-            return None, 0.0, False
+            return None, 0.0, []
         scored.sort()
-        ambiguous = len(scored) > 1 and scored[1][0] == scored[0][0]
-        return self.entries[scored[0][2]], -scored[0][0], ambiguous
+        best = -scored[0][0]
+        rivals = [self.entries[k] for s, _, k in scored[1:] if -s == best]
+        return self.entries[scored[0][2]], best, rivals
 
-    def _containing(self, qset: frozenset[str]) -> set[int]:
-        postings = sorted((self.by_word.get(w, set()) for w in qset), key=len)
-        return postings[0].intersection(*postings[1:])
+    def _sharing_any(self, wanted: frozenset[str]) -> set[int]:
+        """Memories that may reach FORGET_MIN: they hold one of the query's rarest keys."""
+        def posting(k: str) -> set[int]:
+            return self.by_named.get(k, set()) | self.by_key.get(k, set())
 
-    def _within(self, qset: frozenset[str]) -> set[int]:
-        """Memories whose forget words are all query words."""
-        if len(qset) <= SUBSET_WORDS:
-            found: set[int] = set()
-            for size in range(1, len(qset) + 1):
-                for words in combinations(sorted(qset), size):
-                    found |= self.by_words.get(frozenset(words), set())
-            return found
-        return {k for w in qset for k in self.by_word.get(w, ()) if self.entries[k].words <= qset}
-
-    def _sharing_word(self, qset: frozenset[str]) -> set[int]:
-        by_word_key = self.by_word_key
-        wanted = {w[:KEY_CHARS] for w in qset}
-        postings = sorted((by_word_key[k] for k in wanted if by_word_key.get(k)), key=len)
-        usable = [p for p in postings if len(p) <= MAX_BLOCK]
-        return set().union(*usable) if usable else _narrow(postings)
+        present = sorted((posting(k) for k in wanted if k in self.by_named or k in self.by_key), key=len)
+        need = -(-len(wanted) * FORGET_MIN // 100)  # keys a match holds at least
+        rarest = present[:max(1, len(wanted) - int(need) + 1)]
+        if not rarest:
+            return set()
+        if len(rarest[-1]) <= MAX_BLOCK:
+            return set().union(*rarest)
+        return _narrow(present)
 
     def stating(self, wrong: str) -> list[Entry]:
         """Topic memories whose keys include all of `wrong`'s, by rank.

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 
-from rapidfuzz import fuzz
 
-from dream.engines.offline import dates
+from dream.engines.offline import corrections, dates
 from dream.engines.offline.archive import archive_lines
 from dream.engines.offline.catalog import Catalog
 from dream.engines.offline.orient import (
@@ -26,8 +25,10 @@ from dream.engines.offline.orient import (
 from dream.engines.offline.requests import Request
 from dream.engines.offline.similarity import (
     group_pairs,
+    meta_tokens,
     normalize,
     similar_pairs,
+    subset_pairs,
 )
 from dream.engines.offline.text import MAX_LINE, fit_line, shorten, slug
 from dream.store.model import (
@@ -59,6 +60,8 @@ def merge_duplicates(ws: Workspace) -> None:
         if len(pool) < 2:
             continue
         pairs = similar_pairs([m.text for m in pool], limit)
+        if kind == "topic" and scope == "personal":
+            pairs = _with_named_pairs(ws, pool, pairs)
         best: dict[int, float] = {}
         for _, j, score in pairs:
             best[j] = max(best.get(j, 0.0), score)
@@ -70,6 +73,18 @@ def merge_duplicates(ws: Workspace) -> None:
                 else:
                     _merge_rules(ws, survivor, pool[other], best.get(other, limit))
     pointers.apply()
+
+
+def _with_named_pairs(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]]
+                      ) -> list[tuple[int, int, float]]:
+    """Add pairs alike by name and description: one's words all in the other's, both named alike."""
+    topics = [ws.store.topics[m.key] for m in pool]
+    metas = [meta_tokens(t.name or t.heading, t.description) for t in topics]
+    names = [meta_tokens(t.name or t.heading, "") for t in topics]
+    known = {(i, j) for i, j, _ in pairs}
+    extra = [(i, j, score) for i, j, score in subset_pairs(metas)
+             if (i, j) not in known and names[i] & names[j]]
+    return sorted(pairs + extra, key=lambda p: (p[1], p[0]))
 
 
 class _IndexPointers:
@@ -262,79 +277,105 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
 
 # ---------------------------------------------------------------- corrections
 
-_NOT = re.compile(r"^(?P<right>.+?),?\s+(?:not|instead of|rather than)\s+(?P<wrong>[^,;.]+?)\s*(?:[,;.]\s.*)?$", re.I)
-
 
 def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
-    """Apply "X, not Y" to the memory stating Y; True if one was updated.
+    """Rewrite the memory stating the value a correction replaces; True if one was rewritten.
 
-    Lines stating the wrong value are struck through (kept, so nothing is
-    lost) and followed by the corrected statement with its date.
+    Of the memories that state the stale value about the same thing, the one
+    sharing most words with the correction is rewritten: body lines, the
+    description and its index lines (or the inline rule), old value kept as history.
     """
-    match = _NOT.match(request.text)
-    if not match:
+    correction = corrections.parse(request.text)
+    if correction is None:
         return False
-    right, wrong = match.group("right").strip(), match.group("wrong").strip()
-    if len(wrong) < 2:
-        return False
-    wrong_re = re.compile(rf"(?<!\w){re.escape(wrong)}(?!\w)", re.I)
-    candidates = [e for e in catalog.stating(wrong) if wrong_re.search(e.memory.text)]
-    if not candidates:
-        return False
-    right_norm = normalize(right)
-    best = max(candidates, key=lambda e: fuzz.token_set_ratio(right_norm, e.norm))  # first of equals
-    target = ws.store.topics[best.memory.key]
-    if not editable(target):
-        ws.note(f"{target.path}: correction “{request.text}” not applied: {'; '.join(target.format_problems)}")
-        return False
-    stamp = f"(corrected {request.date.isoformat()}: {_dated_text(request)})"
-    lines = target.text.lines
-    context = _content_words(right) - _content_words(wrong)
-    changed = 0
-    for number in range(target.body_start, len(lines)):
-        line = lines[number]
-        # Only lines that state the wrong value *about the same thing*.
-        if (wrong_re.search(line) and context & _content_words(line)
-                and not line.lstrip().startswith("~~")):
-            lines[number] = _strike(lines[number]) + " " + stamp
-            changed += 1
-    if not changed:
-        return False
-    if wrong_re.search(target.description):
-        ws.note(f"{target.path}: its description still says “{wrong}”; check it after the correction")
-    ensure_frontmatter(ws, target, "a correction was applied")
-    catalog.refresh(target.path)
-    ws.change("updated", target.path, f"correction in session {request.session} contradicts it",
-              f"{changed} line(s) stating “{wrong}” struck through; now: {shorten(right, 100)}",
-              request.session)
+    found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
+    found += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
+    found = [(e, text) for e, text in found
+             if corrections.states(text, correction) and corrections.about(text, correction)]
+    if not found:
+        return _already_said(catalog, correction)
+    context = correction.context
+    entry, _ = max(found, key=lambda f: len(context & corrections.content_words(f[1])))  # first of equals
+    memory = entry.memory
+    said = f"correction “{request.text}” (session {request.session})"
+    if memory.scope == "team":
+        ws.ask(f"{said}: {memory.key} is a team memory others rely on; not rewritten, check it with the team")
+        return True
+    day = request.date.isoformat()
+    if memory.kind == "rule":
+        catalog.replace_line(memory.key, corrections.rewrite(memory.key, correction, day, note=True))
+        path, changed = INDEX_NAME, 1
+    else:
+        topic = ws.store.topics[memory.key]
+        if not editable(topic):
+            ws.ask(f"{said}: {topic.path} states the old value but cannot be edited safely "
+                   f"({'; '.join(topic.format_problems)}); rewrite it by hand")
+            return True
+        changed = _rewrite_topic(ws, catalog, topic, correction, day)
+        path = topic.path
+    ws.change("updated", path, f"correction in session {request.session}",
+              f"{changed} place(s) said “{correction.wrong}”, now “{correction.value}” "
+              f"(was {correction.wrong} until {day})", request.session)
     return True
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in normalize(text).split() if len(w) >= 3 and w not in ("the", "and", "not", "for")}
+def _already_said(catalog: Catalog, correction: corrections.Correction) -> bool:
+    """A memory already states the new value about the same thing (the correction was applied before)."""
+    now = corrections.Correction(correction.value, correction.right, correction.wrong)
+    return any(corrections.states(e.memory.text, now) and corrections.about(e.memory.text, now)
+               for e in [*catalog.stating(correction.value), *catalog.rules_stating(correction.value)])
 
 
-def _strike(line: str) -> str:
-    """Strike through a markdown line's text, keeping its list marker or indent."""
-    m = re.match(r"^(\s*(?:[-*+]|\d+[.)])?\s*)(.*)$", line)
-    lead, rest = (m.group(1), m.group(2)) if m else ("", line)
-    return f"{lead}~~{rest}~~" if rest else line
+def _stated_text(ws: Workspace, catalog: Catalog, memory: Memory) -> str:
+    topic = ws.store.topics[memory.key]
+    return "\n".join([topic.description, topic.body, *catalog.hooks_of(memory.key)])
+
+
+def _rewrite_topic(ws: Workspace, catalog: Catalog, topic: TopicFile, correction: corrections.Correction,
+                   day: str) -> int:
+    """Body lines about the same thing get the new value and a history note; description and index follow."""
+    ensure_frontmatter(ws, topic, "a correction was applied")
+    lines = topic.text.lines
+    changed = 0
+    for number in range(topic.body_start, len(lines)):
+        line = lines[number]
+        if corrections.states(line, correction) and corrections.about(line, correction):
+            lines[number] = corrections.rewrite(line, correction, day, note=True)
+            changed += 1
+    if topic.frontmatter is not None:
+        for number in range(topic.frontmatter.start + 1, topic.frontmatter.end):
+            if re.match(r"^\s*description\s*:", lines[number]) and corrections.states(lines[number], correction):
+                lines[number] = corrections.rewrite(lines[number], correction, day, note=False)
+                changed += 1
+    topic.reparse()
+    for line in catalog.hooks_of(topic.path):
+        if corrections.states(line, correction):
+            catalog.replace_line(line, corrections.rewrite(line, correction, day, note=False))
+            changed += 1
+    catalog.refresh(topic.path)
+    return changed
 
 
 # ---------------------------------------------------------------- forget
 
 
 def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
-    entry, score, ambiguous = catalog.forget_match(request.text)
+    """Remove the one memory the request names; ask a person when none, several, or a team one fits."""
+    entry, score, rivals = catalog.forget_match(request.text)
+    said = f"forget “{request.text}” (session {request.session})"
     if entry is None:
-        ws.note(f"forget “{request.text}” (session {request.session}): no memory matches; nothing removed")
-        return
-    if ambiguous:
-        ws.note(f"forget “{request.text}” (session {request.session}): several memories match "
-                f"equally well; nothing removed")
+        ws.ask(f"{said}: no memory matches; nothing removed")
         return
     memory = entry.memory
+    if rivals:
+        names = ", ".join(catalog.label(e.memory) for e in [entry, *rivals][:4])
+        ws.ask(f"{said}: several memories match equally well ({names}); nothing removed")
+        return
     label = catalog.label(memory)
+    if memory.scope == "team":
+        ws.ask(f"{said}: matches {label}, a team memory others rely on; not removed "
+               "(remove it by hand if the team agrees)")
+        return
     catalog.remove(memory)
     path = memory.key if memory.kind == "topic" else INDEX_NAME
     ws.change("forgotten", path, f"user asked to forget “{request.text}” (match {score:.0f}%)",

@@ -42,6 +42,7 @@ class Workspace:
     today: date
     changes: list[Change] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    needs: list[str] = field(default_factory=list)  # what a person must decide: listed apart in the report
     _noted: set[str] = field(default_factory=set, repr=False)  # thousands of requests may each add one
 
     def change(self, action: str, path: str, reason: str, detail: str = "", source: str = "") -> None:
@@ -51,6 +52,12 @@ class Workspace:
         if message not in self._noted:
             self._noted.add(message)
             self.notes.append(message)
+
+    def ask(self, message: str) -> None:
+        """A note that needs a person: the engine would not decide it alone."""
+        if message not in self._noted:
+            self.needs.append(message)
+        self.note(message)
 
 
 def load(staging: Path, settings: Settings, today: date) -> tuple[Workspace, Tree]:

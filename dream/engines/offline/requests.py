@@ -18,28 +18,48 @@ import polars as pl
 # kind, pattern (matched at the start of a sentence; group "text" is the memory)
 _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
     ("forget", re.compile(r"^(?:please\s+)?forget(?:\s+(?:about|that))?[\s:,]+(?P<text>.+)$", re.I)),
-    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь)(?:\s+(?:que|de|das|dass|про|о))?[\s:,]+(?P<text>.+)$", re.I)),
+    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь)(?:\s+(?:que|de|das|dass|про|о))?"
+                          r"[\s:,]+(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:忘记|忘掉|忘了)[\s:：,，]*(?P<text>.+)$")),
+    # Japanese and Korean put the verb last: "…のメモは忘れて", "… 메모는 잊어줘".
+    ("forget", re.compile(r"^(?P<text>.+?)(?:のこと|のメモ)?(?:は|を)?(?:もう)?忘れて(?:ください|下さい|いい)?$")),
+    ("forget", re.compile(r"^(?P<text>.+?)(?:은|는|을|를)?\s*(?:잊어\s*줘|잊어\s*버려|잊어\s*주세요|잊어)$")),
     ("remember", re.compile(r"^(?:please\s+)?(?:remember|keep in mind)(?:\s+that)?[\s:,]+(?P<text>.+)$", re.I)),
-    ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
+    ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|"
+                            r"ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
     ("remember", re.compile(r"^(?:记住|请记住|记一下|覚えておいて|기억해)[\s:：,，]*(?P<text>.+)$")),
-    ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no)\s*[,:;.!-]\s*(?P<text>.+)$", re.I)),
-    ("rule", re.compile(r"^(?P<text>(?:always|never|don't|dont|do not)\s+.+)$", re.I)),
+    ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no)\s*[,:;.!-]\s*"
+                              r"(?P<text>.+)$", re.I)),
+    ("correction", re.compile(r"^(?:actually|en realidad|de hecho|corrección|eigentlich|korrektur|en fait|na verdade|"
+                              r"correção|на самом деле|поправка)\s*[,:;.!-]?\s+(?P<text>.+)$", re.I)),
+    # Said without a lead: "the deploy day moved from Thursdays to Tuesdays", "3.10 is outdated, it's 3.12".
+    ("correction", re.compile(r"^(?P<text>.*\b(?:moved|changed|switched|migrated|upgraded)\s+from\s+\S.*\sto\s+\S.*)$",
+                              re.I)),
+    ("correction", re.compile(r"^(?P<text>.+?\s(?:is|are)\s+(?:outdated|out of date|no longer true)\b.+)$", re.I)),
+    ("rule", re.compile(r"^(?:from now on|going forward|de ahora en adelante|ab jetzt|désormais|a partir de agora)"
+                        r"[\s,:]+(?P<text>.+)$", re.I)),
+    ("rule", re.compile(r"^(?P<text>(?:always|never|don't|dont|do not|siempre|nunca|immer|niemals|nie|toujours|jamais|"
+                        r"sempre|всегда|никогда)\s+.+)$", re.I)),
+    ("rule", re.compile(r"^(?P<text>(?:必ず|絶対に|总是|永远不要|务必|一定要|항상|절대).+)$")),
 ]
 # Words every request above starts with. A user line holding none of them asks
 # for nothing, and polars rules it out without a Python call per line (a long
 # log has hundreds of thousands). Keep in step with _REQUESTS.
 _LEADS = "(?i)" + "|".join([
-    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "忘记", "忘掉", "忘了",
+    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "忘记", "忘掉", "忘了", "忘れて", "잊어",
     "remember", "keep in mind", "recuerda", "recuérdalo", "souviens", "rappelle", "merk", "запомни",
     "lembre", "ricorda", "记住", "记一下", "覚えておいて", "기억해",
-    "actually", "correction", "wrong", "not right", r"\bno\b",
-    "always", "never", "don't", "dont", "do not",
+    "actually", "correction", "wrong", "not right", r"\bno\b", "en realidad", "de hecho", "corrección",
+    "eigentlich", "korrektur", "en fait", "na verdade", "correção", "на самом деле", "поправка", " from ",
+    "outdated", "out of date", "no longer true",
+    "always", "never", "don't", "dont", "do not", "from now on", "going forward", "ahora en adelante", "ab jetzt",
+    "désormais", "a partir de agora", "siempre", "nunca", "immer", "niemals", r"\bnie\b", "toujours", "jamais",
+    "sempre", "всегда", "никогда", "必ず", "絶対に", "总是", "永远不要", "务必", "一定要", "항상", "절대",
 ])
 # Phrases that start like a rule but ask for nothing.
 _NOT_RULES = re.compile(
     r"^(?:don'?t|do not|never)\s+(?:worry|mind|bother|know|think so|understand|care|get it)\b", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # CJK text has no space after a stop
 _CODE_HINTS = re.compile(r"```|^\s*[$#>]\s|[{};]\s*$|=>|\b(?:def|class|import|function|return)\b.*[(:]")
 
 
@@ -60,27 +80,59 @@ def looks_like_code(line: str) -> bool:
     return symbols > max(4, len(line) // 12)
 
 
+# Where a forget request's naming ends and its reason begins: "forget X, we retired it".
+_CLAUSE_END = re.compile(
+    r"\s*(?:[,;，；、]|\s[-–—]\s|\s(?:because|since|as we|we|weil|porque|ya que|car|потому что)\s)")
+
+
+def first_clause(text: str) -> str:
+    head = _CLAUSE_END.split(text, maxsplit=1)[0].strip()
+    return head if len(head) >= 2 else text
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
+_CLAUSE_START = re.compile(r"[,;，；]\s*")
+
+
 def extract(sentence: str) -> tuple[str, str] | None:
-    """(kind, text) if the sentence is an explicit request."""
+    """(kind, text) if the sentence is an explicit request.
+
+    The request may follow a first clause ("the importer is gone, forget the
+    rule about tabs"); only remember and forget count there, since "…, never
+    mind" or "…, no" start nothing.
+    """
     sentence = sentence.strip().strip("\"'“”").strip()
     if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
         return None
+    hit = _at_start(sentence)
+    if hit:
+        return hit
+    for boundary in _CLAUSE_START.finditer(sentence):
+        hit = _at_start(sentence[boundary.end():])
+        if hit and hit[0] in ("forget", "remember"):
+            return hit
+    return None
+
+
+def _at_start(sentence: str) -> tuple[str, str] | None:
     if _NOT_RULES.match(sentence):
         return None
+    sentence = sentence.rstrip(" .。!！")
     for kind, pattern in _REQUESTS:
         match = pattern.match(sentence)
         if match:
             text = match.group("text").strip().rstrip(".。!！").strip()
-            if kind == "correction":
+            if kind == "correction" and len(text) < len(sentence):
                 inner = extract(text)  # "no, remember that …" is a remember request
                 if inner and inner[0] != "correction":
                     return inner
             if kind == "rule":
                 text = text[0].upper() + text[1:]
+            if kind == "forget":
+                text = first_clause(text)
             if len(text) >= 3:
                 return kind, text
     return None

@@ -112,6 +112,36 @@ def _score(a: str, b: str, threshold: float) -> float | None:
     return score if score >= threshold else None
 
 
+def subset_pairs(token_sets: list[frozenset[str]], min_size: int = 3) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, 100) with i < j where one set holds every token of the other (at least `min_size`).
+
+    For names and descriptions: "Full variable names: no abbreviations" holds
+    every word of "Variable names: use full variable names". The smaller
+    set's rarest token must be in the larger one, so only the texts holding
+    it are compared.
+    """
+    frequency: dict[str, int] = defaultdict(int)
+    postings: dict[str, list[int]] = defaultdict(list)
+    for i, toks in enumerate(token_sets):
+        for tok in toks:
+            frequency[tok] += 1
+            postings[tok].append(i)
+    found: set[tuple[int, int]] = set()
+    for i, toks in enumerate(token_sets):
+        if len(toks) < min_size:
+            continue
+        rarest = min(toks, key=lambda t: (frequency[t], t))
+        for j in postings[rarest]:
+            if j != i and toks <= token_sets[j] and (toks != token_sets[j] or i < j):
+                found.add((min(i, j), max(i, j)))
+    return [(i, j, 100.0) for i, j in sorted(found)]
+
+
+def meta_tokens(name: str, description: str) -> frozenset[str]:
+    """The words of a memory's name and description that say what it is about."""
+    return frozenset(t for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
+
+
 def covers(needle: str, hay: str, threshold: float) -> bool:
     """Whether `hay` already says `needle` (both normalized, non-empty).
 
@@ -144,11 +174,21 @@ def group_pairs(count: int, pairs: list[tuple[int, int, float]]) -> list[list[in
     return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
 
 
-# Words that say nothing about which memory is meant ("forget about the X").
+# Words that say nothing about which memory is meant ("forget about the X", "olvida lo de X").
 _STOPWORDS = frozenset("""
-a an the this that these those my our your its about all any of to for on in at with and or
-everything anything stuff thing things what note notes memory memories entry entries please
+a an the this that these those my our your its about all any of to for on in at with and or we it
+is are be use used how when each no not
+everything anything stuff thing things what note notes memory memories entry entries please rule rules
+memo info part bit
+lo la el los las de del que sobre nota notas regla todo eso
+den die das der dem dass über notiz notizen eintrag regel alles
+le les du des sur mémo tout ce ça
+o os as do da dos das sobre nota
+про о об заметку заметки всё все это
+メモ 메모 件 事
 """.split())
+FORGET_MIN = 75.0  # share of a forget request's words a memory must hold to be the one meant
+KEY_CHARS = 5  # words compare by their first letters: "approval" finds "approvals"
 
 
 def forget_query(query: str) -> str:
@@ -157,19 +197,21 @@ def forget_query(query: str) -> str:
     return " ".join(w for w in words if w not in _STOPWORDS) or " ".join(words)
 
 
-def best_match(query: str, texts: list[str], threshold: float) -> tuple[int | None, float, bool]:
-    """The text that best contains the query's words: (index, score, ambiguous).
+def forget_keys(query: str) -> frozenset[str]:
+    """The forget request's words, as lookup keys (CJK as character pairs)."""
+    return frozenset(t[:KEY_CHARS] for t in tokens(forget_query(query)) if t not in _STOPWORDS)
 
-    Uses token_set_ratio, which reaches 100 when every word of the query
-    (stopwords aside) is in the text; `ambiguous` is True when two texts share the best score.
+
+def forget_score(wanted: frozenset[str], named: frozenset[str], said: frozenset[str]) -> float:
+    """How well a memory fits a forget request, 0-100.
+
+    100 when every word of the request is in what the memory is called
+    (name, title, description, index hook); a word found only in its text
+    counts a little less, so a memory named after the subject wins over
+    one that mentions it in passing.
     """
-    q = forget_query(query)
-    if not q:
-        return None, 0.0, False
-    scored = [(fuzz.token_set_ratio(q, normalize(t)), i) for i, t in enumerate(texts)]
-    scored = [(s, i) for s, i in scored if s >= threshold]
-    if not scored:
-        return None, 0.0, False
-    scored.sort(key=lambda si: (-si[0], si[1]))
-    ambiguous = len(scored) > 1 and scored[1][0] == scored[0][0]
-    return scored[0][1], scored[0][0], ambiguous
+    if not wanted:
+        return 0.0
+    in_name = len(wanted & named) / len(wanted)
+    anywhere = len(wanted & (named | said)) / len(wanted)
+    return round(100 * max(in_name, 0.95 * anywhere), 1)

@@ -156,7 +156,7 @@ def test_a_contradiction_the_model_cannot_settle_is_listed_for_a_person(
     )
     outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
     got = report(store, outcome.proposal_id)
-    assert got["needs_a_person"] == ["deploy day: s1 says Thursdays, deploy.md says Fridays; neither is clearly later"]
+    assert got["needs_person"] == ["deploy day: s1 says Thursdays, deploy.md says Fridays; neither is clearly later"]
     proposals = Proposals(Layout.open(store))
     assert "## Needs a person" in proposals.report_md(proposals.get(outcome.proposal_id))
 

@@ -163,27 +163,34 @@ def test_forget_removes_the_matching_memory(tmp_path):
 
 
 def test_correction_updates_the_contradicted_memory(tmp_path):
-    tree = {"MEMORY.md": b"- [DB](db.md) \xe2\x80\x94 database\n",
+    tree = {"MEMORY.md": b"- [DB](db.md) \xe2\x80\x94 database on 5432\n",
             "db.md": topic("db", "database", "project", "- The staging database listens on port 5432.")}
     rows = sessions(("s3", date(2026, 3, 9), "user", "Actually, the staging database listens on 5433, not 5432."))
     out, result = run(tmp_path, tree, rows)
     assert actions(result) == [("updated", "db.md")]
     assert out["db.md"] == topic("db", "database", "project",
-                                 "- ~~The staging database listens on port 5432.~~ (corrected 2026-03-09: "
-                                 "the staging database listens on 5433, not 5432)")
+                                 "- The staging database listens on port 5433. (was 5432 until 2026-03-09)")
+    assert out["MEMORY.md"] == "- [DB](db.md) — database on 5433\n".encode()
 
 
-def test_correction_with_trailing_clause_strikes_only_related_lines(tmp_path):
+def test_correction_with_trailing_clause_rewrites_only_related_lines(tmp_path):
     body = "The primary database is Postgres 15 on RDS.\nBackups are kept 15 days."
     tree = {"MEMORY.md": b"- [DB](db.md) \xe2\x80\x94 database\n",
             "db.md": topic("db", "Primary database is Postgres 15", "project", body)}
     rows = sessions(("s4", date(2026, 3, 9), "user", "actually, the DB is Postgres 16 not 15, we upgraded RDS in October"))
     out, result = run(tmp_path, tree, rows)
     assert actions(result) == [("updated", "db.md")]
-    text = out["db.md"].decode()
-    assert "~~The primary database is Postgres 15 on RDS.~~ (corrected 2026-03-09: the DB is Postgres 16" in text
-    assert "\nBackups are kept 15 days.\n" in text
-    assert "db.md: its description still says “15”" in result.summary
+    assert out["db.md"] == topic("db", "Primary database is Postgres 16", "project",
+                                 "The primary database is Postgres 16 on RDS. (was 15 until 2026-03-09)\n"
+                                 "Backups are kept 15 days.")
+
+
+def test_correction_applied_before_files_nothing_new(tmp_path):
+    tree = {"MEMORY.md": b"- [DB](db.md) \xe2\x80\x94 database\n",
+            "db.md": topic("db", "database", "project", "Production runs Postgres 16. (was 15 until 2026-03-09)")}
+    rows = sessions(("s4", date(2026, 3, 9), "user", "actually, we're on Postgres 16 now, not 15"))
+    out, result = run(tmp_path, tree, rows)
+    assert result.changes == [] and out == tree
 
 
 def test_pointer_to_moved_file_is_repaired(tmp_path):

@@ -25,10 +25,10 @@ from rapidfuzz import fuzz
 from dream.config import Settings
 from dream.engines.base import EngineInput
 from dream.engines.offline import OfflineEngine, consolidate
-from dream.engines.offline.catalog import Entry, forget_text
+from dream.engines.offline.catalog import Entry, forget_text, keys
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.requests import extract, gather_requests
-from dream.engines.offline.similarity import best_match, covers, normalize
+from dream.engines.offline.similarity import FORGET_MIN, covers, forget_keys, forget_score, normalize
 from dream.store import model
 from dream.store.model import parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, materialize, read_tree
@@ -69,9 +69,17 @@ class BruteCatalog:
         return None
 
     def forget_match(self, query: str):
-        entries = self._entries()
-        index, score, ambiguous = best_match(query, [text for _, text in entries], self.threshold)
-        return (None if index is None else entries[index][0]), score, ambiguous
+        wanted = forget_keys(query)
+        scored = []
+        for entry, text in self._entries():
+            score = forget_score(wanted, keys(normalize(text)), keys(entry.norm)) if wanted else 0.0
+            if score >= FORGET_MIN:
+                scored.append((-score, entry.rank, entry))
+        if not scored:
+            return None, 0.0, []
+        scored.sort(key=lambda s: s[:2])
+        best = -scored[0][0]
+        return scored[0][2], best, [e for s, _, e in scored[1:] if -s == best]
 
     def stating(self, wrong: str) -> list[Entry]:
         return [entry for entry, _ in self._entries() if entry.memory.kind == "topic"]
@@ -84,6 +92,18 @@ class BruteCatalog:
 
     def refresh(self, path: str) -> None:
         pass
+
+    def replace_line(self, old: str, new: str) -> None:
+        lines = self.ws.store.index_lines
+        lines[lines.index(old)] = new
+
+    def rules_stating(self, needle: str) -> list[Entry]:
+        return [entry for entry, _ in self._entries()
+                if entry.memory.kind == "rule" and needle.lower() in entry.memory.text.lower()]
+
+    def hooks_of(self, path: str) -> list[str]:
+        return [line.text for line in self.ws.store.parsed_index()
+                if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == path]
 
     def remove(self, memory: Memory) -> None:
         store = self.ws.store

@@ -1,0 +1,138 @@
+"""Corrections: "actually, X is 16 now, not 15" rewrites the memory that says 15.
+
+A correction names a stale value (`wrong`) and says what holds now. The
+memory stating the stale value about the same thing is rewritten in place:
+its body lines, its description and its index lines now say the new value,
+and the old one stays only as history ("(was 15 until 2026-11-20)"). No new
+file is made, so the store never says both.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from rapidfuzz import fuzz
+
+from dream.engines.offline.similarity import normalize
+
+# "R, not W" in the languages of the corpus; W ends at the next clause.
+_NOT = re.compile(
+    r"^(?P<right>.+?),?\s+(?:not|instead of|rather than|no|nicht|pas|não|а не|не)\s+"
+    r"(?P<wrong>[^,;]+?)\s*(?:[,;.]\s.*)?$", re.I)
+# "… moved from W to R", "we switched from W to R"
+_FROM_TO = re.compile(
+    r"\b(?:moved|changed|switched|migrated|upgraded|went|changes|moves)\s+from\s+(?P<wrong>.+?)\s+to\s+(?P<right>.+)$",
+    re.I)
+# "W is outdated, it's R now"; "we no longer use W, it's R"
+_OUTDATED = re.compile(
+    r"^(?P<wrong>.+?)\s+(?:is|are)\s+(?:outdated|out of date|wrong|stale|no longer true)[,;:]?\s+"
+    r"(?:it'?s|it is|they'?re|we'?re on|we use|use)?\s*(?P<right>.+)$", re.I)
+_HISTORY = re.compile(r"\(was [^)]*\)|~~.*?~~")  # old values kept as history are not stated
+_NOW = re.compile(r"\s+(?:now|ahora|jetzt|maintenant|agora|сейчас)$", re.I)
+_STOP = {"the", "and", "not", "for", "now", "was", "are", "our", "its", "with", "from"}
+
+
+@dataclass(frozen=True)
+class Correction:
+    wrong: str  # the stale value as the user said it
+    right: str  # the clause that holds now
+    value: str  # what replaces `wrong` in the memory
+
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(rf"(?<![\w.]){re.escape(self.wrong)}(?![\w])", re.I)
+
+    @cached_property
+    def context(self) -> set[str]:
+        """Words of the correction that say what it is about (not the values)."""
+        return content_words(self.right) - content_words(self.wrong) - content_words(self.value)
+
+
+def parse(text: str) -> Correction | None:
+    """The stale value and the new one, if the sentence names both."""
+    for pattern in (_FROM_TO, _OUTDATED, _NOT):
+        match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
+        if not match:
+            continue
+        wrong = _clean(match.group("wrong"))
+        right = _NOW.sub("", match.group("right").strip().rstrip(".!"))
+        if pattern is _FROM_TO:
+            right = f"{text[:match.start()]} {right}"  # the subject comes before "moved from"
+        wrong = re.sub(r"^(?:the|el|la|der|die|das|le|o|a|na|no)\s+", "", wrong, flags=re.I) or wrong
+        value = align(wrong, right)
+        if len(wrong) >= 2 and value and value.lower() != wrong.lower():
+            return Correction(wrong, right, value)
+    return None
+
+
+def _clean(text: str) -> str:
+    return text.strip().strip("\"'“”`").rstrip(".!").strip()
+
+
+def _shape(token: str) -> str:
+    if re.fullmatch(r"[\d.,:]+", token):
+        return "number"
+    if re.search(r"\w[./:@]\w", token):
+        return "address"
+    return "word"
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.strip(",;:()\"'“”") for t in text.split() if t.strip(",;:()\"'“”")]
+
+
+def align(wrong: str, right: str) -> str:
+    """The words of `right` that stand where `wrong` stood: same length, shape and context.
+
+    "15" in "we're on Postgres 16 now" is "16"; "Node 18" in "der Build
+    läuft auf Node 22" is "Node 22"; "npm" in "pnpm for the web app" is "pnpm".
+    """
+    old = _tokens(wrong)
+    new = _tokens(right)
+    if not old or not new:
+        return ""
+    size = len(old)
+    best, best_score = "", 0.0
+    for start in range(0, max(1, len(new) - size + 1)):
+        gram = new[start:start + size]
+        if [g.lower() for g in gram] == [o.lower() for o in old]:
+            continue
+        score = 0.0
+        for a, b in zip(old, gram):
+            if a.lower() == b.lower():
+                score += 1.0
+            elif _shape(a) == _shape(b):
+                score += 0.5 + fuzz.ratio(a.lower(), b.lower()) / 200
+        if score > best_score:
+            best, best_score = " ".join(gram), score
+    return best if best_score >= 0.5 * size else ""
+
+
+def content_words(text: str) -> set[str]:
+    """Words that say what a text is about, by their first letters ("deploy" is "deploys")."""
+    return {w[:5] for w in normalize(text).split() if len(w) >= 3 and w not in _STOP}
+
+
+def states(text: str, correction: Correction) -> bool:
+    """Whether `text` states the stale value as current (history notes aside)."""
+    return bool(correction.pattern().search(_HISTORY.sub("", text)))
+
+
+def about(text: str, correction: Correction) -> bool:
+    """Whether `text` is about what the correction is about (shares a word besides the values)."""
+    context = correction.context
+    return not context or bool(context & content_words(text))
+
+
+def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:
+    """`line` with the stale value replaced outside history notes; `note` adds "(was W until DAY)"."""
+    pattern = correction.pattern()
+    pieces, last = [], 0
+    for kept in _HISTORY.finditer(line):
+        pieces.append(pattern.sub(correction.value, line[last:kept.start()]))
+        pieces.append(kept.group(0))
+        last = kept.end()
+    pieces.append(pattern.sub(correction.value, line[last:]))
+    new = "".join(pieces)
+    return f"{new.rstrip()} (was {correction.wrong} until {day})" if note and new != line else new

@@ -1,0 +1,26 @@
+"""`dream eval`: labelled consolidation cases, scored per category for any engine.
+
+A case is a small store plus activity logs, the steps a person takes
+(run, accept, accept some files, reject, run again), and the outcome
+written down as checks. Cases are YAML files under ``data/eval/`` so a
+person can read and add them; `evaluate` runs every case through the
+normal pipeline (the same `run` and `accept` the command line calls) in a
+scratch folder and returns a `Scorecard`.
+"""
+
+from __future__ import annotations
+
+from dream.eval.cases import Case, default_cases_dir, load_cases
+from dream.eval.runner import run_case
+from dream.eval.scorecard import CaseResult, Scorecard
+
+
+def evaluate(cases_dir=None, engine: str = "offline", only: str | None = None) -> Scorecard:
+    """Run every case (or those whose category or id contains `only`) with `engine`."""
+    cases = load_cases(cases_dir or default_cases_dir())
+    if only:
+        cases = [c for c in cases if only in c.category or only in c.id]
+    return Scorecard(engine, [run_case(case, engine) for case in cases])
+
+
+__all__ = ["Case", "CaseResult", "Scorecard", "default_cases_dir", "evaluate", "load_cases", "run_case"]

@@ -1,0 +1,146 @@
+"""Eval cases: read from YAML files a person can read and write.
+
+One file per category (``duplicates.yaml``, ``forget.yaml`` …)::
+
+    category: forget
+    cases:
+      - id: forget-by-title
+        why: the user names the memory by its title, not its text
+        store:                      # the memory files before the dream
+          MEMORY.md: |
+            - [Slack alerts](project_slack.md) — deploy notices go to #ops
+          project_slack.md: |
+            ...
+        logs:                       # activity logs, one per session
+          - date: 2026-11-20
+            text: |
+              > forget the slack alerts, we retired them
+        steps: [run, accept]        # the default
+        expect:                     # see dream.eval.checks for every check
+          - gone: project_slack.md
+          - index_lacks: Slack
+
+A step is ``run``, ``run_all`` (read every session again, not only new ones),
+``accept``, ``accept_only: [files]``, ``accept_except: [files]``, ``reject``, ``reject_forget``
+(reject and drop its requests) or ``logs: [...]`` (more sessions, written
+after the previous run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dream.errors import BadInput
+from dream.eval.checks import CHECKS
+
+DEFAULT_STEPS: list[Any] = ["run", "accept"]
+STEP_NAMES = {"run", "run_all", "accept", "reject", "reject_forget"}
+STEP_KEYS = {"accept_only", "accept_except", "logs"}
+
+
+@dataclass
+class Log:
+    date: date
+    text: str
+    session: str = ""
+
+
+@dataclass
+class Case:
+    category: str
+    id: str
+    why: str
+    store: dict[str, str]
+    logs: list[Log]
+    steps: list[Any]
+    expect: list[dict[str, Any]]
+    source: str = ""  # the file it came from, for messages
+    today: date | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def default_cases_dir() -> Path:
+    """The cases shipped beside the package in a checkout (``data/eval``)."""
+    return Path(__file__).resolve().parents[2] / "data" / "eval"
+
+
+def load_cases(folder: Path | str) -> list[Case]:
+    folder = Path(folder)
+    files = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+    if not files:
+        raise BadInput(f"{folder}: no eval case files (*.yaml) found; pass --cases with a folder of them")
+    cases = [case for path in files for case in _load_file(path)]
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise BadInput(f"{case.source}: case id {case.id!r} is used twice")
+        seen.add(case.id)
+    return cases
+
+
+def _load_file(path: Path) -> list[Case]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise BadInput(f"{path}: cannot read eval cases: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data.get("category"):
+        raise BadInput(f"{path}: an eval file needs `category:` and a list under `cases:`")
+    return [_case(path, str(data["category"]), number, raw) for number, raw in enumerate(data["cases"], 1)]
+
+
+def _case(path: Path, category: str, number: int, raw: Any) -> Case:
+    where = f"{path} case {number}"
+    if not isinstance(raw, dict) or not raw.get("id"):
+        raise BadInput(f"{where}: a case needs an `id:`")
+    where = f"{path} case {raw['id']!r}"
+    store = raw.get("store") or {}
+    if not isinstance(store, dict) or not all(isinstance(v, str) for v in store.values()):
+        raise BadInput(f"{where}: `store:` maps file paths to their text")
+    expect = raw.get("expect") or []
+    for check in expect:
+        if not isinstance(check, dict) or len(check) != 1 or next(iter(check)) not in CHECKS:
+            raise BadInput(f"{where}: unknown check {check!r} (known: {', '.join(sorted(CHECKS))})")
+    steps = raw.get("steps") or DEFAULT_STEPS
+    for step in steps:
+        _check_step(where, step)
+    return Case(
+        category=category, id=str(raw["id"]), why=str(raw.get("why", "")), store=dict(store),
+        logs=_logs(where, raw.get("logs") or []), steps=list(steps), expect=list(expect), source=str(path),
+        today=_date(where, raw["today"]) if raw.get("today") else None, settings=dict(raw.get("settings") or {}),
+    )
+
+
+def _check_step(where: str, step: Any) -> None:
+    if isinstance(step, str) and step in STEP_NAMES:
+        return
+    if isinstance(step, dict) and len(step) == 1 and next(iter(step)) in STEP_KEYS:
+        key, value = next(iter(step.items()))
+        if key == "logs":
+            _logs(where, value)
+        return
+    raise BadInput(f"{where}: unknown step {step!r} (known: {', '.join(sorted(STEP_NAMES | STEP_KEYS))})")
+
+
+def _logs(where: str, raw: Any) -> list[Log]:
+    if not isinstance(raw, list):
+        raise BadInput(f"{where}: `logs:` is a list of sessions with `date:` and `text:`")
+    logs = []
+    for item in raw:
+        if not isinstance(item, dict) or "date" not in item or not isinstance(item.get("text"), str):
+            raise BadInput(f"{where}: each log needs `date:` and `text:`")
+        logs.append(Log(_date(where, item["date"]), item["text"], str(item.get("session", ""))))
+    return logs
+
+
+def _date(where: str, value: Any) -> date:
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        raise BadInput(f"{where}: {value!r} is not a date (YYYY-MM-DD)") from None

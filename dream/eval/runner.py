@@ -1,0 +1,111 @@
+"""Run one eval case through the normal pipeline in a scratch folder.
+
+The case's store and logs are written to a temporary folder, then each
+step calls the library exactly as the command line does (`run`, `accept`,
+`reject`). Time is the case's: run k happens at noon of the case's day
+plus k hours, and the logs of a step are dated just before the run that
+follows them, so "new since the last dream" means what it does for a user.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time as _time
+from datetime import datetime, time
+from pathlib import Path
+from typing import Any
+
+from dream.errors import DreamError
+from dream.eval.cases import Case, Log
+from dream.eval.checks import Outcome, run_checks
+from dream.eval.scorecard import CaseResult
+from dream.pipeline.run import Since, run
+from dream.review import decide
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.versions.proposals import Proposals
+
+STEP_SECONDS = 3600
+
+
+def run_case(case: Case, engine: str) -> CaseResult:
+    started = _time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="dream-eval-") as scratch:
+        store = Path(scratch) / "store"
+        outcome = _play(case, engine, store)
+    failures = run_checks(outcome, case.expect)
+    return CaseResult(case.category, case.id, case.why, failures, round(_time.monotonic() - started, 3))
+
+
+def _play(case: Case, engine: str, store: Path) -> Outcome:
+    _write_store(store, case.store)
+    day = case.today or max((log.date for log in case.logs), default=None)
+    base = datetime.combine(day, time(12)).timestamp() if day else _time.time()
+    _write_logs(store, case.logs, base - 60, first=0)
+    outcome = Outcome(before=dict(case.store), after={})
+    runs = written = 0
+    for step in case.steps:
+        name, arg = (step, None) if isinstance(step, str) else next(iter(step.items()))
+        try:
+            if name in ("run", "run_all"):
+                runs += 1
+                since = None if name == "run_all" else Since.LAST_CONSOLIDATION
+                result = run(store, engine=engine, force=True, now=base + runs * STEP_SECONDS,
+                             overrides=case.settings, since=since)
+                _record_run(store, result, outcome)
+            elif name == "logs":
+                written += 1
+                logs = [Log(log["date"], log["text"], log.get("session", "")) for log in arg or []]
+                _write_logs(store, logs, base + runs * STEP_SECONDS + 60, first=100 * written)
+            else:
+                _decide(store, name, arg, outcome)
+        except DreamError as exc:
+            outcome.errors.append(f"step {name}: {exc}")
+    outcome.after = {p: d.decode("utf-8", "replace") for p, d in read_tree(store).items()}
+    return outcome
+
+
+def _write_store(store: Path, files: dict[str, str]) -> None:
+    store.mkdir(parents=True)
+    for rel, text in files.items():
+        path = store / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _write_logs(store: Path, logs: list[Log], mtime: float, first: int) -> None:
+    for number, log in enumerate(logs, first + 1):
+        day = store / "logs" / f"{log.date:%Y}" / f"{log.date:%m}" / f"{log.date:%d}"
+        day.mkdir(parents=True, exist_ok=True)
+        path = day / f"{log.session or f's{number:03d}'}-eval.md"
+        path.write_text(log.text, encoding="utf-8")
+        os.utime(path, (mtime, mtime))
+
+
+def _record_run(store: Path, result: Any, outcome: Outcome) -> None:
+    outcome.statuses.append(str(result.status))
+    outcome.needs += result.needs_person
+    if result.error:
+        outcome.errors.append(f"run {len(outcome.statuses)} {result.status}: {result.error}")
+    if not result.proposal_id:
+        return
+    proposals = Proposals(Layout.open(store))
+    proposal = proposals.get(result.proposal_id)
+    outcome.reports.append(proposals.report(proposal))
+    outcome.artefacts += proposals.report_md(proposal) + proposals.diff(proposal)
+
+
+def _decide(store: Path, name: str, arg: Any, outcome: Outcome) -> None:
+    if not outcome.statuses or outcome.statuses[-1] != "proposed":
+        return  # nothing to decide on: the case's checks say whether that was right
+    if name == "accept":
+        decide.accept(store)
+    elif name == "accept_only":
+        decide.accept(store, only=list(arg))
+    elif name == "accept_except":
+        decide.accept(store, except_=list(arg))
+    elif name == "reject":
+        decide.reject(store)
+    elif name == "reject_forget":
+        decide.reject(store, forget_requests=True)

@@ -1,0 +1,121 @@
+"""`dream eval`: the case files, the checks, the scorecard and the command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dream.errors import BadInput
+from dream.eval import evaluate, load_cases
+from dream.eval.cases import default_cases_dir
+from dream.eval.checks import CHECKS, Outcome, run_checks
+from helpers.cli import in_process
+
+CATEGORIES = {
+    "duplicates", "remember", "forget", "correction", "rules", "pointers", "orphans", "long-lines",
+    "index-prose", "instructions-in-logs", "secrets", "team", "idempotence", "partial-accept",
+}
+
+
+def test_shipped_cases_cover_every_category_in_several_languages():
+    cases = load_cases(default_cases_dir())
+    assert {c.category for c in cases} == CATEGORIES
+    assert all(sum(c.category == cat for c in cases) >= 4 for cat in CATEGORIES)
+    said = " ".join(log.text for c in cases for log in c.logs)
+    words = ("Olvida", "Vergiss", "oublie", "忘れて", "잊어줘", "забудь", "recuerda", "记住", "na verdade")
+    for word in words:
+        assert word in said
+
+
+def write_case(folder: Path, body: str) -> Path:
+    folder.mkdir(exist_ok=True)
+    (folder / "one.yaml").write_text(body, encoding="utf-8")
+    return folder
+
+
+CASE = """
+category: forget
+cases:
+  - id: forget-jenkins
+    store:
+      MEMORY.md: |
+        - [Jenkins](reference_jenkins.md) — old CI
+        - [Tests](feedback_tests.md) — run make test
+      reference_jenkins.md: |
+        ---
+        name: Jenkins
+        description: old CI
+        type: reference
+        ---
+        Builds ran on jenkins.internal.
+      feedback_tests.md: |
+        ---
+        name: Tests
+        description: run make test
+        type: feedback
+        ---
+        Run make test.
+    logs:
+      - date: 2026-11-20
+        text: |
+          > forget about Jenkins
+    expect:
+      - gone: reference_jenkins.md
+      - exists: feedback_tests.md
+"""
+
+
+def test_a_case_runs_through_the_pipeline_and_scores(tmp_path):
+    card = evaluate(write_case(tmp_path / "cases", CASE), "offline")
+    assert [r.passed for r in card.results] == [True]
+    assert card.to_json()["categories"] == {"forget": {"passed": 1, "total": 1, "percent": 100.0}}
+
+
+def test_a_failing_expectation_fails_the_case(tmp_path):
+    card = evaluate(write_case(tmp_path / "cases", CASE.replace("gone: reference_jenkins.md",
+                                                                "exists: reference_jenkins.md")), "offline")
+    assert card.results[0].failures == ["exists: reference_jenkins.md is not in the store"]
+    assert card.rows()[-1] == ["overall", "0/1", "0.0%"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("category: x\ncases: 3\n", "needs `category:` and a list under `cases:`"),
+    ("category: x\ncases:\n  - id: a\n    expect: [{bogus: 1}]\n", "unknown check"),
+    ("category: x\ncases:\n  - id: a\n    steps: [dance]\n", "unknown step"),
+    ("category: x\ncases:\n  - id: a\n    logs: [{date: someday, text: hi}]\n", "is not a date"),
+    ("category: [x\n", "cannot read eval cases"),
+])
+def test_bad_case_files_are_named_in_one_line(tmp_path, body, message):
+    folder = write_case(tmp_path / "cases", body)
+    with pytest.raises(BadInput, match=message):
+        load_cases(folder)
+    result = in_process("eval", "--cases", str(folder))
+    assert result.code == 2 and message.split("`")[0] in result.stderr and "Traceback" not in result.stderr
+
+
+def outcome(**after: str) -> Outcome:
+    before = {"MEMORY.md": "- [A](a.md) — Postgres 15\n", "a.md": "Production runs Postgres 15.\n"}
+    return Outcome(before=before, after=after or dict(before))
+
+
+def test_checks_hold_and_fail():
+    o = outcome(**{"MEMORY.md": "- [A](a.md) — Postgres 16\nSee [gone](gone.md).\n",
+                   "a.md": "Production runs Postgres 16 (was Postgres 15 until 2026-11-20).\n"})
+    assert CHECKS["not_current"](o, "Postgres 15") is None
+    assert CHECKS["not_current"](outcome(), "Postgres 15") is not None
+    assert "gone.md" in CHECKS["pointers_ok"](o, True)
+    assert CHECKS["new_files"](o, 0) is None
+    slug = outcome(**{"MEMORY.md": "- [feedback-use-keys](feedback-use-keys.md)\n"})
+    assert CHECKS["titles_clean"](slug, True) is not None
+    assert CHECKS["titles_clean"](o, True) is None
+    assert run_checks(o, [{"index_has": "Postgres 16"}, {"index_lacks": "Postgres 16"}]) == [
+        "index_lacks: MEMORY.md still says 'Postgres 16'"]
+
+
+def test_eval_command_prints_table_and_json(tmp_path):
+    folder = write_case(tmp_path / "cases", CASE)
+    table = in_process("eval", "--cases", str(folder))
+    assert table.code == 0 and "forget" in table.stdout and "1/1" in table.stdout
+    data = in_process("eval", "--cases", str(folder), "--json").json
+    assert data["engine"] == "offline" and data["overall"] == {"passed": 1, "total": 1, "percent": 100.0}
