@@ -46,7 +46,8 @@ class Outcome:
 
 
 def _has(text: str, needle: str) -> bool:
-    return needle.lower() in text.lower()
+    """Case and line breaks aside: a wrapped line still says what it said."""
+    return " ".join(needle.lower().split()) in " ".join(text.lower().split())
 
 
 def gone(o: Outcome, path: str) -> str | None:

@@ -270,7 +270,7 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
     extra = {"created": request.date.isoformat(), "originSessionId": request.session}
     store.add_topic(path, new_topic_text(title, shorten(text, MAX_LINE), type_, topic_lines,
                                          extra, store.newline))
-    catalog.file_topic(path, fit_line(title, path, text if title != text else ""))
+    catalog.file_topic(path, fit_line(title, path, text if title != text else ""), type_)
     ws.change("created", path, f"{request.kind} request in session {request.session}",
               f"{type_}: {shorten(text, 120)}", request.session)
 
@@ -368,7 +368,7 @@ def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
         return
     memory = entry.memory
     if rivals:
-        names = ", ".join(catalog.label(e.memory) for e in [entry, *rivals][:4])
+        names = ", ".join(sorted(catalog.label(e.memory) for e in [entry, *rivals])[:4])
         ws.ask(f"{said}: several memories match equally well ({names}); nothing removed")
         return
     label = catalog.label(memory)

@@ -239,16 +239,26 @@ def test_long_index_line_is_shortened_and_detail_kept(tmp_path):
     assert out["a.md"] == topic("a", "short", "project", "body\n\n" + hook.strip())
 
 
-def test_long_inline_rule_is_demoted_to_a_topic_file(tmp_path):
+def test_long_inline_rule_is_wrapped_and_stays_whole_in_the_index(tmp_path):
+    # Was: demoted to a topic file behind a cut-off link. Issue #12: a line without a link is the
+    # whole rule, so it stays in the index, wrapped as one list item.
     rule = "Always " + "check the migration plan twice " * 6
     tree = {"MEMORY.md": f"- {rule.strip()}\n".encode()}
     out, result = run(tmp_path, tree)
+    assert [a for a, _ in actions(result)] == ["shortened"]
+    index = out["MEMORY.md"].decode().splitlines()
+    assert sorted(out) == ["MEMORY.md"] and len(index) == 2
+    assert all(len(line) <= 150 for line in index) and index[1].startswith("  ") and index[1][2] != " "
+    assert " ".join(" ".join(index).split()) == "- " + " ".join(rule.split())
+    assert errors(validate_tree(out, {"MEMORY.md"})) == []
+
+
+def test_long_word_without_spaces_is_still_demoted(tmp_path):
+    rule = "Always use https://example.com/" + "x" * 200
+    tree = {"MEMORY.md": f"- {rule}\n".encode()}
+    out, result = run(tmp_path, tree)
     assert [a for a, _ in actions(result)] == ["created", "shortened"]
-    new_path = result.changes[0].path
-    assert new_path.startswith("feedback_always_check_the_migration")
-    assert rule.strip() in out[new_path].decode()
-    assert len(out["MEMORY.md"].decode().rstrip("\n")) <= 150
-    assert errors(validate_tree(out, {"MEMORY.md", new_path})) == []
+    assert rule in out[result.changes[0].path].decode()
 
 
 def test_over_budget_index_archives_oldest_entries(tmp_path):
