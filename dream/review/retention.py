@@ -35,7 +35,7 @@ KEPT, MERGED, ARCHIVED, DROPPED = "kept", "merged", "archived", "dropped"
 ARCHIVE_FILES = re.compile(r"(?:^|/)(?:dream_)?archive(?:_\w+)?\.md$")  # what the offline engine's archive is called
 _ORDER = {DROPPED: 0, ARCHIVED: 1, MERGED: 2, KEPT: 3}
 
-_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+_LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")
 _FM_KEY = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*:\s*(.*)$")
 
 
@@ -51,10 +51,16 @@ class Item:
 
 def normalize(text: str) -> str:
     """Compare content, not markup: link targets, punctuation and case go."""
-    text = _LINK.sub(r"\1", text)
+    text = _LINK.sub(_link_words, text)
     text = unicodedata.normalize("NFKC", text).lower()
     text = re.sub(r"[^\w\s]", " ", text)
     return " ".join(text.split())
+
+
+def _link_words(link: re.Match[str]) -> str:
+    """A link's title; none when the title only repeats the file name ("[user_role.md](user_role.md)")."""
+    title, target = link.group(1).strip(), link.group(2).rsplit("/", 1)[-1]
+    return "" if title in (target, target.rsplit(".", 1)[0]) else link.group(1)
 
 
 def _decode(data: bytes | None) -> list[str]:

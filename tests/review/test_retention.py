@@ -102,8 +102,13 @@ def asked_to_forget(item, report) -> bool:
 
 
 def _words(text: str) -> str:
-    """Content for a loose comparison: link targets, markup and case dropped."""
-    text = re.sub(r"\]\([^)\s]*\)", "]", text)
+    """Content for a loose comparison: link targets, markup and case dropped, and a link title
+    that only repeats its file name ("[user_role.md](user_role.md)"), which a retitle replaces."""
+    def title(link: re.Match[str]) -> str:
+        name = link.group(2).rsplit("/", 1)[-1]
+        return "" if link.group(1).strip() in (name, name.rsplit(".", 1)[0]) else link.group(1)
+
+    text = re.sub(r"\[([^\]\n]*)\]\(([^)\s]*)\)", title, text)
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 

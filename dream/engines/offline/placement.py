@@ -21,6 +21,7 @@ _SECTION_WORDS = {
     "reference": r"references?|links?|resources?|docs|documentation|tools?",
     "user": r"user|about me|profile|people|who",
 }
+_SLUG = re.compile(r"[a-z0-9.]+(?:[_-][a-z0-9.]+)+")  # lower case joined by _ or -: a file name
 _TYPE_PREFIX = re.compile(r"^(?:feedback|project|reference|user|memory|note|notes)[_-]+", re.I)
 
 
@@ -71,9 +72,9 @@ def add_line(lines: list[str], line: str, type_: str = "") -> None:
 
 
 def reads_as_title(name: str) -> bool:
-    """A frontmatter name a person would write as a title, not a file slug."""
+    """A name a person would write as a title, not a file slug ("DevExpress-Konfiguration" is a title)."""
     name = name.strip()
-    return bool(name) and not re.fullmatch(r"[\w.]+(?:[_-][\w.]+)+", name) and not name.endswith(".md")
+    return bool(name) and not _SLUG.fullmatch(name) and not name.lower().endswith(".md")
 
 
 def clean_stem(path: str) -> str:

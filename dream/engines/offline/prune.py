@@ -25,7 +25,7 @@ from dream.engines.offline.orient import (
     guess_type,
     is_archive,
 )
-from dream.engines.offline.placement import add_line, title_of
+from dream.engines.offline.placement import add_line, reads_as_title, title_of
 from dream.engines.offline.similarity import normalize
 from dream.engines.offline.text import MAX_LINE, fit_line, one_line, shorten, slug
 from dream.store.model import _LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
@@ -36,6 +36,7 @@ from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
 def prune(ws: Workspace) -> None:
     repair_pointers(ws)
     drop_repeated_lines(ws)
+    retitle_slugs(ws)
     shorten_long_lines(ws)  # before orphans: a cut hook may drop a [[wikilink]]
     index_orphans(ws)
     enforce_budget(ws)
@@ -147,6 +148,29 @@ def drop_repeated_lines(ws: Workspace) -> None:
         seen.add(key)
         kept.append(text)
     ws.store.index_lines[:] = kept
+
+
+# ---------------------------------------------------------------- slug titles
+
+
+def retitle_slugs(ws: Workspace) -> None:
+    """An entry titled by its file name (`[feedback_x.md]`, `[use-decimal]`) gets its memory's title."""
+    lines = ws.store.index_lines
+    for number, text in enumerate(lines):
+        line = parse_index_line(text)
+        if line.kind != "link" or reads_as_title(line.title):
+            continue
+        resolved = resolve_link(INDEX_NAME, line.target)
+        topic = ws.store.topics.get(resolved) if resolved else None
+        title = title_of(topic) if topic is not None else ""
+        if not reads_as_title(title) or title == line.title:
+            continue
+        lines[number] = text.replace(f"[{line.title}]({line.target})", f"[{_bracket_safe(title)}]({line.target})", 1)
+        ws.change("retitled", INDEX_NAME, f"title “{line.title}” was a file name", f"now “{title}”", resolved or "")
+
+
+def _bracket_safe(title: str) -> str:
+    return title.replace("[", "(").replace("]", ")")
 
 
 # ---------------------------------------------------------------- orphans

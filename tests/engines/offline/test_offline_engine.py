@@ -411,3 +411,13 @@ def test_new_memories_speak_of_the_user_in_the_third_person(said, spoken):
 
     assert third_person(said) == spoken
     assert len(short_slug(spoken)) <= 30 and "_" in short_slug(spoken)
+
+
+def test_entry_titled_by_its_file_name_gets_the_memory_title(tmp_path):
+    tree = {"MEMORY.md": "- [user_role.md](user_role.md) — role\n- [Config-Pattern](c.md) — config\n".encode(),
+            "user_role.md": topic("Backend developer", "role", "user", "The user writes Go."),
+            "c.md": topic("c", "config", "project", "Inline Config.cs.")}
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("retitled", "MEMORY.md")]
+    expected = "- [Backend developer](user_role.md) — role\n- [Config-Pattern](c.md) — config\n"
+    assert out["MEMORY.md"] == expected.encode()
