@@ -317,12 +317,13 @@ def reject(
     proposal_id: Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")] = None,
     store: StoreOpt = Path("."),
     comment: CommentOpt = None,
+    forget_requests: Annotated[bool, typer.Option("--forget-requests", help="Never offer its requests again.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Reject a proposal; the store is not touched."""
+    """Reject a proposal; the store is not touched. Its requests come back in the next run unless forgotten."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    decision = decide.reject(store, proposal_id, comment)
+    decision = decide.reject(store, proposal_id, comment, forget_requests=forget_requests)
     print_decision(decision, as_json, resumed=resume_paused_flow(store, decision.proposal_id, "reject", comment))
 
 

@@ -25,6 +25,7 @@ class Change:
     """One edit, for the report: what happened to which file, and why."""
 
     action: str  # merged | updated | created | deleted | dated | repaired | archived | indexed | shortened | forgotten
+    #              | retitled
     path: str
     reason: str
     detail: str = ""

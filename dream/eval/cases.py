@@ -22,7 +22,8 @@ One file per category (``duplicates.yaml``, ``forget.yaml`` …)::
 
 A step is ``run``, ``run_all`` (read every session again, not only new ones),
 ``accept``, ``accept_only: [files]``, ``accept_except: [files]``, ``reject``, ``reject_forget``
-(reject and drop its requests) or ``logs: [...]`` (more sessions, written
+(reject and drop its requests), ``rollback`` (to the version the last proposal
+was based on) or ``logs: [...]`` (more sessions, written
 after the previous run).
 """
 
@@ -39,7 +40,7 @@ from dream.errors import BadInput
 from dream.eval.checks import CHECKS
 
 DEFAULT_STEPS: list[Any] = ["run", "accept"]
-STEP_NAMES = {"run", "run_all", "accept", "reject", "reject_forget"}
+STEP_NAMES = {"run", "run_all", "accept", "reject", "reject_forget", "rollback"}
 STEP_KEYS = {"accept_only", "accept_except", "logs"}
 
 

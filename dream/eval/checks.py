@@ -19,7 +19,7 @@ ARCHIVES = ("archive.md", "dream_archive.md")
 # A line may name an old value only as history: struck through, or "was X until …".
 _HISTORY = re.compile(
     r"~~|\buntil\b|\bwas\b|\bformerly\b|\bpreviously\b|\bbis\b|\bhasta\b|\baté\b|までは|之前|이전", re.I)
-_SLUG = re.compile(r"^[\w.]+[_-][\w.-]*$")
+_SLUG = re.compile(r"^[a-z0-9.]+(?:[_-][a-z0-9.]+)+$|\.md$")  # lower case joined by _ or -, or a file name
 
 
 @dataclass
@@ -46,7 +46,8 @@ class Outcome:
 
 
 def _has(text: str, needle: str) -> bool:
-    return needle.lower() in text.lower()
+    """Case and line breaks aside: a wrapped line still says what it said."""
+    return " ".join(needle.lower().split()) in " ".join(text.lower().split())
 
 
 def gone(o: Outcome, path: str) -> str | None:

@@ -97,6 +97,10 @@ def _record_run(store: Path, result: Any, outcome: Outcome) -> None:
 
 
 def _decide(store: Path, name: str, arg: Any, outcome: Outcome) -> None:
+    if name == "rollback":
+        if outcome.reports:
+            decide.rollback(store, outcome.reports[-1]["base_version"])
+        return
     if not outcome.statuses or outcome.statuses[-1] != "proposed":
         return  # nothing to decide on: the case's checks say whether that was right
     if name == "accept":

@@ -43,7 +43,7 @@ def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
     state = state or load_state(layout)
     since = state.last_consolidated_at
     hours = None if since is None else (now - since) / 3600
-    waiting = len(scan_sessions(layout.root, since=since))
+    waiting = len(scan_sessions(layout.root, since=since)) + len(state.replay)  # replay: requests not accepted
 
     def closed(reason: SkipReason, message: str) -> GateDecision:
         return GateDecision(False, reason, message, hours, waiting)

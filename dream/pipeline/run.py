@@ -85,6 +85,8 @@ class RunContext:
     state: StoreState
     warnings: list[str] = field(default_factory=list)
     since: float | None | Since = Since.LAST_CONSOLIDATION  # read sessions changed after this (None: all)
+    replayed: list[str] = field(default_factory=list)  # replay-list logs this run read again
+    session_logs: dict[str, str] = field(default_factory=dict)  # session id -> log read, for the report
 
 
 @dataclass
@@ -200,8 +202,17 @@ def refuse_oversized_memory(root: Path) -> None:
 
 
 def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
+    """The sessions changed since the last dream, plus those whose requests were not accepted (replay)."""
     files = scan_sessions(ctx.layout.root, since=ctx.state.last_consolidated_at)
-    return read_sessions(files, on_progress=on_progress, max_entry_chars=ctx.settings.max_entry_chars)
+    if ctx.state.replay:
+        seen = {f.rel for f in files}
+        wanted = set(ctx.state.replay)
+        files.extend(f for f in scan_sessions(ctx.layout.root) if f.rel in wanted and f.rel not in seen)
+        files.sort(key=lambda f: (f.date, f.rel))
+        ctx.replayed = sorted(wanted)
+    gathered = read_sessions(files, on_progress=on_progress, max_entry_chars=ctx.settings.max_entry_chars)
+    ctx.session_logs = {f.session_id: f.rel for f in files}
+    return gathered
 
 
 def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path) -> EngineInput:
@@ -272,6 +283,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
         sessions_read=len(gathered.files), redactions=gathered.redactions,
         duration_s=time.time() - ctx.started_at, warnings=ctx.warnings + gathered.warnings,
     )
+    report["session_logs"] = ctx.session_logs  # which requests a partial accept leaves out (review.requests)
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
@@ -306,6 +318,7 @@ def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
     state.last_run_id, state.last_status = ctx.run_id, str(outcome.status)
     if outcome.status in (Status.PROPOSED, Status.NOOP):
         state.last_consolidated_at = ctx.started_at
+        state.replay = [log for log in state.replay if log not in ctx.replayed]  # offered again: done
         state.failures, state.backoff_until = 0, None
     elif outcome.status == Status.FAILED:
         state.failures += 1

@@ -7,7 +7,7 @@ hundreds of stores, can decide without reading the history.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from dream.records import DamagedRecord, load_json_record
 from dream.store.layout import Layout
@@ -21,6 +21,7 @@ class StoreState:
     backoff_until: float | None = None  # epoch seconds; the gate stays closed until then
     last_run_id: str | None = None
     last_status: str | None = None
+    replay: list[str] = field(default_factory=list)  # logs whose requests are offered again (review.requests)
 
 
 def load_state(layout: Layout) -> StoreState:

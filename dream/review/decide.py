@@ -17,6 +17,7 @@ from pathlib import Path
 from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, MergeConflict, ProposalClosed, Refused
+from dream.review import requests
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, Tree, changed_paths, read_tree, sha256, unsafe_target
@@ -186,6 +187,8 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
             layout, plan.live, files, "accept", "accept", note=f"accepted proposal {proposal.id}",
             proposal_id=proposal.id, actor=actor, comment=comment, detail=_detail(plan, pre),
         )
+        if plan.skipped:
+            requests.replay_proposal(layout, proposal, plan.skipped)  # the next run offers them again
     return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
                     combined=plan.merge.combined, pre_accept_version=pre)
 
@@ -219,6 +222,8 @@ def reject(store: str | Path, proposal_id: str | None = None, comment: str | Non
         if proposal.status != PENDING:
             raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
         proposals.set_status(proposal, REJECTED)
+        if not forget_requests:
+            requests.replay_proposal(layout, proposal)  # the next run offers its requests again
     history.record_event(layout, "reject", proposal.id, None, comment)
     return Decision("rejected", proposal.id, None)
 
@@ -237,5 +242,6 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
             layout, live, target.files, "rollback", "rollback", note=f"rollback to version {number}",
             actor=history.actor(), comment=comment, detail=f"to version {number}", target=number,
         )
+        requests.replay_rolled_back(layout, number)  # requests the undone proposals carried come back
     return Decision("rolled_back", None, version)
 

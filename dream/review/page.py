@@ -96,6 +96,7 @@ def summary_counts(report: dict, retention: dict) -> dict[str, int]:
     counts = report.get("counts", {})
     summary = {name: sum(counts.get(a, 0) for a in actions) for name, actions in SUMMARY_GROUPS.items()}
     summary["dropped"] = retention["dropped"]
+    summary["archived"] = retention.get("archived", 0)  # reports made before archived was counted apart
     return summary
 
 

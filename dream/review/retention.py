@@ -5,8 +5,11 @@ that is in the base version of a file but not in the proposed version of
 the same file, we look for its content in the proposed tree:
 
 - ``kept``: still in the same file (moved, reworded, struck through, dated);
-- ``merged``: now in another file (a duplicate merged, an index line moved
-  to the archive or demoted to a topic file), with a similarity score;
+- ``merged``: now in another file (a duplicate merged, an index line
+  demoted to a topic file), with a similarity score;
+- ``archived``: an index line moved out of the index into the archive file:
+  nothing is lost, but the agent no longer reads it at every session start,
+  so it is counted apart from merged;
 - ``dropped``: nowhere in the proposal.
 
 This works on the two trees only, so it judges any engine the same way.
@@ -25,13 +28,14 @@ from dataclasses import asdict, dataclass
 from rapidfuzz import fuzz, process
 
 from dream.engines.offline.similarity import MAX_BLOCK, _prefix_length, tokens
-from dream.store.tree import Tree, changed_paths
+from dream.store.tree import INDEX_NAME, Tree, changed_paths
 
 MATCH_THRESHOLD = 80.0  # rapidfuzz ratio (whole line against whole line) counting as found
-KEPT, MERGED, DROPPED = "kept", "merged", "dropped"
-_ORDER = {DROPPED: 0, MERGED: 1, KEPT: 2}
+KEPT, MERGED, ARCHIVED, DROPPED = "kept", "merged", "archived", "dropped"
+ARCHIVE_FILES = re.compile(r"(?:^|/)(?:dream_)?archive(?:_\w+)?\.md$")  # what the offline engine's archive is called
+_ORDER = {DROPPED: 0, ARCHIVED: 1, MERGED: 2, KEPT: 3}
 
-_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+_LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")
 _FM_KEY = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*:\s*(.*)$")
 
 
@@ -47,10 +51,16 @@ class Item:
 
 def normalize(text: str) -> str:
     """Compare content, not markup: link targets, punctuation and case go."""
-    text = _LINK.sub(r"\1", text)
+    text = _LINK.sub(_link_words, text)
     text = unicodedata.normalize("NFKC", text).lower()
     text = re.sub(r"[^\w\s]", " ", text)
     return " ".join(text.split())
+
+
+def _link_words(link: re.Match[str]) -> str:
+    """A link's title; none when the title only repeats the file name ("[user_role.md](user_role.md)")."""
+    title, target = link.group(1).strip(), link.group(2).rsplit("/", 1)[-1]
+    return "" if title in (target, target.rsplit(".", 1)[0]) else link.group(1)
 
 
 def _decode(data: bytes | None) -> list[str]:
@@ -219,17 +229,31 @@ def account(base: Tree, proposed: Tree) -> list[Item]:
         for number, text, (holder, score) in removed:
             if holder is None and number in rewrites:  # found nowhere else: a rewrite in place
                 holder, score = path, rewrites[number]
-            status = DROPPED if holder is None else KEPT if holder == path else MERGED
+            status = _status(path, holder)
             items.append(Item(path, number, text.strip(), status, holder, score))
     items.sort(key=lambda i: (_ORDER[i.status], i.path, i.line))
     return items
 
 
+def _status(path: str, holder: str | None) -> str:
+    if holder is None:
+        return DROPPED
+    if holder == path:
+        return KEPT
+    return ARCHIVED if path == INDEX_NAME and ARCHIVE_FILES.search(holder) else MERGED
+
+
 def summarize(base: Tree, proposed: Tree) -> dict:
     """The retention section of a proposal's report (stable keys)."""
     items = account(base, proposed)
-    counts = {s: sum(1 for i in items if i.status == s) for s in (DROPPED, MERGED, KEPT)}
+    counts = {s: sum(1 for i in items if i.status == s) for s in (DROPPED, MERGED, ARCHIVED, KEPT)}
     return {**counts, "items": [asdict(i) for i in items]}
+
+
+def headline(retention: dict) -> str:
+    """The counts, with lines moved out of the always-loaded index apart from merged ones."""
+    return (f"{retention['dropped']} dropped, {retention['merged']} merged into another file, "
+            f"{retention.get('archived', 0)} moved out of the index (archived), {retention['kept']} kept in place")
 
 
 def render_markdown(retention: dict) -> list[str]:
@@ -237,10 +261,10 @@ def render_markdown(retention: dict) -> list[str]:
     lines = [f"## Dropped ({retention['dropped']})", ""]
     dropped = [i for i in retention["items"] if i["status"] == DROPPED]
     lines += [f"- `{i['path']}:{i['line']}` {i['text']}" for i in dropped] or ["(nothing dropped)"]
-    lines += ["", f"## Retention: {retention['dropped']} dropped, {retention['merged']} merged into "
-                  f"another file, {retention['kept']} kept in place", ""]
+    lines += ["", f"## Retention: {headline(retention)}", ""]
     for i in retention["items"]:
         if i["status"] != DROPPED:
-            where = f"→ `{i['to']}` ({i['score']:.0f}%)" if i["status"] == MERGED else f"kept ({i['score']:.0f}%)"
+            moved = i["status"] in (MERGED, ARCHIVED)
+            where = f"→ `{i['to']}` ({i['score']:.0f}%)" if moved else f"kept ({i['score']:.0f}%)"
             lines.append(f"- {i['status']} `{i['path']}:{i['line']}` {i['text'][:100]} {where}")
     return lines

@@ -12,6 +12,7 @@ from dream.engines.offline.orient import (
     editable,
     ensure_frontmatter,
 )
+from dream.engines.offline.placement import add_line
 from dream.engines.offline.text import fit_line
 from dream.store.model import new_topic_text, resolve_link
 from dream.store.tree import INDEX_NAME
@@ -52,5 +53,5 @@ def _ensure_archive_indexed(ws: Workspace, path: str) -> None:
     for line in ws.store.parsed_index():
         if any(resolve_link(INDEX_NAME, t) == path for t in line.links):
             return
-    ws.store.index_lines.append(fit_line("Archive", path, ARCHIVE_HOOK))
+    add_line(ws.store.index_lines, fit_line("Archive", path, ARCHIVE_HOOK), "reference")
     ws.change("indexed", INDEX_NAME, f"index line for the archive file {path}")

@@ -26,6 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from dream.engines.offline.orient import Memory, Workspace, memories, topic_text
+from dream.engines.offline.placement import insert_at
 from dream.engines.offline.similarity import (
     FORGET_MIN,
     MAX_BLOCK,
@@ -105,6 +106,7 @@ class Catalog:
         self.numbers: dict[str, list[int]] = defaultdict(list)  # text -> its line numbers, ascending
         self.refs: dict[str, list[int]] = defaultdict(list)  # path -> numbers of lines linking it, ascending
         self.next_id = 0
+        self.filed_after: dict[str, list[str]] = {}  # type -> the lines new ones of that type go after
         for number, line in enumerate(parsed):
             self._note_line(number, line)
         self.next_line = len(parsed)
@@ -190,9 +192,20 @@ class Catalog:
 
     # ---------------------------------------------------------------- edits
 
-    def file_topic(self, path: str, line: str) -> None:
-        """Append the index line of a topic just added to the store, and catalog the topic."""
-        self.ws.store.index_lines.append(line)
+    def file_topic(self, path: str, line: str, type_: str = "") -> None:
+        """Add the index line of a topic just added to the store (in its section), and catalog the topic."""
+        lines = self.ws.store.index_lines
+        anchors = self.filed_after.setdefault(type_, [])
+        while anchors and anchors[-1] not in lines:  # forgotten since: each line leaves the stack once
+            anchors.pop()
+        if anchors:  # a list scan in C: the place is found by parsing once per type, not per request
+            lines.insert(lines.index(anchors[-1]) + 1, line)
+        else:
+            position = insert_at(lines, type_)
+            lines.insert(position, line)
+            if position:
+                anchors.append(lines[position - 1])
+        anchors.append(line)
         number = self.next_line
         self.next_line += 1
         self._note_line(number, parse_index_line(line))

@@ -30,7 +30,7 @@ from dream.engines.offline.similarity import (
     similar_pairs,
     subset_pairs,
 )
-from dream.engines.offline.text import MAX_LINE, fit_line, shorten, slug
+from dream.engines.offline.text import MAX_LINE, fit_line, short_slug, short_title, shorten, third_person
 from dream.store.model import (
     DATE_KEYS,
     TopicFile,
@@ -190,6 +190,9 @@ def absolute_dates(ws: Workspace) -> None:
     for path, topic in sorted(ws.store.topics.items()):
         if path in ws.store.created or not dates.has_relative_dates(topic.text.lines):
             continue
+        if scope_of(path) == "team":
+            ws.note(f"{path}: relative dates left as they are: a team memory, edited only by its team")
+            continue
         found = topic.source_dates()
         distinct = sorted(set(found.values()))
         if not distinct:
@@ -237,10 +240,15 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
             file_memory(ws, catalog, request)
 
 
-def _dated_text(request: Request) -> str:
+def _dated_text(request: Request, ws: Workspace | None = None) -> str:
+    """The request with relative dates made absolute from its session's date; ambiguous ones asked about."""
     if not dates.might_have_relative_dates(request.text):
         return request.text  # the date pattern is slow and most requests hold no date
-    text, _ = dates.rewrite_line(request.text, request.date)
+    text, found = dates.rewrite_line(request.text, request.date)
+    for phrase, absolute in found:
+        if ws is not None and dates.ambiguous(phrase, request.date):
+            ws.ask(f"“{phrase}” in “{shorten(request.text, 80)}” (session {request.session}, "
+                   f"{request.date:%A} {request.date.isoformat()}) was read as {absolute}; check it")
     return text
 
 
@@ -255,24 +263,30 @@ def memory_type(request: Request, text: str) -> str:
 
 
 def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
+    """A new memory in the third person, with a short name and title, indexed in its section."""
     store = ws.store
-    text = _dated_text(request)
-    existing = catalog.covering(text)
+    text = _dated_text(request, ws)
+    spoken = third_person(text)
+    stated = f"The user {spoken}" if spoken != text else text
+    existing = catalog.covering(stated) or (catalog.covering(text) if stated != text else None)
     if existing is not None:
         ws.change("merged", existing.path or INDEX_NAME,
                   f"{request.kind} request already covered by {catalog.label(existing)}",
                   f"request: {shorten(text, 120)}", request.session)
         return
     type_ = memory_type(request, text)
-    path = store.free_path(f"{type_}_{slug(text)}")
-    title = shorten(text, 50)
-    topic_lines = [text, "", f"Source: session {request.session} ({request.date.isoformat()})."]
+    path = store.free_path(f"{type_}_{short_slug(spoken)}")
+    title = short_title(spoken)
+    body = stated[:1].upper() + stated[1:]
+    topic_lines = [body if body.endswith((".", "!", "。")) else body + ".", "",
+                   f"Source: session {request.session} ({request.date.isoformat()})."]
     extra = {"created": request.date.isoformat(), "originSessionId": request.session}
-    store.add_topic(path, new_topic_text(title, shorten(text, MAX_LINE), type_, topic_lines,
+    store.add_topic(path, new_topic_text(title, shorten(body, MAX_LINE), type_, topic_lines,
                                          extra, store.newline))
-    catalog.file_topic(path, fit_line(title, path, text if title != text else ""))
+    hook = body if normalize(body) != normalize(title) else ""
+    catalog.file_topic(path, fit_line(title, path, hook), type_)
     ws.change("created", path, f"{request.kind} request in session {request.session}",
-              f"{type_}: {shorten(text, 120)}", request.session)
+              f"{type_}: {shorten(body, 120)}", request.session)
 
 
 # ---------------------------------------------------------------- corrections
@@ -368,7 +382,7 @@ def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
         return
     memory = entry.memory
     if rivals:
-        names = ", ".join(catalog.label(e.memory) for e in [entry, *rivals][:4])
+        names = ", ".join(sorted(catalog.label(e.memory) for e in [entry, *rivals])[:4])
         ws.ask(f"{said}: several memories match equally well ({names}); nothing removed")
         return
     label = catalog.label(memory)

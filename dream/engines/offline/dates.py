@@ -41,7 +41,7 @@ _PHRASES: list[tuple[str, str, str]] = [
     (r"그저께|어제|오늘|내일|모레", "ko", "day"),
     (r"지난주|다음 주|다음주|이번 주|이번주", "ko", "week"),
     # Spanish
-    (r"anteayer|ayer|hoy|pasado mañana", "es", "day"),
+    (r"anteayer|ayer|hoy|pasado mañana|(?<!la )(?<!esta )mañana", "es", "day"),  # "por la mañana" is a morning
     (r"la semana pasada|la próxima semana|la semana que viene", "es", "week"),
     (r"el mes pasado|el próximo mes", "es", "month"),
     # Portuguese
@@ -134,18 +134,63 @@ def _year_by_word(phrase: str, base: date) -> date | None:
     return None if shift is None else base.replace(year=base.year + shift, month=1, day=1)
 
 
+# How a date reads in place of the phrase, so the sentence stays grammatical:
+# "broke yesterday" → "broke on 2026-03-03", "in use today" → "in use as of 2026-03-04",
+# "asked last week" → "asked in the week of 2026-02-23". No preposition is added after one.
+_DAY_FORM = {"en": "on {}", "es": "el {}", "pt": "em {}", "de": "am {}", "fr": "le {}", "it": "il {}"}
+_TODAY_FORM = {"en": "as of {}"}
+_TODAY_WORDS = {"today", "tonight"}
+_WEEK_FORM = {"en": "in the week of {}", "es": "la semana del {}", "pt": "na semana de {}", "de": "in der Woche vom {}",
+              "fr": "la semaine du {}", "it": "la settimana del {}", "ru": "на неделе с {}", "zh": "{}那周",
+              "ja": "{}の週", "ko": "{} 주"}
+_MONTH_YEAR_FORM = {"en": "in {}"}
+_BARE_WEEK_FORM = {"en": "the week of {}"}
+_AFTER_PREPOSITION = re.compile(
+    r"(?:^|\s)(?:on|in|at|by|until|till|since|from|before|after|of|as of|during|el|la|le|am|vom|seit|bis|desde|"
+    r"hasta|em|de|depuis|il|с|до)\s*$", re.I)
+
+
+def phrased(phrase: str, absolute: str, lang: str, granularity: str, before: str) -> str:
+    """The absolute date as words that can stand where `phrase` stood."""
+    bare = bool(_AFTER_PREPOSITION.search(before))
+    if granularity == "week":
+        monday = date.fromisoformat(absolute) if len(absolute) == 10 else None
+        day = (monday - timedelta(days=monday.weekday())).isoformat() if monday else absolute
+        form = (_BARE_WEEK_FORM if bare else _WEEK_FORM).get(lang, "{}")
+        text = form.format(day)
+    elif granularity == "day":
+        forms = _TODAY_FORM if phrase.lower() in _TODAY_WORDS else _DAY_FORM
+        text = absolute if bare else forms.get(lang, _DAY_FORM.get(lang, "{}")).format(absolute)
+    else:
+        text = absolute if bare else _MONTH_YEAR_FORM.get(lang, "{}").format(absolute)
+    return text[:1].upper() + text[1:] if phrase[:1].isupper() and not before.strip() else text
+
+
 def _rewrite_segment(segment: str, base: date, pattern: re.Pattern[str],
                      found: list[tuple[str, str]]) -> str:
     def replace(match: re.Match[str]) -> str:
         number = int((match.lastgroup or "g0")[1:])  # the pattern is all named groups: one matched
         _, lang, granularity = (_PHRASES + [_FRENCH_HIER])[number]
+        day_of_week = resolve(match.group(0), lang, "day", base) if granularity == "week" else None
         absolute = resolve(match.group(0), lang, granularity, base)
         if absolute is None:
             return match.group(0)
         found.append((match.group(0), absolute))
-        return absolute
+        return phrased(match.group(0), day_of_week or absolute, lang, granularity, segment[:match.start()])
 
     return pattern.sub(replace, segment)
+
+
+_WEEKDAY_NAMES = _WEEKDAYS.split("|")
+
+
+def ambiguous(phrase: str, base: date) -> bool:
+    """Whether people read the phrase two ways: "next Friday" said on a Tuesday may be in 3 or 10 days."""
+    match = re.fullmatch(rf"(next|this)\s+({_WEEKDAYS})", phrase.strip().lower())
+    if not match:
+        return False
+    target = _WEEKDAY_NAMES.index(match.group(2))
+    return target >= base.weekday() if match.group(1) == "next" else target < base.weekday()
 
 
 def rewrite_line(line: str, base: date, pattern: re.Pattern[str] = _DEFAULT

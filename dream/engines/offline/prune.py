@@ -22,11 +22,13 @@ from dream.engines.offline.orient import (
     Workspace,
     editable,
     ensure_frontmatter,
+    guess_type,
     is_archive,
 )
+from dream.engines.offline.placement import add_line, reads_as_title, title_of
 from dream.engines.offline.similarity import normalize
 from dream.engines.offline.text import MAX_LINE, fit_line, one_line, shorten, slug
-from dream.store.model import IndexLine, new_topic_text, parse_index_line, resolve_link
+from dream.store.model import _LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME
 from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
 
@@ -34,6 +36,7 @@ from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
 def prune(ws: Workspace) -> None:
     repair_pointers(ws)
     drop_repeated_lines(ws)
+    retitle_slugs(ws)
     shorten_long_lines(ws)  # before orphans: a cut hook may drop a [[wikilink]]
     index_orphans(ws)
     enforce_budget(ws)
@@ -99,9 +102,7 @@ def repair_pointers(ws: Workspace) -> None:
             ws.change("archived", INDEX_NAME, f"points to missing file {resolve_link(INDEX_NAME, line_now.target)}",
                       one_line(new_text))
         else:
-            if any(_is_missing(t, present) for t in line_now.links):
-                ws.note(f"{INDEX_NAME}: line “{shorten(new_text, 80)}” links a missing file; left as is")
-            kept.append(new_text)
+            kept.append(_unlink_missing(ws, new_text, present))
     store.index_lines[:] = kept
     for text in store.index_lines:
         for target in parse_index_line(text).links:
@@ -109,6 +110,21 @@ def repair_pointers(ws: Workspace) -> None:
                 ws.note(f"{INDEX_NAME}: link {target} leaves the store; not checked")
     if to_archive:
         archive_lines(ws, to_archive, "pointers to files that no longer exist")
+
+
+def _unlink_missing(ws: Workspace, text: str, present: set[str]) -> str:
+    """Links to missing files inside prose (or after an entry's own link) lose their markup, not their words."""
+    def unlink(match: re.Match[str]) -> str:
+        if not _is_missing(match.group("target"), present):
+            return match.group(0)
+        ws.ask(f"{INDEX_NAME}: “{match.group('title')}” linked {match.group('target')}, which does not exist "
+               f"and was not found elsewhere; the link was removed and its words kept: point it at the right file")
+        return match.group("title")
+
+    new = _LINK.sub(unlink, text)
+    if new != text:
+        ws.change("repaired", INDEX_NAME, "link to a missing file inside a line, unlinked", one_line(new))
+    return new
 
 
 def _is_missing(target: str, present: set[str]) -> bool:
@@ -132,6 +148,29 @@ def drop_repeated_lines(ws: Workspace) -> None:
         seen.add(key)
         kept.append(text)
     ws.store.index_lines[:] = kept
+
+
+# ---------------------------------------------------------------- slug titles
+
+
+def retitle_slugs(ws: Workspace) -> None:
+    """An entry titled by its file name (`[feedback_x.md]`, `[use-decimal]`) gets its memory's title."""
+    lines = ws.store.index_lines
+    for number, text in enumerate(lines):
+        line = parse_index_line(text)
+        if line.kind != "link" or reads_as_title(line.title):
+            continue
+        resolved = resolve_link(INDEX_NAME, line.target)
+        topic = ws.store.topics.get(resolved) if resolved else None
+        title = title_of(topic) if topic is not None else ""
+        if not reads_as_title(title) or title == line.title:
+            continue
+        lines[number] = text.replace(f"[{line.title}]({line.target})", f"[{_bracket_safe(title)}]({line.target})", 1)
+        ws.change("retitled", INDEX_NAME, f"title “{line.title}” was a file name", f"now “{title}”", resolved or "")
+
+
+def _bracket_safe(title: str) -> str:
+    return title.replace("[", "(").replace("]", ")")
 
 
 # ---------------------------------------------------------------- orphans
@@ -167,8 +206,9 @@ def index_orphans(ws: Workspace) -> None:
         if path in reached or posixpath.basename(path) == INDEX_NAME:
             continue
         hook = topic.description or next((l.strip("# ") for l in topic.body_lines if l.strip()), "")
-        store.index_lines.append(fit_line(topic.title, path, hook))
-        ws.change("indexed", INDEX_NAME, f"{path} had no index line (orphan)", store.index_lines[-1], path)
+        line = fit_line(title_of(topic), path, hook)
+        add_line(store.index_lines, line, topic.type or guess_type(path))
+        ws.change("indexed", INDEX_NAME, f"{path} had no index line (orphan)", line, path)
     for path in sorted(store.unparseable):
         if path not in reached:
             ws.note(f"{path}: not indexed: {store.unparseable[path]}")
@@ -178,15 +218,55 @@ def index_orphans(ws: Workspace) -> None:
 
 
 def shorten_long_lines(ws: Workspace) -> None:
-    lines = ws.store.index_lines
-    for number, text in enumerate(list(lines)):
+    """Make every index line fit: cut a link line's hook, wrap a rule or prose line, demote the rest."""
+    out: list[str] = []
+    for text in ws.store.index_lines:
         if len(text) <= MAX_LINE:
+            out.append(text)
             continue
         line = parse_index_line(text)
+        wrapped = wrap(text) if line.kind in ("rule", "prose") else None
         if line.kind == "link":
-            lines[number] = _shorten_link_line(ws, text, line)
+            out.append(_shorten_link_line(ws, text, line))
+        elif wrapped:
+            # A rule or a paragraph is the whole memory: wrapped, it stays whole in the index.
+            out += wrapped
+            ws.change("shortened", INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
+                      f"wrapped onto {len(wrapped)} lines, every word kept")
         else:
-            lines[number] = _demote_line(ws, text, line)
+            out.append(_demote_line(ws, text, line))
+    ws.store.index_lines[:] = out
+
+
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def wrap(text: str, limit: int = MAX_LINE) -> list[str] | None:
+    """`text` as lines within `limit`, broken between words (or CJK characters); None if it cannot be.
+
+    Continuation lines are indented like the list item's text, so markdown
+    reads them as the same item (or the same paragraph).
+    """
+    item = re.match(r"^(\s*(?:[-*+]|\d+[.)])\s+)", text)
+    indent = " " * len(item.group(1)) if item else _line_prefix(text)
+    out, rest = [], text
+    while len(rest) > limit:
+        cut = _break_at(rest, limit)
+        if cut is None:
+            return None
+        out.append(rest[:cut].rstrip())
+        rest = indent + rest[cut:].lstrip()
+    return out + [rest]
+
+
+def _break_at(text: str, limit: int) -> int | None:
+    space = text.rfind(" ", 0, limit + 1)
+    if space > limit // 3 and text[:space].strip():
+        return space
+    for cut in range(limit, limit // 3, -1):  # CJK text breaks between any two characters
+        if _CJK_CHAR.match(text[cut - 1]) and _CJK_CHAR.match(text[cut]):
+            return cut
+    return None
 
 
 def _line_prefix(text: str) -> str:
@@ -199,9 +279,12 @@ def _shorten_link_line(ws: Workspace, text: str, line: IndexLine) -> str:
     indent = _line_prefix(text)
     short = indent + fit_line(line.title, line.target, line.hook, MAX_LINE - len(indent))
     if topic is not None and editable(topic):
-        if normalize(line.hook) and normalize(line.hook) not in normalize("\n".join(topic.text.lines)):
-            ensure_frontmatter(ws, topic, "the full index hook was moved into it")
-            topic.append_body([line.hook])
+        known = normalize("\n".join(topic.text.lines))
+        carry = [t for t in (line.title, line.hook) if normalize(t) and normalize(t) not in known
+                 and normalize(t) not in normalize(short)]
+        if carry:
+            ensure_frontmatter(ws, topic, "the full index line was moved into it")
+            topic.append_body(carry)
             where = resolved
         else:
             where = f"{resolved} (already there)"
@@ -245,7 +328,7 @@ def enforce_budget(ws: Workspace) -> None:
         return
     archive = archive_path(ws)
     if not any(_pointed(parse_index_line(t), archive) for t in lines):
-        lines.append(fit_line("Archive", archive, ARCHIVE_HOOK))  # reserve its line first
+        add_line(lines, fit_line("Archive", archive, ARCHIVE_HOOK), "reference")  # reserve its line first
     parsed = [parse_index_line(t) for t in lines]
     order = [i for i, p in enumerate(parsed) if p.is_entry and not _pointed(p, archive)]
     order += [i for i, p in enumerate(parsed) if p.kind == "prose"]

@@ -42,6 +42,68 @@ def fit_line(title: str, target: str, hook: str, limit: int = MAX_LINE, sep: str
     hook = shorten(hook, room) if hook else ""
     return format_index_line(title, target, hook, sep) if hook and room >= 8 else line
 
+# Words a file name or a title can do without.
+_FILLER = frozenset("""
+a an the that this these those is are was were be been being to of in on at for and or with by it its as
+i my me we our you your now today please also just really very there here which who will would should
+""".split())
+
+
+def short_slug(text: str, words: int = 4) -> str:
+    """A short file-name stem: the first content words, without dates or fillers."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    parts = [p for p in re.findall(r"[a-z0-9]+", ascii_text.lower()) if p not in _FILLER and not p.isdigit()]
+    if len(parts) >= 2:
+        return "_".join(parts[:words])
+    return slug(text, words)
+
+
+def short_title(text: str, words: int = 6) -> str:
+    """A title of a few words: the first clause, without a leading article or "that"."""
+    head = re.split(r",\s|;\s|\s[-–—]\s|\s(?:because|since|so that|which)\s|[:：。，]", text, maxsplit=1)[0]
+    head = re.sub(r"^(?:that|the|a|an)\s+", "", head.strip(), flags=re.I)
+    if " " in head:
+        head = " ".join(head.split()[:words])
+    elif len(head) > 40:  # CJK: no spaces
+        head = head[:20]
+    head = head.rstrip(" ,;:.")
+    return head[:1].upper() + head[1:]
+
+
+# "I prefer uv" → "prefers uv": the memory speaks of the user, not as them.
+_FIRST_PERSON = re.compile(
+    r"^(?:i|I)(?:'m|’m| am)\b|^(?:i|I)(?:'ve|’ve| have)\b|^(?:i|I) (?:don't|do not)\b|^(?:i|I) (\w+)")
+_IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes", "can": "can", "will": "will", "was": "was"}
+
+
+def third_person(text: str) -> str:
+    """English first-person wording as the third person ("I prefer X" → "prefers X"); other text as it is."""
+    match = _FIRST_PERSON.match(text)
+    if not match:
+        return text
+    said = match.group(0).lower().replace("’", "'")
+    if said in ("i'm", "i am"):
+        verb = "is"
+    elif said in ("i've", "i have"):
+        verb = "has"
+    elif said in ("i don't", "i do not"):
+        verb = "doesn't"
+    else:
+        verb = _conjugate(match.group(1).lower())
+    rest = re.sub(r"\bmy\b", "their", text[match.end():])
+    return f"{verb}{rest}"
+
+
+def _conjugate(verb: str) -> str:
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
 def slug(text: str, words: int = 6) -> str:
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     parts = re.findall(r"[a-z0-9]+", ascii_text.lower())[:words]

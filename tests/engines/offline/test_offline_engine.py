@@ -106,7 +106,7 @@ def test_relative_dates_use_the_files_own_date(tmp_path):
     out, result = run(tmp_path, tree)
     assert actions(result) == [("dated", "deploy.md"), ("dated", "zh.md")]
     assert out["deploy.md"] == topic("deploy", "deploy", "project",
-                                     "Deploy broke 2026-03-03; fix ships 2026-03-06.\n`yesterday` in code stays.",
+                                     "Deploy broke on 2026-03-03; fix ships on 2026-03-06.\n`yesterday` in code stays.",
                                      created="2026-03-04")
     assert "2026-01-31修好了" in out["zh.md"].decode()
     assert out["nodate.md"] == tree["nodate.md"]
@@ -122,17 +122,19 @@ def test_requests_are_filed_indexed_and_dated_from_the_session(tmp_path):
         ("s2", date(2026, 3, 5), "user", "should we always squash?"),
     )
     out, result = run(tmp_path, tree, rows)
-    assert actions(result) == [("created", "project_the_staging_database_moved_to_port.md"),
-                               ("created", "feedback_never_force_push_to_the_main.md")]
-    assert out["project_the_staging_database_moved_to_port.md"] == (
-        b"---\nname: the staging database moved to port 5433 2026-03-01\n"
-        b"description: the staging database moved to port 5433 2026-03-01\ntype: project\n"
+    # Issue #12: short file names and titles, dates that read as English ("on 2026-03-01").
+    assert actions(result) == [("created", "project_staging_database_moved_port.md"),
+                               ("created", "feedback_never_force_push_main.md")]
+    assert out["project_staging_database_moved_port.md"] == (
+        b"---\nname: Staging database moved to port 5433\n"
+        b"description: The staging database moved to port 5433 on 2026-03-01\ntype: project\n"
         b"created: 2026-03-02\noriginSessionId: s1\n---\n\n"
-        b"the staging database moved to port 5433 2026-03-01\n\nSource: session s1 (2026-03-02).\n")
+        b"The staging database moved to port 5433 on 2026-03-01.\n\nSource: session s1 (2026-03-02).\n")
     assert out["MEMORY.md"].decode().splitlines() == [
         "# Memory",
-        "- [the staging database moved to port 5433 2026-03-01](project_the_staging_database_moved_to_port.md)",
-        "- [Never force-push to the main branch](feedback_never_force_push_to_the_main.md)",
+        "- [Staging database moved to port 5433](project_staging_database_moved_port.md)"
+        " — The staging database moved to port 5433 on 2026-03-01",
+        "- [Never force-push to the main branch](feedback_never_force_push_main.md)",
     ]
     assert result.changes[1].source == "s2"
 
@@ -239,16 +241,26 @@ def test_long_index_line_is_shortened_and_detail_kept(tmp_path):
     assert out["a.md"] == topic("a", "short", "project", "body\n\n" + hook.strip())
 
 
-def test_long_inline_rule_is_demoted_to_a_topic_file(tmp_path):
+def test_long_inline_rule_is_wrapped_and_stays_whole_in_the_index(tmp_path):
+    # Was: demoted to a topic file behind a cut-off link. Issue #12: a line without a link is the
+    # whole rule, so it stays in the index, wrapped as one list item.
     rule = "Always " + "check the migration plan twice " * 6
     tree = {"MEMORY.md": f"- {rule.strip()}\n".encode()}
     out, result = run(tmp_path, tree)
+    assert [a for a, _ in actions(result)] == ["shortened"]
+    index = out["MEMORY.md"].decode().splitlines()
+    assert sorted(out) == ["MEMORY.md"] and len(index) == 2
+    assert all(len(line) <= 150 for line in index) and index[1].startswith("  ") and index[1][2] != " "
+    assert " ".join(" ".join(index).split()) == "- " + " ".join(rule.split())
+    assert errors(validate_tree(out, {"MEMORY.md"})) == []
+
+
+def test_long_word_without_spaces_is_still_demoted(tmp_path):
+    rule = "Always use https://example.com/" + "x" * 200
+    tree = {"MEMORY.md": f"- {rule}\n".encode()}
+    out, result = run(tmp_path, tree)
     assert [a for a, _ in actions(result)] == ["created", "shortened"]
-    new_path = result.changes[0].path
-    assert new_path.startswith("feedback_always_check_the_migration")
-    assert rule.strip() in out[new_path].decode()
-    assert len(out["MEMORY.md"].decode().rstrip("\n")) <= 150
-    assert errors(validate_tree(out, {"MEMORY.md", new_path})) == []
+    assert rule in out[result.changes[0].path].decode()
 
 
 def test_over_budget_index_archives_oldest_entries(tmp_path):
@@ -343,6 +355,24 @@ def test_every_date_phrase_passes_the_quick_filter_and_is_rewritten(phrase):
     assert [p for p, _ in found] == [phrase] and phrase not in new
 
 
+@pytest.mark.parametrize("said, day, written, asks", [
+    ("it broke yesterday", date(2026, 11, 20), "it broke on 2026-11-19", False),
+    ("in use today", date(2026, 11, 20), "in use as of 2026-11-20", False),
+    ("asked last week", date(2026, 11, 20), "asked in the week of 2026-11-09", False),
+    ("until tomorrow", date(2026, 11, 20), "until 2026-11-21", False),
+    ("the audit is next Friday", date(2026, 11, 17), "the audit is on 2026-11-20", True),
+    ("the freeze starts next Monday", date(2026, 11, 20), "the freeze starts on 2026-11-23", False),
+    ("la demo es mañana", date(2026, 11, 20), "la demo es el 2026-11-21", False),
+    ("por la mañana", date(2026, 11, 20), "por la mañana", False),
+])
+def test_dates_read_as_phrases_and_ambiguous_ones_are_flagged(said, day, written, asks):
+    from dream.engines.offline.dates import ambiguous, rewrite_line
+
+    new, found = rewrite_line(said, day)
+    assert new == written
+    assert any(ambiguous(phrase, day) for phrase, _ in found) is asks
+
+
 def test_blocking_misses_no_pair_that_brute_force_finds():
     import random
 
@@ -367,3 +397,27 @@ def test_blocking_misses_no_pair_that_brute_force_finds():
              if fuzz.ratio(norms[i], norms[j]) >= 90}
     found = {(i, j) for i, j, _ in similar_pairs(texts, 90)}
     assert len(brute) > 50 and found == brute
+
+
+@pytest.mark.parametrize("said, spoken", [
+    ("I prefer uv over pip", "prefers uv over pip"),
+    ("I'm on the payments team", "is on the payments team"),
+    ("I don't like emoji in commits", "doesn't like emoji in commits"),
+    ("I watch my inbox twice a day", "watches their inbox twice a day"),
+    ("the API is versioned", "the API is versioned"),
+])
+def test_new_memories_speak_of_the_user_in_the_third_person(said, spoken):
+    from dream.engines.offline.text import short_slug, third_person
+
+    assert third_person(said) == spoken
+    assert len(short_slug(spoken)) <= 30 and "_" in short_slug(spoken)
+
+
+def test_entry_titled_by_its_file_name_gets_the_memory_title(tmp_path):
+    tree = {"MEMORY.md": "- [user_role.md](user_role.md) — role\n- [Config-Pattern](c.md) — config\n".encode(),
+            "user_role.md": topic("Backend developer", "role", "user", "The user writes Go."),
+            "c.md": topic("c", "config", "project", "Inline Config.cs.")}
+    out, result = run(tmp_path, tree)
+    assert actions(result) == [("retitled", "MEMORY.md")]
+    expected = "- [Backend developer](user_role.md) — role\n- [Config-Pattern](c.md) — config\n"
+    assert out["MEMORY.md"] == expected.encode()

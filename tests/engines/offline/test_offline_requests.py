@@ -27,6 +27,7 @@ from dream.engines.base import EngineInput
 from dream.engines.offline import OfflineEngine, consolidate
 from dream.engines.offline.catalog import Entry, forget_text, keys
 from dream.engines.offline.orient import Memory, Workspace, memories
+from dream.engines.offline.placement import insert_at
 from dream.engines.offline.requests import extract, gather_requests
 from dream.engines.offline.similarity import FORGET_MIN, covers, forget_keys, forget_score, normalize
 from dream.store import model
@@ -87,8 +88,20 @@ class BruteCatalog:
     def label(self, memory: Memory) -> str:
         return memory.label  # read just now, so a rule's line number is current
 
-    def file_topic(self, path: str, line: str) -> None:
-        self.ws.store.index_lines.append(line)
+    def file_topic(self, path: str, line: str, type_: str = "") -> None:
+        """Where the catalog puts it: after the line filed last for its type, else where `insert_at` says."""
+        lines = self.ws.store.index_lines
+        filed = self.__dict__.setdefault("filed", {}).setdefault(type_, [])
+        while filed and filed[-1] not in lines:
+            filed.pop()
+        if filed:
+            lines.insert(lines.index(filed[-1]) + 1, line)
+        else:
+            position = insert_at(lines, type_)
+            lines.insert(position, line)
+            if position:
+                filed.append(lines[position - 1])
+        filed.append(line)
 
     def refresh(self, path: str) -> None:
         pass
