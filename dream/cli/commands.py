@@ -151,10 +151,15 @@ def status(
     store: StoreOpt = Path("."),
     all_stores: Annotated[bool, typer.Option("--all", help="Every store under ~/.claude/projects (and --root folders); --store is not needed.")] = False,
     roots: Annotated[Optional[list[Path]], typer.Option("--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
+    html: Annotated[Optional[Path], typer.Option(
+        "--html", help="Write one overview page of every pending proposal here, each one's review page beside it.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Gate, lock holder, current version and pending proposals."""
-    from dream.review.status import fleet_status, store_status  # start-up: see dream/cli/__init__.py
+    from dream.review.status import fleet_status, store_row, store_status  # start-up: see dream/cli/__init__.py
+    if html:
+        _write_overview(html, fleet_status(roots or []) if all_stores or roots else [store_row(store)], as_json)
+        return
     if all_stores or roots:
         _print_fleet(fleet_status(roots or []), as_json)
         return
@@ -200,6 +205,19 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
     title = f"{len(rows)} store(s)" + (f" under {root}" if (root := common_root(stores)) else "")
     out.print(table(title, ["store", "gate", "sessions waiting", "last dream", "pending", "error"], table_rows,
                     wrap=("pending", "error")))
+
+
+def _write_overview(html: Path, rows: list[dict], as_json: bool) -> None:
+    from dream.review.overview import write_overview  # start-up: see dream/cli/__init__.py
+
+    stores = [r["store"] for r in rows]
+    written = write_overview(html, rows, short_paths(stores), common_root(stores))
+    if as_json:
+        emit_json({"stores": rows, "overview": written.to_json()})
+        return
+    pending = len({p["store"] for p in written.proposals})
+    out.print(f"overview written to {html}: {len(written.proposals)} pending proposal(s) in {pending} of "
+              f"{len(rows)} store(s); their review pages are in {written.pages}", markup=False, soft_wrap=True)
 
 
 @app.command()
