@@ -112,7 +112,7 @@ class Keys:
 
     def _key(self) -> str | None:
         import termios  # start-up: only a review on a terminal reads single keys
-        import tty
+        import tty  # start-up: as termios
 
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
@@ -258,3 +258,83 @@ def _edit(screen, keys: Keys, choices) -> None:
         for verb, files in (("take", sorted(after - before)), ("skip", sorted(before - after))):
             if files:
                 screen.print(f"{verb} {', '.join(files)}", markup=False)
+
+
+@app.command()
+def show(
+    version: Annotated[int, typer.Argument(help="Version number.")],
+    file: Annotated[Optional[str], typer.Argument(help="A file of that version (default: list its files).")] = None,
+    store: StoreOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one file of a version, or list the version's files."""
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
+
+    layout = Layout.open(store)
+    versions = Versions(layout)
+    v = versions.get(version)
+    if file is None:
+        if as_json:
+            emit_json({"version": v.number, "source": v.source, "created_at": v.created_at, "note": v.note,
+                       "actor": v.actor, "proposal_id": v.proposal_id, "files": sorted(v.files)})
+            return
+        out.print(f"version {v.number} ({words(v.source)}, {when(v.created_at)}) {human(v.note)}".rstrip(), markup=False)
+        for path in sorted(v.files):
+            out.print(path, markup=False)
+        return
+    if file not in v.files:
+        raise BadInput(f"{layout.root}: version {version} has no file {file}")
+    data = versions.blobs.get(v.files[file])
+    if as_json:
+        emit_json({"version": v.number, "path": file, "content": data.decode("utf-8", errors="replace")})
+        return
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+@app.command()
+def gc(
+    keep: Annotated[int, typer.Option("--keep", help="How many of the newest versions to keep (at least 1).")],
+    keep_proposals: Annotated[bool, typer.Option(
+        "--keep-proposals", help="Keep decided proposals too (by default they go once their base version is gone).",
+    )] = False,
+    store: StoreOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete old versions, decided proposals based on them, and the file contents nothing refers to any more.
+
+    Accepted, rejected and superseded proposals whose base version is older
+    than the oldest kept version are deleted (not with --keep-proposals).
+    Pending proposals and their base versions are always kept.
+    """
+    from dream.versions import gc as collect  # start-up: see dream/cli/__init__.py
+
+    result = collect.gc(store, keep, keep_proposals=keep_proposals)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    out.print(f"deleted {len(result.deleted_versions)} version(s), {len(result.proposals_deleted)} decided "
+              f"proposal(s) and {result.deleted_blobs} blob(s) ({result.freed_bytes} bytes); "
+              f"kept versions {', '.join(map(str, result.kept_versions)) or 'none'}")
+
+
+@app.command()
+def rebase(
+    proposal_id: ProposalArg = None,
+    store: StoreOpt = Path("."),
+    comment: CommentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Dream again on the store as it is now; the fresh proposal replaces the stale one."""
+    from dream.review import rebase as rebasing  # start-up: see dream/cli/__init__.py
+
+    decision = rebasing.rebase(store, proposal_id, comment)
+    if as_json:
+        emit_json(decision.to_json())
+        return
+    if decision.new_proposal_id:
+        out.print(f"proposal {decision.proposal_id} replaced by {decision.new_proposal_id} "
+                  f"(base version {decision.version})")
+    else:
+        out.print(f"proposal {decision.proposal_id} superseded; nothing left to propose on version {decision.version}")
