@@ -16,7 +16,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from helpers.cli import console_script
 from helpers.stores import DEMO
 
