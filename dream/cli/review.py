@@ -279,7 +279,8 @@ def show(
             emit_json({"version": v.number, "source": v.source, "created_at": v.created_at, "note": v.note,
                        "actor": v.actor, "proposal_id": v.proposal_id, "files": sorted(v.files)})
             return
-        out.print(f"version {v.number} ({words(v.source)}, {when(v.created_at)}) {human(v.note)}".rstrip(), markup=False)
+        heading = f"version {v.number} ({words(v.source)}, {when(v.created_at)}) {human(v.note)}"
+        out.print(heading.rstrip(), markup=False)
         for path in sorted(v.files):
             out.print(path, markup=False)
         return

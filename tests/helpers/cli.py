@@ -53,7 +53,8 @@ def in_process(*args: str, env: dict | None = None, cwd: Path | None = None, inp
         # The crash point SIGKILLs the process that reaches it: here, the test run.
         raise RuntimeError("a command with DREAM_CRASHPOINT set must run in a child process (spawned_cli)")
     runner = CliRunner()
-    with runner.isolation(input=input, env={"COLUMNS": COLUMNS, **(env or {})}) as (stdout, stderr, _), _working_folder(cwd):
+    isolated = runner.isolation(input=input, env={"COLUMNS": COLUMNS, **(env or {})})
+    with isolated as (stdout, stderr, _), _working_folder(cwd):
         _consoles_as_in_a_new_process()
         try:
             main(list(args))
