@@ -117,7 +117,9 @@ class Keys:
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         try:
-            tty.setcbreak(fd)  # keys arrive one by one; Ctrl-C still interrupts
+            # Keys arrive one by one; Ctrl-C still interrupts. TCSANOW, not the default TCSAFLUSH,
+            # which throws away a key typed before the question was printed.
+            tty.setcbreak(fd, termios.TCSANOW)
             while True:
                 key = os.read(fd, 1).decode("utf-8", errors="replace")
                 if key not in ("\r", "\n"):  # Enter pressed out of habit answers nothing

@@ -68,6 +68,12 @@ def in_process(*args: str, env: dict | None = None, cwd: Path | None = None, inp
     return Result(code, out.decode(), err.decode())
 
 
+def terminal_env() -> dict[str, str]:
+    """os.environ for a child given a pty: without COLUMNS and LINES (pytest-xdist workers start with
+    80x24 in theirs), so that the child's Rich reads the pty's own size, as in a real terminal."""
+    return {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+
+
 def console_script() -> list[str]:
     """The installed `dream` command beside this interpreter, or `python -m dream` where there is none."""
     script = Path(sys.executable).with_name("dream")
