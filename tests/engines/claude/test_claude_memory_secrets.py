@@ -279,3 +279,22 @@ def test_a_secret_in_a_log_file_name_is_redacted_wherever_the_title_is_shown(tmp
 
     for shown in (listed, first_message, catalog_only):
         assert token not in shown and "deploy with [REDACTED:github-token]" in shown
+
+
+def test_the_first_message_hides_the_index_names_and_the_diff_with_one_numbering(tmp_path: Path) -> None:
+    from datetime import date
+
+    from dream.engines.claude.prompts import render_dream
+
+    index_sentence, index_secret = first("aws-access-key-id")
+    _, name_secret = first("github-token")
+    diff_sentence, diff_secret = first("url-password")
+    (tmp_path / "MEMORY.md").write_text(f"- [CI](ci-{name_secret}.md) — {index_sentence}\n")
+    (tmp_path / f"ci-{name_secret}.md").write_text("---\nname: ci\ndescription: ci\ntype: reference\n---\nci\n")
+    table = SecretTable()
+
+    message = render_dream(tmp_path, [], date(2026, 11, 12), None, None, f"-{diff_sentence}\n+{index_sentence}\n",
+                           hide=table.hide)
+
+    assert [s for s in (index_secret, name_secret, diff_secret) if s in message] == []
+    assert len(table) == 3 and message.count("[REDACTED:aws-access-key-id#") == 2  # index and diff: one number
