@@ -28,6 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dream.crashpoints import crashpoint
 from dream.store.tree import TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
 from dream.versions.merge import merge_file
 
@@ -178,6 +179,7 @@ def _swap(path: Path, data: bytes | None) -> bytes | None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        crashpoint("swap-temp-written")
         out = _exchange_in(Path(tmp), path)
     finally:
         try:
