@@ -215,13 +215,13 @@ def _replace_keeping_old(tmp: Path, path: Path) -> bytes | None:
     try:
         os.link(path, aside)
     except FileNotFoundError:
-        aside = None  # type: ignore[assignment]
+        os.replace(tmp, path)
+        return None
     try:
         os.replace(tmp, path)
-        return observe(aside).data if aside else None
+        return observe(aside).data
     finally:
-        if aside:
-            aside.unlink(missing_ok=True)
+        aside.unlink(missing_ok=True)
 
 
 def _take_away(path: Path) -> bytes | None:
