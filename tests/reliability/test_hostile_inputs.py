@@ -230,3 +230,16 @@ def test_symlinked_dream_folder_is_refused(dreamed, tmp_path, rel):
     for command in (["run", "--force"], ["accept"], ["status"], ["rollback", "1"]):
         assert_exit_2_naming(dream(dreamed, *command), f"{rel}: is a symlink")
     assert sorted(p.relative_to(outside) for p in outside.rglob("*")) == before  # nothing written through it
+
+
+@pytest.mark.parametrize("damage", ["fifo", "deep"])
+def test_damaged_import_state_is_read_as_none(tmp_path, damage):
+    from dream.transcripts.importer import load_state, state_path
+
+    store = tmp_path / "store"
+    state_path(store).parent.mkdir(parents=True)
+    if damage == "fifo":
+        os.mkfifo(state_path(store))
+    else:
+        state_path(store).write_bytes(DEEP_JSON)
+    assert load_state(store) == {}  # a lost state costs a full re-read, never a hang
