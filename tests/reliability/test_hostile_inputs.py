@@ -243,3 +243,20 @@ def test_damaged_import_state_is_read_as_none(tmp_path, damage):
     else:
         state_path(store).write_bytes(DEEP_JSON)
     assert load_state(store) == {}  # a lost state costs a full re-read, never a hang
+
+
+@pytest.mark.parametrize("damage", ["fifo", "gzip-bomb", "deep"])
+def test_damaged_proposal_review_is_named_not_hung(dreamed, damage):
+    import gzip
+
+    review = next((dreamed / ".dream" / "proposals").glob("*/review.json.gz"))
+    review.unlink()
+    if damage == "fifo":
+        os.mkfifo(review)
+    elif damage == "gzip-bomb":  # 200 KB that inflates to 200 MB, over the 64 MB cap
+        review.write_bytes(gzip.compress(b" " * (200 << 20), compresslevel=9))
+    else:
+        review.write_bytes(gzip.compress(DEEP_JSON))
+    res = dream(dreamed, "diff")
+    assert res.returncode == 2 and "review.json.gz" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
