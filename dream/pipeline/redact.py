@@ -23,9 +23,7 @@ length and alphabet of a real credential.
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -289,13 +287,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
 # without any hint (one fast multi-literal scan) needs no further work.
 HINTS = "|".join(dict.fromkeys(p.hint for p in PATTERNS))
 _HINT_RE = re.compile(HINTS)
-_COMPILED = tuple((re.compile(p.python_regex()), p) for p in PATTERNS)
-
-Marker = Callable[[str, str], str]  # (kind, secret) -> the text that replaces the secret
-
-
-def _plain(kind: str, secret: str) -> str:
-    return f"[REDACTED:{kind}]"
+_COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -305,61 +297,19 @@ def redact(text: str) -> tuple[str, int]:
     or a name: dream's patterns, then detect-secrets' plugins and the entropy
     check on assigned values (`dream.pipeline.detectors`).
     """
-    return _redact(text, _plain)
-
-
-def redact_reversibly(text: str) -> tuple[str, dict[str, str]]:
-    """`redact`, each distinct secret under its own marker (``[REDACTED:github-token#1]``), and marker -> secret.
-
-    For text that comes back edited (a model rewriting a memory file that
-    already held a secret): `unredact` puts the secrets back on write, so a
-    secret is neither sent nor destroyed. The markers are numbered per call.
-    """
-    secrets: dict[str, str] = {}
-    markers: dict[str, str] = {}
-
-    def numbered(kind: str, secret: str) -> str:
-        if secret not in markers:
-            markers[secret] = f"[REDACTED:{kind}#{len(markers) + 1}]"
-            secrets[markers[secret]] = secret
-        return markers[secret]
-
-    redacted, _ = _redact(text, numbered)
-    return redacted, secrets
-
-
-def unredact(text: str, secrets: dict[str, str]) -> str:
-    """Put back the secrets `redact_reversibly` took out; markers it did not make are left as they are."""
-    for marker, secret in reversed(secrets.items()):  # latest first: a later find may hold an earlier marker
-        text = text.replace(marker, secret)
-    return text
-
-
-def _redact(text: str, marker: Marker) -> tuple[str, int]:
     total = 0
     if _HINT_RE.search(text):
-        for regex, pattern in _COMPILED:
-            text, n = regex.subn(functools.partial(_replace, pattern=pattern, marker=marker), text)
+        for regex, replacement in _COMPILED:
+            text, n = regex.subn(replacement, text)
             total += n
-    spans = find_spans(text)
-    for span in reversed(spans):
-        text = f"{text[:span.start]}{marker(span.kind, text[span.start:span.end])}{text[span.end:]}"
-    return text, total + len(spans)
-
-
-def _replace(match: re.Match[str], pattern: SecretPattern, marker: Marker) -> str:
-    """The match with its secret replaced; the text kept before and after it (a key name, a URL's host) stays."""
-    before = (match.group(1) or "") if pattern.keep_before else ""
-    after = (match.group(2) or "") if pattern.keep_after else ""
-    whole = match.group(0)
-    return before + marker(pattern.kind, whole[len(before):len(whole) - len(after)]) + after
+    text, n = _redact_detected(text)
+    return text, total + n
 
 
 def _redact_detected(text: str) -> tuple[str, int]:
-    """The detectors' part of `redact` alone, for rows the column patterns already went through."""
     spans = find_spans(text)
     for span in reversed(spans):
-        text = f"{text[:span.start]}{_plain(span.kind, '')}{text[span.end:]}"
+        text = f"{text[:span.start]}[REDACTED:{span.kind}]{text[span.end:]}"
     return text, len(spans)
 
 
