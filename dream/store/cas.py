@@ -22,11 +22,17 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
+import signal
 import stat
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dream.crashpoints import crashpoint
 from dream.store.tree import TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
@@ -34,6 +40,7 @@ from dream.versions.merge import merge_file
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+_CHANGED = object()  # `_swap`: the file changed after the last check, nothing was done
 MAX_SWAPS = 8  # each extra round means another writer raced us again; give the file back after this many
 
 
@@ -120,9 +127,9 @@ def compare_and_swap(path: Path, base: bytes | None, want: bytes | None) -> CasR
         if goal == on_disk:
             result.data = goal
             return result
-        if not _same_identity(path, seen):
-            continue  # changed between the read and now: look again
-        out = _swap(path, goal)
+        out = _swap(path, goal, seen)
+        if out is _CHANGED:
+            continue  # changed between the read and the swap: look again
         if out == on_disk:
             result.data = goal
             return result
@@ -167,10 +174,11 @@ def _both(ours: bytes | None, theirs: bytes | None, base: bytes | None) -> bytes
     return (ours if ours.endswith(b"\n") else ours + b"\n") + added
 
 
-def _swap(path: Path, data: bytes | None) -> bytes | None:
-    """Put `data` at `path` in one step (None: remove it); return what the path held at that instant."""
+def _swap(path: Path, data: bytes | None, seen: Seen) -> Any:
+    """Put `data` at `path` in one step (None: remove it); return what the path held at that instant,
+    or `_CHANGED` when the file is no longer the one `seen` (nothing done then)."""
     if data is None:
-        return _take_away(path)
+        return _take_away(path, seen)
     path.parent.mkdir(parents=True, exist_ok=True)  # a new folder; unsafe ones were refused before
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
@@ -180,7 +188,15 @@ def _swap(path: Path, data: bytes | None) -> bytes | None:
             fh.flush()
             os.fsync(fh.fileno())
         crashpoint("swap-temp-written")
-        out = _exchange_in(Path(tmp), path)
+        with _writers_held_off(path) as lease:
+            if not _same_identity(path, seen):
+                return _CHANGED
+            old = _exchange_in(Path(tmp), path)
+            late = lease is not None and _breaking(lease)
+        # A writer that opened the old file as we swapped writes into it now: wait for it, its bytes count.
+        out = None if old is None else _after_writers(old) if late else observe(old).data
+        if old is not None and old != Path(tmp):
+            old.unlink(missing_ok=True)
     finally:
         try:
             os.unlink(tmp)
@@ -190,8 +206,8 @@ def _swap(path: Path, data: bytes | None) -> bytes | None:
     return out
 
 
-def _exchange_in(tmp: Path, path: Path) -> bytes | None:
-    """Swap `tmp` into `path`; `tmp` is left holding the old file (or nothing)."""
+def _exchange_in(tmp: Path, path: Path) -> Path | None:
+    """Swap `tmp` into `path`; return where the old file now is (None: there was none)."""
     while True:
         try:
             os.link(tmp, path)  # absent target: link never replaces, so a file created meanwhile is kept
@@ -200,7 +216,7 @@ def _exchange_in(tmp: Path, path: Path) -> bytes | None:
             pass
         if _renameat2 is not None:
             if _renameat2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), _RENAME_EXCHANGE) == 0:
-                return observe(tmp).data
+                return tmp
             err = ctypes.get_errno()
             if err == errno.ENOENT:
                 continue  # removed meanwhile: link again
@@ -209,7 +225,7 @@ def _exchange_in(tmp: Path, path: Path) -> bytes | None:
         return _replace_keeping_old(tmp, path)
 
 
-def _replace_keeping_old(tmp: Path, path: Path) -> bytes | None:
+def _replace_keeping_old(tmp: Path, path: Path) -> Path | None:
     """Without an exchange: pin the old inode by a hard link, then rename; sees in-place appends only."""
     aside = tmp.with_name(tmp.name[:-len(TEMP_SUFFIX)] + "old" + TEMP_SUFFIX)
     try:
@@ -217,23 +233,84 @@ def _replace_keeping_old(tmp: Path, path: Path) -> bytes | None:
     except FileNotFoundError:
         os.replace(tmp, path)
         return None
-    try:
-        os.replace(tmp, path)
-        return observe(aside).data
-    finally:
-        aside.unlink(missing_ok=True)
+    os.replace(tmp, path)
+    return aside
 
 
-def _take_away(path: Path) -> bytes | None:
+def _take_away(path: Path, seen: Seen) -> Any:
     """Remove `path` by renaming it aside first, so what was removed is known exactly."""
     aside = path.with_name(f"{temp_prefix(path)}{os.getpid()}removed{TEMP_SUFFIX}")
+    with _writers_held_off(path) as lease:
+        if not _same_identity(path, seen):
+            return _CHANGED
+        try:
+            os.rename(path, aside)
+        except FileNotFoundError:
+            return None
+        late = lease is not None and _breaking(lease)
     try:
-        os.rename(path, aside)
-    except FileNotFoundError:
-        return None
-    try:
-        return observe(aside).data
+        return _after_writers(aside) if late else observe(aside).data
     finally:
         aside.unlink(missing_ok=True)
         fsync_dir(path.parent)
 
+
+# --------------------------------------------------------------- leases: no writer caught mid-write
+
+LEASE_WAIT = 2.0  # seconds to wait for writers to close a file; a writer holding it longer is not waited for
+
+
+@contextmanager
+def _writers_held_off(path: Path) -> Iterator[int | None]:
+    """Hold a read lease on `path`, or yield None where leases are not available (or a writer keeps it open).
+
+    The kernel grants a read lease only while no process has the file open
+    for writing, so a writer that opened the file before the swap has
+    finished; one that opens it while we hold the lease waits until we let
+    go, and `_breaking` tells us it tried (its open then lands on the file
+    we swapped out, which `_after_writers` waits for and reads).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        yield None
+        return
+    try:
+        held = _take_lease(fd)
+        try:
+            yield fd if held else None
+        finally:
+            if held:
+                fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    finally:
+        os.close(fd)
+
+
+def _take_lease(fd: int) -> bool:
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)  # the break notice; SIGIO's default would kill us
+    except (OSError, AttributeError):
+        return False
+    deadline = time.monotonic() + LEASE_WAIT
+    while True:
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            return True
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN or time.monotonic() > deadline:
+                return False  # no leases here (EINVAL, EACCES), or a writer keeps the file open
+            time.sleep(0.001)
+
+
+def _breaking(fd: int) -> bool:
+    """True when a writer tried to open the leased file meanwhile."""
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GETLEASE) != fcntl.F_RDLCK
+    except OSError:
+        return True
+
+
+def _after_writers(path: Path) -> bytes | None:
+    """`path`'s bytes once no writer has it open (or after `LEASE_WAIT`)."""
+    with _writers_held_off(path):
+        return observe(path).data

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -11,25 +14,32 @@ from dream.store import cas
 
 @pytest.fixture
 def racing(monkeypatch):
-    """`racing(edit)`: run `edit(path)` just before the next swap, inside the window after the last check."""
+    """`racing(edit)`: run `edit(path)` once, right after the last check before a swap: inside the window."""
     def arm(edit):
-        real = cas._swap
+        real = cas._same_identity
         calls = []
 
-        def swap(path, data):
-            if not calls:
+        def checked(path, seen):
+            same = real(path, seen)
+            if same and not calls:
                 calls.append(path)
                 edit(path)
-            return real(path, data)
-        monkeypatch.setattr(cas, "_swap", swap)
+            return same
+        monkeypatch.setattr(cas, "_same_identity", checked)
     return arm
 
 
-def _append(text: bytes):
+def _in_child(code: str):
+    """An edit by another process (as an agent's is), given time to reach its open(): with dream's lease on
+    the file that open waits until the swap is done, and then lands on the file swapped out."""
     def edit(path):
-        with open(path, "ab") as fh:
-            fh.write(text)
+        subprocess.Popen([sys.executable, "-c", code.format(path=str(path))])
+        time.sleep(0.5)
     return edit
+
+
+def _append(text: bytes):
+    return _in_child("open({path!r}, 'ab').write(" + repr(text) + ")")
 
 
 def test_unchanged_file_is_swapped(tmp_path):
@@ -63,7 +73,7 @@ def test_edit_inside_the_window_is_merged(tmp_path, racing, edit, expected):
 def test_colliding_edit_inside_the_window_is_put_back(tmp_path, racing):
     path = tmp_path / "a.md"
     path.write_bytes(b"one\ntwo\n")
-    racing(lambda p: p.write_bytes(b"AGENT\n"))
+    racing(_in_child("open({path!r}, 'wb').write(b'AGENT\\n')"))
     result = cas.compare_and_swap(path, b"one\ntwo\n", b"ONE\ntwo\n")
     assert path.read_bytes() == b"AGENT\n" and result.conflict
 
