@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+# The repository first: tests/ holds a test package named `flows` too.
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 # Prefect must never touch the user's ~/.prefect, and dream never their config.
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="bench-fleet-prefect-")

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import load_average
+from benchlib import USER_ENV, load_average
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 0.3
@@ -27,7 +27,7 @@ TARGET_S = 0.3
 
 def timed(argv: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=USER_ENV)
     return time.perf_counter() - start
 
 

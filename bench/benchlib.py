@@ -8,6 +8,11 @@ import time
 from collections.abc import Callable
 
 
+# A user's Python writes bytecode caches; a sandbox that sets PYTHONDONTWRITEBYTECODE would make every
+# start-up figure include compiling dream from source (0.2 s and more), which no user pays twice.
+USER_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
 def load_average() -> str:
     return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 

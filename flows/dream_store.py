@@ -10,6 +10,9 @@ publishing the proposal as an artifact and pausing for review are the
 flow's own. A closed gate or a busy lock ends the flow `Completed` with the
 reason as its message; only a run that could not produce a valid proposal
 ends `Failed`.
+
+A paused run is resumed by the UI's form, or by `dream accept` / `dream
+reject` on its proposal (see `dream.review.paused`).
 """
 
 from __future__ import annotations
@@ -37,5 +40,6 @@ def dream_store(store: str, engine: Literal["auto", "offline", "claude"] = "auto
     tasks.publish_proposal(store, outcome)
     if outcome.accepted_version is not None or review != "pause":
         return tasks.final_state(outcome)
-    answer = pause_flow_run(wait_for_input=tasks.Review, timeout=review_timeout, poll_interval=2)
+    with tasks.waiting_for_review(store, outcome.proposal_id):  # `dream accept` / `dream reject` resume it
+        answer = pause_flow_run(wait_for_input=tasks.Review, timeout=review_timeout, poll_interval=2)
     return tasks.final_state(outcome, tasks.apply_review(store, outcome.proposal_id, answer))

@@ -27,16 +27,20 @@ from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.futures import as_completed
 from prefect.input import RunInput
+from prefect.runtime import flow_run as flow_run_runtime
+from prefect.settings import PREFECT_API_URL
 from prefect.states import Completed, Failed, State
 from pydantic import Field
 
 from dream.errors import LockBusy
 from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
+from dream.pipeline import fleet
 from dream.pipeline.fleet import FleetEntry, scan_fleet, store_slug
+from dream.review import paused
 from dream.review.decide import accept, reject
 from dream.store.layout import Layout
-from dream.versions.proposals import Proposals
+from dream.versions.proposals import ACCEPTED, REJECTED, Proposals
 
 # Waiting for another Prefect run's slot on the same store is pointless: that
 # run will consolidate the same sessions. Give up soon and skip as `lock`; but
@@ -150,8 +154,26 @@ class Review(RunInput):
     comment: str | None = Field(default=None, description="recorded in the store's history with the decision")
 
 
+@contextmanager
+def waiting_for_review(store: str | Path, proposal_id: str) -> Iterator[None]:
+    """Leave a note naming this flow run in the store while it waits, for `dream accept` to resume it."""
+    paused.record_wait(store, proposal_id, str(flow_run_runtime.id), PREFECT_API_URL.value() or "")
+    try:
+        yield
+    finally:
+        paused.clear_wait(store, proposal_id)
+
+
+# The proposal's status once a decision is applied: `dream accept` may have applied it before resuming us.
+DECIDED = {"accept": ACCEPTED, "reject": REJECTED}
+
+
 @task(name="apply-review", cache_policy=NO_CACHE, persist_result=False)
 def apply_review(store: str | Path, proposal_id: str, review: Review) -> dict:
+    proposal = Proposals(Layout.open(store)).get(proposal_id)
+    if proposal.status == DECIDED[review.decision]:  # decided by `dream accept` / `dream reject`, which resumed us
+        return {"status": proposal.status, "proposal_id": proposal.id, "version": proposal.accepted_version,
+                "decided_by": "command line"}
     decide = accept if review.decision == "accept" else reject
     return decide(store, proposal_id, comment=review.comment).to_json()
 
@@ -183,20 +205,15 @@ def scan(roots: list[str] | None, force: bool) -> list[FleetEntry]:
 
 
 def skipped_row(entry: FleetEntry) -> dict:
-    status = str(Status.FAILED if entry.reason == "error" else Status.SKIPPED)
-    return {"store": str(entry.store), "status": status, "reason": entry.reason,
-            "message": entry.message, "proposal": None}
+    return fleet.entry_row(entry)
 
 
 def outcome_row(store: Path, state: State) -> dict:
     """The table row of one `dream_store` subflow, from its final state."""
     data = state.result(raise_on_failure=False)
     if not isinstance(data, dict):  # the flow raised (bad input, a bug): no outcome
-        return {"store": str(store), "status": str(Status.FAILED), "reason": "error",
-                "message": state.message, "proposal": None}
-    message = data.get("error") or state.message
-    return {"store": str(store), "status": data["status"], "reason": data.get("reason"),
-            "message": message, "proposal": data.get("proposal_id")}
+        return fleet.fleet_row(store, Status.FAILED, "error", state.message)
+    return fleet.outcome_row(store, {**data, "error": data.get("error") or state.message})
 
 
 def bounded_map(one, items: list, limit: int, **kwargs) -> list:

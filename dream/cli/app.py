@@ -20,7 +20,7 @@ from dream.cli.console import error_line
 from dream.errors import DreamError
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
     help="Consolidate an AI agent's markdown memory offline, as a reviewable proposal.",
 )
 
@@ -32,8 +32,9 @@ CommentOpt = Annotated[Optional[str], typer.Option("--comment", "-m", help="Why,
 def main(argv: list[str] | None = None) -> int:
     """Entry point: turns every error into one line on stderr and an exit code."""
     command = typer.main.get_command(app)  # commands are registered by dream.cli
+    args = file_lists(sys.argv[1:] if argv is None else list(argv))
     try:
-        code = command.main(args=argv, prog_name="dream", standalone_mode=False)
+        code = command.main(args=args, prog_name="dream", standalone_mode=False)
     except typer.Abort:
         error_line("aborted")
         return _exit(130)
@@ -57,6 +58,38 @@ def main(argv: list[str] | None = None) -> int:
         error_line(f"internal error: {type(exc).__name__}: {exc} (set DREAM_DEBUG=1 for a traceback)")
         return _exit(1)
     return _exit(code if isinstance(code, int) else 0)
+
+
+# Options that name memory files and take several after one flag: `--only a.md b.md`.
+FILE_LIST_OPTIONS = ("--only", "--except")
+
+
+def file_lists(args: list[str]) -> list[str]:
+    """`--only a.md b.md` as click reads it: `--only a.md --only b.md`.
+
+    Click options take one value each. A memory file's name always ends in
+    `.md` and a proposal id never does, so the names after the first that end
+    in `.md` belong to the flag, and anything else (an id, another option)
+    ends the list.
+    """
+    expanded: list[str] = []
+    flag: str | None = None
+    value_due = False  # the word right after the flag is its value, whatever it looks like
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return expanded + args[index:]
+        if value_due:
+            expanded.append(arg)
+            value_due = False
+            continue
+        if flag and arg.endswith(".md") and not arg.startswith("-"):
+            expanded += [flag, arg]
+            continue
+        name = arg.split("=", 1)[0]
+        flag = name if name in FILE_LIST_OPTIONS else None
+        value_due = flag is not None and "=" not in arg
+        expanded.append(arg)
+    return expanded
 
 
 def _exit(code: int) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -9,7 +10,18 @@ import typer
 
 from dream import __version__
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
-from dream.cli.console import emit_json, err, out, print_diff, table, when
+from dream.cli.console import (
+    common_root,
+    emit_json,
+    err,
+    human,
+    out,
+    print_diff,
+    short_paths,
+    table,
+    when,
+    words,
+)
 from dream.errors import BadInput
 from dream.outcomes import Status
 
@@ -28,12 +40,21 @@ def run(
     force: Annotated[bool, typer.Option("--force", help="Skip the hours and sessions checks (never the lock).")] = False,
     min_hours: Annotated[Optional[float], typer.Option(help="Override min_hours for this run.")] = None,
     min_sessions: Annotated[Optional[int], typer.Option(help="Override min_sessions for this run.")] = None,
+    all_stores: Annotated[bool, typer.Option(
+        "--all", help="Every store `status --all` lists: gate each, dream the due ones.")] = False,
+    roots: Annotated[Optional[list[Path]], typer.Option(
+        "--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
+    max_concurrency: Annotated[int, typer.Option(
+        "--max-concurrency", min=1, help="With --all: how many stores to dream at once.")] = 4,
     as_json: JsonOpt = False,
 ) -> None:
-    """Dream once: gate, lock, snapshot, gather, consolidate, validate, propose."""
+    """Dream once: gate, lock, snapshot, gather, consolidate, validate, propose (one store, or --all)."""
+    overrides = {"model": model, "min_hours": min_hours, "min_sessions": min_sessions}
+    if all_stores or roots:
+        _run_fleet(roots or [], engine, force, overrides, max_concurrency, as_json)
+        return
     from dream.pipeline import run as pipeline  # start-up: see dream/cli/__init__.py
 
-    overrides = {"model": model, "min_hours": min_hours, "min_sessions": min_sessions}
     with _gather_progress(enabled=not as_json) as progress:
         outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides, on_progress=progress)
     if as_json:
@@ -42,6 +63,40 @@ def run(
         _print_outcome(outcome, store)
     if outcome.status == Status.FAILED:
         raise typer.Exit(1)
+
+
+def _run_fleet(roots: list[Path], engine: str | None, force: bool, overrides: dict, max_concurrency: int,
+               as_json: bool) -> None:
+    """`dream run --all`: one line per store as it ends (or one JSON object); exit 1 only if a store failed."""
+    from dream.pipeline import fleet  # start-up: see dream/cli/__init__.py
+
+    stores = fleet.fleet_stores(roots)
+    started = time.time()
+    if not as_json:
+        out.print(f"dream run --all at {when(started)}: {len(stores)} store(s)"
+                  + ("" if stores else " under ~/.claude/projects or the --root folders"), markup=False)
+    names = dict(zip(map(str, stores), short_paths(stores)))
+    rows = fleet.run_fleet(stores, engine=engine, force=force, max_concurrency=max_concurrency, overrides=overrides,
+                           on_row=None if as_json else lambda row: out.print(fleet_line(row, names), markup=False,
+                                                                              soft_wrap=True))
+    counts = {status: sum(1 for r in rows if r["status"] == status) for status in map(str, Status)}
+    if as_json:
+        emit_json({"stores": rows, "counts": counts, "duration_s": round(time.time() - started, 3)})
+    else:
+        out.print(", ".join(f"{n} {status}" for status, n in counts.items() if n) or "nothing to do", markup=False)
+    if fleet.fleet_failed(rows):
+        raise typer.Exit(1)
+
+
+def fleet_line(row: dict, names: dict[str, str]) -> str:
+    """`<status>  <store>  <what happened>`: one line a log file can be grepped for."""
+    state = row["status"] + (f" ({words(row['reason'])})" if row["reason"] else "")
+    name = names.get(row["store"], row["store"])
+    if row["proposal"]:
+        detail = f"proposal {row['proposal']}, {row['changes']} change(s)"
+    else:
+        detail = row["message"] or ""
+    return f"{state:<20} {name}  {detail}".rstrip()
 
 
 class _gather_progress:
@@ -78,15 +133,17 @@ def _print_outcome(outcome, store: Path) -> None:
     s = outcome.status
     line = f"[bold]{s}[/bold]"
     if outcome.reason:
-        line += f" ({outcome.reason})"
-    out.print(f"{line}  engine={outcome.engine}  sessions={outcome.sessions_read}  changes={outcome.changes}")
+        line += f" ({words(outcome.reason)})"
+    out.print(f"{line}  engine={human(outcome.engine)}  sessions={outcome.sessions_read}  changes={outcome.changes}")
     if outcome.error:
         out.print(outcome.error, markup=False)
     if outcome.redactions:
         out.print(f"{outcome.redactions} secret(s) redacted from the logs")
     if s == Status.PROPOSED:
         out.print(f"proposal {outcome.proposal_id} on base version {outcome.base_version}")
-        out.print(f"review: dream diff --store {store}   then: dream accept --store {store}", markup=False)
+        # One line whatever the width: a command to copy must not be broken in two.
+        out.print(f"review: dream diff --store {store}   then: dream accept --store {store}", markup=False,
+                  soft_wrap=True)
 
 
 @app.command()
@@ -114,7 +171,7 @@ def status(
     out.print(f"sessions waiting {g['sessions_waiting']}")
     out.print(f"last dream       {when(info['last_consolidated_at'])}")
     out.print(f"lock             {lock_text}", markup=False)
-    out.print(f"current version  {info['current_version']}")
+    out.print(f"current version  {human(info['current_version']) or 'none yet'}")
     out.print(f"pending          {', '.join(info['pending']) or 'none'}")
     for why in info["damaged_proposals"].values():
         out.print(f"damaged proposal {why}", markup=False)
@@ -129,17 +186,20 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
     if not rows:
         out.print("no memory stores found under ~/.claude/projects or the --root folders")
         return
+    stores = [r["store"] for r in rows]
     table_rows = []
-    for r in rows:
+    for r, name in zip(rows, short_paths(stores)):
         if "error" in r:
-            table_rows.append([r["store"], "error", "", "", "", r["error"]])
+            table_rows.append([name, "error", "", "", "", r["error"]])
             continue
         g, t = r["gate"], r["transcripts"]
-        gate_text = "open" if g["open"] else f"closed ({g['reason']})"
+        gate_text = "open" if g["open"] else f"closed ({words(g['reason'])})"
         waiting = str(g["sessions_waiting"]) + (f" +{t['changed']} to import" if t and t["changed"] else "")
-        table_rows.append([r["store"], gate_text, waiting, when(r["last_consolidated_at"]),
+        table_rows.append([name, gate_text, waiting, when(r["last_consolidated_at"]),
                            ", ".join(r["pending"]) or "none", ""])
-    out.print(table(f"{len(rows)} store(s)", ["store", "gate", "sessions waiting", "last dream", "pending", "error"], table_rows))
+    title = f"{len(rows)} store(s)" + (f" under {root}" if (root := common_root(stores)) else "")
+    out.print(table(title, ["store", "gate", "sessions waiting", "last dream", "pending", "error"], table_rows,
+                    wrap=("pending", "error")))
 
 
 @app.command()
@@ -238,15 +298,18 @@ def _diff_versions(layout: Layout, proposal_id: str | None, old: int | None, new
 def accept_cmd(
     proposal_id: Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")] = None,
     store: StoreOpt = Path("."),
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Take only this file (repeatable).")] = None,
-    except_: Annotated[Optional[list[str]], typer.Option("--except", help="Take every file but this one (repeatable).")] = None,
+    only: Annotated[Optional[list[str]], typer.Option(
+        "--only", help="Take only these files: --only a.md b.md (or repeat --only).")] = None,
+    except_: Annotated[Optional[list[str]], typer.Option(
+        "--except", help="Take every file but these: --except c.md d.md (or repeat --except).")] = None,
     comment: CommentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Make a proposal (or some of its files) the store's next version, merging edits made since."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    _print_decision(decide.accept(store, proposal_id, comment, only=only, except_=except_), as_json)
+    decision = decide.accept(store, proposal_id, comment, only=only, except_=except_)
+    print_decision(decision, as_json, resumed=resume_paused_flow(store, decision.proposal_id, "accept", comment))
 
 
 @app.command()
@@ -260,7 +323,8 @@ def reject(
     """Reject a proposal; the store is not touched. Its requests come back in the next run unless forgotten."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    _print_decision(decide.reject(store, proposal_id, comment, forget_requests=forget_requests), as_json)
+    decision = decide.reject(store, proposal_id, comment, forget_requests=forget_requests)
+    print_decision(decision, as_json, resumed=resume_paused_flow(store, decision.proposal_id, "reject", comment))
 
 
 @app.command()
@@ -273,22 +337,36 @@ def rollback(
     """Restore version N's bytes as a new version."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    _print_decision(decide.rollback(store, version, comment), as_json)
+    print_decision(decide.rollback(store, version, comment), as_json, f" to version {version}")
 
 
-def _print_decision(decision, as_json: bool) -> None:
+def resume_paused_flow(store: Path, proposal_id: str | None, verb: str, comment: str | None):
+    """A Prefect flow run paused on this proposal gets the decision too, and ends (dream.review.paused)."""
+    from dream.review import paused  # start-up: see dream/cli/__init__.py
+
+    if proposal_id is None:
+        return None
+    return paused.resume_waiting(store, proposal_id, verb, comment)
+
+
+def print_decision(decision, as_json: bool, what_to: str = "", resumed=None) -> None:
     if as_json:
-        emit_json(decision.to_json())
+        emit_json({**decision.to_json(), **({"flow_run": resumed.to_json()} if resumed else {})})
         return
     what = f"proposal {decision.proposal_id} " if decision.proposal_id else ""
     version = f"; the store is now version {decision.version}" if decision.version else ""
-    out.print(f"{what}{decision.status}{version}")
+    out.print(f"{what}{words(decision.status)}{what_to}{version}")
     if decision.skipped:
         out.print(f"skipped: {', '.join(decision.skipped)}", markup=False)
     if decision.combined:
         out.print(f"merged with edits made to the store since: {', '.join(decision.combined)}", markup=False)
     if decision.pre_accept_version:
         out.print(f"the store as found was kept as version {decision.pre_accept_version}")
+    if resumed and resumed.resumed:
+        out.print(f"resumed the paused Prefect flow run {resumed.flow_run_id} with this decision", markup=False)
+    elif resumed:
+        err.print(f"dream: warning: the paused Prefect flow run {resumed.flow_run_id} was not resumed: "
+                  f"{resumed.problem}", markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -301,7 +379,7 @@ def history(
 ) -> None:
     """Past runs (with tokens and cost) and review actions, of one store or of every store (--all)."""
     from dream import history as hist  # start-up: see dream/cli/__init__.py
-    from dream.review.status import fleet_stores  # start-up: see dream/cli/__init__.py
+    from dream.pipeline.fleet import fleet_stores  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
 
     fleet = bool(all_stores or roots)
@@ -318,23 +396,27 @@ def history(
 
 def _print_history(found: hist.History, fleet: bool) -> None:
     where = ["store"] if fleet else []
+    stores = sorted({row["store"] for row in [*found.runs, *found.events]}) if fleet else []
+    names = dict(zip(stores, short_paths(stores)))
+    under = f" (stores under {root})" if (root := common_root(stores)) else ""
     if not found.runs:
         out.print("no runs yet")
     else:
-        out.print(table("runs", [*where, "started", "status", "engine", "sessions", "changes", "proposal",
-                                 "tokens in/out", "cache read", "cost $", "secs"],
-                        [_store(r, fleet) + _run_row(r) for r in found.runs]))
+        out.print(table(f"runs{under}", [*where, "started", "status", "engine", "sessions", "changes", "proposal",
+                                          "tokens in/out", "cache read", "cost $", "secs"],
+                        [_store(r, names) + _run_row(r) for r in found.runs]))
     if found.events:
-        out.print(table("review actions", [*where, "at", "action", "proposal", "version", "who", "comment", "detail"],
-                        [_store(e, fleet) + _event_row(e) for e in found.events]))
+        out.print(table(f"review actions{under}",
+                        [*where, "at", "action", "proposal", "version", "who", "comment", "detail"],
+                        [_store(e, names) + _event_row(e) for e in found.events], wrap=("comment", "detail")))
 
 
-def _store(row: dict, fleet: bool) -> list:
-    return [row["store"]] if fleet else []
+def _store(row: dict, names: dict[str, str]) -> list:
+    return [names[row["store"]]] if names else []
 
 
 def _run_row(r: dict) -> list:
-    status = f"{r['status']} ({r['reason']})" if r["reason"] else r["status"]
+    status = f"{r['status']} ({words(r['reason'])})" if r["reason"] else r["status"]
     return [_local(r["started_at"], "%Y-%m-%d %H:%M"), status, r["engine"] or "", r["sessions_read"], r["changes"],
             r["proposal_id"] or "", f"{r['input_tokens'] or 0}/{r['output_tokens'] or 0}", r["cache_read_tokens"],
             f"{r['cost_usd'] or 0:.4f}", f"{r['duration_s'] or 0:.2f}"]

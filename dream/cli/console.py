@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import textwrap
 from datetime import datetime, timezone
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -30,14 +32,111 @@ def when(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch, tz=timezone.utc).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
-    t = Table(title=title, title_justify="left")
-    for c in columns:
-        t.add_column(c)
-    for r in rows:
-        # Text, not markup: cells hold paths and comments that may contain "[/…]".
-        t.add_row(*[Text("" if v is None else str(v)) for v in r])
-    return t
+def words(value: str) -> str:
+    """A status or reason word for people: `rolled_back` reads `rolled back`, `no_signal` `no signal`."""
+    return str(value).replace("_", " ")
+
+
+def short_paths(paths: list) -> list[str]:
+    """Paths as people tell them apart: relative to their common folder when there are several.
+
+    Claude Code's stores all end in `.../<project>/memory`; cutting a long
+    path on the right leaves only the part they share, so it is the shared
+    beginning that goes.
+    """
+    texts = [str(p) for p in paths]
+    common = common_root(texts)
+    if common is None:
+        return texts
+    return [os.path.relpath(t, common) if t != common else os.path.basename(t) for t in texts]
+
+
+def common_root(paths: list) -> str | None:
+    """The folder `short_paths` made the paths relative to, if it did."""
+    texts = [str(p) for p in paths]
+    if len(texts) < 2:
+        return None
+    common = os.path.commonpath(texts)
+    return None if common in ("", os.sep) else common
+
+
+def human(value: Any) -> str:
+    """A value as a person reads it: no Python spellings (`None`, `True`, quotes around strings)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(human(v) for v in value)
+    return str(value)
+
+
+# Columns whose cells may wrap inside a table; the others must fit on one line or the table is stacked.
+WRAPPING_MIN = 24
+
+
+def table(title: str, columns: list[str], rows: list[list[Any]], wrap: tuple[str, ...] = (),
+          width: int | None = None) -> RenderableType:
+    """A table when it fits the terminal, else one stacked block per row; nothing is ever cut.
+
+    A column header or cell cut to `sta…` tells nobody anything. The table is
+    kept when every column gets its header and its longest cell on one line
+    (the `wrap` columns may wrap at spaces); otherwise each row is printed as
+    `column: value` pairs, wrapped between pairs.
+    """
+    cells = [[human(v) for v in r] for r in rows]
+    used = [i for i in range(len(columns)) if any(r[i] != "" for r in cells)] or list(range(len(columns)))
+    columns, cells = [columns[i] for i in used], [[r[i] for i in used] for r in cells]  # no all-blank columns
+    width = width or out.width
+    if _table_width(columns, cells, wrap) <= width:
+        t = Table(title=title, title_justify="left")
+        for c in columns:
+            wraps = c in wrap
+            t.add_column(c, no_wrap=not wraps, min_width=len(c), overflow="fold")
+        for r in cells:
+            # Text, not markup: cells hold paths and comments that may contain "[/…]".
+            t.add_row(*[Text(v) for v in r])
+        return t
+    return _stacked(title, columns, cells, width)
+
+
+def _table_width(columns: list[str], cells: list[list[str]], wrap: tuple[str, ...]) -> int:
+    total = 1  # the left border
+    for i, c in enumerate(columns):
+        longest = max([len(r[i]) for r in cells] + [len(c)])
+        if c in wrap:
+            longest = min(longest, max(len(c), WRAPPING_MIN))
+        total += longest + 3  # a space either side and the border
+    return total
+
+
+def _stacked(title: str, columns: list[str], cells: list[list[str]], width: int) -> RenderableType:
+    lines = [Text(title, style="italic")]
+    for r in cells:
+        pairs = [f"{c}: {v}" for c, v in zip(columns, r) if v != ""]
+        lines += [Text(line, overflow="fold") for line in _pack(pairs, width - 2, first="• ", rest="  ")]
+    return Group(*lines)
+
+
+def _pack(pairs: list[str], width: int, first: str, rest: str) -> list[str]:
+    """Pairs side by side, three spaces apart, a new line rather than a pair split in two."""
+    lines: list[str] = []
+    line = ""
+    for pair in pairs:
+        if len(pair) > width:  # a long comment or list: its own lines, indented under its label
+            lines += [line] if line else []
+            lines += textwrap.wrap(pair, width, subsequent_indent="    ", break_on_hyphens=False)
+            line = ""
+        elif line and len(line) + 3 + len(pair) > width:
+            lines.append(line)
+            line = pair
+        else:
+            line = f"{line}   {pair}" if line else pair
+    if line:
+        lines.append(line)
+    return [(first if i == 0 else rest) + text for i, text in enumerate(lines)]
 
 
 def print_diff(diff: str, console: Console | None = None) -> None:

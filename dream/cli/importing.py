@@ -32,7 +32,7 @@ def import_cmd(
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
     from dream.transcripts.importer import SOURCES, import_transcripts  # start-up: see dream/cli/__init__.py
     if source not in SOURCES:  # checked first: the clearest message for a typo
-        raise BadInput(f"--from {source!r}: unknown transcript source (use one of {', '.join(SOURCES)})")
+        raise BadInput(f"--from {source}: unknown transcript source (use one of {', '.join(SOURCES)})")
     layout = Layout.open(store)
     settings = load_settings(layout.root)
     result = import_transcripts(layout.root, source, path, settings)  # type: ignore[arg-type]

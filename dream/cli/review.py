@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
-from dream.cli.console import emit_json, err, out, print_diff, when
+from dream.cli.commands import print_decision, resume_paused_flow
+from dream.cli.console import emit_json, err, human, out, print_diff, when, words
 from dream.errors import BadInput, ProposalClosed
 
 ProposalArg = Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")]
@@ -52,11 +53,7 @@ def review(
                        "taken": [], "skipped": list(proposal.changed)})
         return
     decision = decide.accept(store, proposal.id, comment, only=taken)
-    if as_json:
-        emit_json(decision.to_json())
-    else:
-        out.print(f"proposal {decision.proposal_id} accepted ({len(decision.taken)} file(s)); "
-                  f"the store is now version {decision.version}")
+    print_decision(decision, as_json, resumed=resume_paused_flow(store, proposal.id, "accept", comment))
 
 
 def _choose_files(screen, changed: list[str], base, new, retention: dict) -> list[str]:
@@ -112,12 +109,12 @@ def show(
             emit_json({"version": v.number, "source": v.source, "created_at": v.created_at, "note": v.note,
                        "actor": v.actor, "proposal_id": v.proposal_id, "files": sorted(v.files)})
             return
-        out.print(f"version {v.number} ({v.source}, {when(v.created_at)}) {v.note}", markup=False)
+        out.print(f"version {v.number} ({words(v.source)}, {when(v.created_at)}) {human(v.note)}".rstrip(), markup=False)
         for path in sorted(v.files):
             out.print(path, markup=False)
         return
     if file not in v.files:
-        raise BadInput(f"{layout.root}: version {version} has no file {file!r}")
+        raise BadInput(f"{layout.root}: version {version} has no file {file}")
     data = versions.blobs.get(v.files[file])
     if as_json:
         emit_json({"version": v.number, "path": file, "content": data.decode("utf-8", errors="replace")})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dream.cli.app import JsonOpt, StoreOpt, app
-from dream.cli.console import emit_json, out, table
+from dream.cli.console import emit_json, human, out, table
 
 
 @app.command("config")
@@ -20,6 +20,14 @@ def show_config(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json({"settings": settings, "sources": sources})
         return
-    rows = [[name, repr(value), sources[name]] for name, value in settings.items()]
-    out.print(table("settings", 
-                    ["setting", "value", "from"], rows))
+    rows = [[name, setting_text(value), sources[name]] for name, value in settings.items()]
+    out.print(table("settings", ["setting", "value", "from"], rows, wrap=("value",)))
+
+
+def setting_text(value: object) -> str:
+    """A setting as it would be written in config.toml, strings bare: `true`, `24`, `auto`."""
+    if value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return human(value)

@@ -48,6 +48,7 @@ class EngineResult:
     changes: list[Change] = field(default_factory=list)
     summary: str = ""
     usage: Usage = field(default_factory=Usage)
+    finish: list[Change] = field(default_factory=list)  # made by code after the model (claude engine), not by it
     needs_person: list[str] = field(default_factory=list)  # what the engine would not decide alone
 
 

@@ -7,6 +7,10 @@ whether a run is due; only the due ones are worth a run. A store whose
 settings name a transcript source counts as due: its logs are derived at
 run time, so only a run can tell whether enough sessions changed.
 
+`run_fleet` is `dream run --all`: the same scan, then a dream on each due
+store, a few at a time, one row per store. The Prefect fleet flow does the
+same with Prefect tasks; both produce rows of the same shape (`fleet_row`).
+
 `store_slug` gives each store a short, stable name that is also a valid
 Prefect artifact key or concurrency-limit name (lowercase letters, digits,
 dashes). Nothing here imports Prefect.
@@ -17,15 +21,18 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dream.config import load_settings
 from dream.errors import DreamError, StoreNotFound
 from dream.pipeline.gate import check_gate
 from dream.store.layout import Layout
-from dream.transcripts.discover import discover_stores
+from dream.outcomes import RunOutcome, Status
+from dream.transcripts.discover import default_roots, discover_stores
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 SLUG_TEXT_CHARS = 40
@@ -85,9 +92,89 @@ def check_store(store: Path, *, force: bool = False, now: float | None = None) -
     return FleetEntry(layout.root, decision.open, reason, decision.message)
 
 
+def fleet_roots(extra: Iterable[str | Path] = ()) -> list[Path]:
+    """Claude Code's projects folder, then the extra roots the user named."""
+    return [*default_roots(), *(Path(r).expanduser() for r in extra)]
+
+
+def fleet_stores(extra_roots: Iterable[str | Path] = ()) -> list[Path]:
+    """The stores the command line's `--all` covers (status, history, run alike), sorted by path."""
+    return discover_stores(fleet_roots(extra_roots))
+
+
 def scan_fleet(roots: Iterable[str | Path] | None = None, *, force: bool = False,
                now: float | None = None) -> list[FleetEntry]:
     """Every store under `roots` (default: Claude Code's projects) with its gate decision."""
     now = time.time() if now is None else now
     stores = discover_stores(None if roots is None else [Path(r) for r in roots])
     return [check_store(store, force=force, now=now) for store in stores]
+
+
+# ---------------------------------------------------------------- dreaming a fleet (dream run --all)
+
+Row = dict[str, Any]
+
+
+def fleet_row(store: str | Path, status: str, reason: str | None, message: str | None,
+              proposal: str | None = None, changes: int = 0) -> Row:
+    """One store's line in a fleet run: `dream run --all` and the Prefect `dream-fleet` table alike."""
+    return {"store": str(store), "status": str(status), "reason": reason, "message": message,
+            "proposal": proposal, "changes": changes}
+
+
+def entry_row(entry: FleetEntry) -> Row:
+    """The row of a store that was not dreamed: its gate was closed, or it could not be read."""
+    status = Status.FAILED if entry.reason == "error" else Status.SKIPPED
+    return fleet_row(entry.store, status, entry.reason, entry.message)
+
+
+def outcome_row(store: str | Path, outcome: dict) -> Row:
+    """The row of a dreamed store, from its outcome's JSON (`RunOutcome.to_json`)."""
+    return fleet_row(store, outcome["status"], outcome.get("reason"), outcome.get("error"),
+                     outcome.get("proposal_id"), outcome.get("changes") or 0)
+
+
+def dream_one(store: Path, engine: str | None, force: bool, overrides: dict | None) -> Row:
+    """A whole `dream run` on one store; an error ends this store's row, never the fleet run."""
+    from dream.pipeline import run as pipeline  # start-up: `dream status` imports this module, not the engines
+
+    try:
+        outcome: RunOutcome = pipeline.run(store, engine=engine, force=force, overrides=overrides)
+    except DreamError as exc:
+        return fleet_row(store, Status.FAILED, "error", str(exc))
+    except Exception as exc:  # a bug in one store's run must not cost the others theirs
+        return fleet_row(store, Status.FAILED, "error", f"{store}: {type(exc).__name__}: {exc}")
+    return outcome_row(store, outcome.to_json())
+
+
+def run_fleet(stores: Iterable[Path], *, engine: str | None = None, force: bool = False, max_concurrency: int = 4,
+              overrides: dict | None = None, on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """Gate every store cheaply, dream the due ones `max_concurrency` at a time; rows in the stores' order.
+
+    A store whose gate is closed is not run at all (no lock, no history
+    record), as in the Prefect fleet flow. `on_row` hears each row as soon as
+    it is known: the closed ones first, then the dreamed ones as they end.
+    """
+    now = time.time()
+    entries = [check_store(Path(store), force=force, now=now) for store in stores]
+    rows: dict[int, Row] = {}
+    for index, entry in enumerate(entries):
+        if not entry.due:
+            rows[index] = _heard(entry_row(entry), on_row)
+    due = [index for index, entry in enumerate(entries) if entry.due]
+    if due:
+        with ThreadPoolExecutor(max_workers=max(1, max_concurrency), thread_name_prefix="dream-fleet") as pool:
+            running = {pool.submit(dream_one, entries[i].store, engine, force, overrides): i for i in due}
+            for done in as_completed(running):
+                rows[running[done]] = _heard(done.result(), on_row)
+    return [rows[i] for i in range(len(entries))]
+
+
+def _heard(row: Row, on_row: Callable[[Row], None] | None) -> Row:
+    if on_row is not None:
+        on_row(row)
+    return row
+
+
+def fleet_failed(rows: Iterable[Row]) -> bool:
+    return any(row["status"] == Status.FAILED for row in rows)

@@ -22,6 +22,7 @@ def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: in
         "files_changed": changed,
         "counts": dict(sorted(counts.items())),
         "changes": [asdict(c) for c in result.changes],
+        "finish": [asdict(c) for c in result.finish],
         "summary": result.summary,
         "needs_person": list(result.needs_person),
         "findings": [asdict(f) for f in findings],
@@ -60,6 +61,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
     ]
     lines += [_change_line(c) for c in report["changes"]] or ["(none)"]
+    if report.get("finish"):
+        lines += ["", "## Finish (made by dream after the model, not by it)", ""]
+        lines += [_change_line(c) for c in report["finish"]]
     if report.get("needs_person"):
         lines += ["", "## Needs a person", ""] + [f"- {item}" for item in report["needs_person"]]
     if report.get("summary"):

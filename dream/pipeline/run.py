@@ -33,6 +33,7 @@ from dream.engines import (
     Engine,
     EngineInput,
     EngineResult,
+    require_configured,
     resolve_engine_name,
     select_engine,
 )
@@ -112,8 +113,10 @@ def begin(store: str | Path, *, engine: str | None = None, force: bool = False,
     layout = Layout.open(store)
     settings = load_settings(layout.root, {**(overrides or {}), "engine": engine})
     started = time.time() if now is None else now
+    engine_name = resolve_engine_name(settings.engine)
+    require_configured(engine_name)  # exit 2, nothing recorded: a configuration error is not a failed run
     return RunContext(
-        layout=layout, settings=settings, engine=resolve_engine_name(settings.engine), force=force,
+        layout=layout, settings=settings, engine=engine_name, force=force,
         run_id=uuid.uuid4().hex[:12], started_at=started,
         today=datetime.fromtimestamp(started).date(), state=read_state(layout, since), since=since,
     )
@@ -246,6 +249,7 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     problems = [f"{f.path}: {f.rule}: {f.message}" for f in errors]
     fix = staged.engine.correct(_engine_input(ctx, gathered, staging), problems)
     staged.result.changes += fix.changes
+    staged.result.finish += fix.finish
     staged.result.usage.add(fix.usage)
     staged.tree = read_tree(staging)
     staged.changed = changed_paths(snap.tree, staged.tree)

@@ -1,7 +1,7 @@
 """What `dream status` reports: one store (gate, lock, versions, pending
 proposals), or every store on the machine, one row each (`--all`).
 
-`--all` lists the stores `discover_stores` finds (Claude Code's
+`--all` lists the stores `fleet_stores` finds (Claude Code's
 ``~/.claude/projects/*/memory`` and any extra roots), so the listing and the
 fleet flow agree on what a machine holds. Each row is `store_status` plus
 how many transcripts of the store's configured source the next run would
@@ -18,11 +18,11 @@ from typing import Any
 
 from dream.config import load_settings
 from dream.errors import DreamError
+from dream.pipeline.fleet import fleet_stores
 from dream.pipeline.gate import check_gate
 from dream.pipeline.state import load_state
 from dream.store.layout import Layout
 from dream.store.lock import current_holder
-from dream.transcripts.discover import default_roots, discover_stores
 from dream.versions.journal import finish_interrupted_write
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
@@ -47,16 +47,6 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "interrupted_accept": layout.journal.exists() or problem is not None,
         "interrupted_accept_problem": problem,
     }
-
-
-def fleet_roots(extra: Iterable[Path] = ()) -> list[Path]:
-    """Claude Code's projects folder, then the extra roots the user named."""
-    return [*default_roots(), *(Path(r).expanduser() for r in extra)]
-
-
-def fleet_stores(extra_roots: Iterable[Path] = ()) -> list[Path]:
-    """The stores `--all` covers (status and history alike), sorted by path."""
-    return discover_stores(fleet_roots(extra_roots))
 
 
 def fleet_status(extra_roots: Iterable[Path] = ()) -> list[dict[str, Any]]:

@@ -11,14 +11,15 @@ after it leads, at the next command, to exactly the new one.
 
 The agent does not take dream's lock: it may edit a memory file between the
 plan and the write, or between a crash and the replay. So the journal also
-holds each path's pre-image (its sha256 when planned, or absent), and before
-writing anything every path is checked: it must hold the pre-image or
-already the new bytes (a half-finished replay). If any path holds something
-else (an edit, a folder, a symlink), nothing more is written: the files this
-journal already wrote get their pre-images back, the store as found is kept
-as a version, the journal is dropped, and the user is told to run the
-command again (accept re-merges against the edited store). The store thus
-ends exactly at base + the agent's edits, or exactly at the new version.
+holds each path's pre-image (its sha256 when planned, or absent), and every
+file is written by compare-and-swap against it (`dream.store.cas`): an edit
+made meanwhile is merged three-way into the new bytes, which the version then
+records. If an edit collides with the write, or a path stops being a plain
+file, nothing more is written: the files this journal already wrote get their
+pre-images back (by the same compare-and-swap, so an edit made to them since
+is kept), the store as found is kept as a version, the journal is dropped,
+and the user is told to run the command again (accept re-merges against the
+edited store).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from typing import NoReturn
 
 import orjson
 
@@ -34,6 +35,7 @@ from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, LockBusy, Refused
 from dream.records import DamagedRecord, parse_record, read_record_bytes
+from dream.store.cas import NotRegular, compare_and_swap
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
 from dream.store.tree import (
@@ -125,15 +127,20 @@ def _blocked(layout: Layout, problem: str) -> JournalBlocked:
 def apply_journal(layout: Layout, journal: Journal) -> None:
     """Make the store's memory files exactly `journal.files`, record the version, drop the journal.
 
-    Call with the store's lock held. Raises `StoreChangedDuringWrite` (after
-    giving the write up safely) when a path no longer holds what was planned.
+    Call with the store's lock held. Each file is written by compare-and-swap
+    (`dream.store.cas`): an edit the agent makes meanwhile is merged in, and
+    the version records the merged bytes. Raises `StoreChangedDuringWrite`
+    (after giving the write up safely) when a path is no longer a plain file
+    or an edit collides with the write.
     """
     new_tree = _load_blobs(layout, journal)
     if not _version_recorded(layout, journal):  # else every file was written before a crash
-        changed = _changed_since_plan(layout, journal)
-        if changed:
-            _give_up(layout, journal, changed)
-        _write_files(layout, journal, new_tree)
+        unsafe = _unsafe_paths(layout, journal)
+        if unsafe:
+            _give_up(layout, journal, unsafe)
+        merged = _write_files(layout, journal, new_tree)
+        if merged:  # the version must hold what the store holds, and a replay must expect it
+            write_journal(layout, journal)
         crashpoint(f"{journal.action}-after-apply")
         Versions(layout).record(
             new_tree, journal.version_source, note=journal.note, number=journal.new_version,
@@ -159,38 +166,42 @@ def _version_recorded(layout: Layout, journal: Journal) -> bool:
     return versions.get(journal.new_version).files == journal.files
 
 
-def _changed_since_plan(layout: Layout, journal: Journal) -> list[tuple[str, str]]:
-    """Paths holding neither their pre-image nor the new bytes, with what is wrong with each."""
-    changed = []
-    for rel in journal.paths:
-        problem = unsafe_target(layout.root, rel)
-        if problem is None and _digest_on_disk(layout.root, rel) not in (journal.before[rel], journal.files.get(rel)):
-            problem = "changed after the write was planned"
-        if problem:
-            changed.append((rel, problem))
-    return changed
+def _unsafe_paths(layout: Layout, journal: Journal) -> list[tuple[str, str]]:
+    """Paths that are no longer a plain file or absent (a folder, a symlink …), with what is wrong."""
+    return [(rel, problem) for rel in journal.paths if (problem := unsafe_target(layout.root, rel))]
 
 
-def _digest_on_disk(root: Path, rel: str) -> str | None:
-    target = root / rel
-    return sha256(target.read_bytes()) if target.is_file() else None
+def _pre_image(blobs: Blobs, journal: Journal, rel: str) -> bytes | None:
+    digest = journal.before[rel]
+    return None if digest is None else blobs.get(digest)
 
 
-def _write_files(layout: Layout, journal: Journal, new_tree: Tree) -> None:
-    for i, rel in enumerate(journal.writes):
-        target = layout.root / rel
-        if _digest_on_disk(layout.root, rel) != journal.files[rel]:
-            atomic_write(target, new_tree[rel])
+def _write_files(layout: Layout, journal: Journal, new_tree: Tree) -> list[str]:
+    """Compare-and-swap every planned path; returns the paths merged with an edit made meanwhile.
+
+    `journal` and `new_tree` take the merged bytes. An edit that collides
+    with the write stays in place and the write is given up.
+    """
+    blobs, merged = Blobs(layout), []
+    for i, rel in enumerate([*journal.writes, *journal.deletes]):
+        try:
+            result = compare_and_swap(layout.root / rel, _pre_image(blobs, journal, rel), new_tree.get(rel))
+        except NotRegular:
+            _give_up(layout, journal, [(rel, "is no longer a plain file")])
+        except OSError as exc:
+            _give_up(layout, journal, [(rel, exc.strerror or str(exc))])
+        if result.conflict:
+            _give_up(layout, journal, [(rel, "was edited during the write, on the lines the write changes")])
+        if result.merged and result.data is not None:
+            new_tree[rel] = result.data
+            journal.files[rel] = sha256(result.data)
+            merged.append(rel)
         if i == 0:
             crashpoint(f"{journal.action}-after-first-write")
-    for rel in journal.deletes:
-        target = layout.root / rel
-        if target.is_file() and not target.is_symlink():
-            target.unlink()
-            fsync_dir(target.parent)
+    return merged
 
 
-def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]]) -> None:
+def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]]) -> NoReturn:
     """Undo this journal's own writes, keep the store as found as a version, drop the journal, refuse."""
     _restore_pre_images(layout, journal)
     layout.journal.unlink(missing_ok=True)  # first: a replay must not mistake the version below for ours
@@ -206,21 +217,17 @@ def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]]) -
 
 
 def _restore_pre_images(layout: Layout, journal: Journal) -> None:
-    """Files this journal already wrote or deleted go back to what they were when it was planned."""
+    """Files this journal already wrote or deleted go back to what they were, keeping any edit made since."""
     blobs = Blobs(layout)
     for rel in journal.paths:
-        before, after = journal.before[rel], journal.files.get(rel)
-        if before == after or unsafe_target(layout.root, rel) or _digest_on_disk(layout.root, rel) != after:
+        after = journal.files.get(rel)
+        if journal.before[rel] == after or unsafe_target(layout.root, rel):
             continue  # untouched by us, or not ours to touch
-        target = layout.root / rel
-        if before is None:
-            target.unlink(missing_ok=True)
-            fsync_dir(target.parent)
-        else:
-            try:
-                atomic_write(target, blobs.get(before))
-            except BadInput:
-                pass  # the pre-image is gone from the version store: the new bytes stay, nothing is lost
+        # A path still at its pre-image is left as it is; one we wrote gets it back, with any later edit.
+        try:
+            compare_and_swap(layout.root / rel, blobs.get(after) if after else None, _pre_image(blobs, journal, rel))
+        except (BadInput, OSError):
+            pass  # the pre-image is gone, or the path changed shape: the new bytes stay, nothing is lost
 
 
 def _keep_store_as_found(layout: Layout, journal: Journal) -> int | None:

@@ -49,7 +49,13 @@ def _preview(lines: list[bytes]) -> str:
 
 
 def merge_file(base: bytes, live: bytes, proposal: bytes) -> tuple[bytes | None, list[str]]:
-    """Line-level three-way merge of one file; (merged bytes, []) or (None, hunks)."""
+    """Line-level three-way merge of one file; (merged bytes, []) or (None, hunks).
+
+    Lines the store only appended (what an agent does all day) go after the
+    proposal's text, wherever the proposal changed the file.
+    """
+    if live.startswith(base) and base.endswith(b"\n") and live != base:
+        return (proposal if proposal.endswith(b"\n") or not proposal else proposal + b"\n") + live[len(base):], []
     z, a, b = _lines(base), _lines(live), _lines(proposal)
     merged: list[bytes] = []
     hunks: list[str] = []

@@ -140,12 +140,30 @@ def test_replaying_twice_records_the_event_once(demo_store, cli):
 
 
 @pytest.mark.parametrize("point", ["after-journal", "after-first-write", "after-apply"])
-def test_edit_before_replay_of_accept_is_kept_and_accept_can_be_redone(demo_store, cli, point):
+def test_edit_before_replay_of_accept_is_merged_into_the_accept(demo_store, cli, point):
     pid, base, new = _crashed_accept(demo_store, cli, point)
     layout = Layout.open(demo_store)
     edited = [w for w in _journal(layout)["writes"] if w in base][-1]  # a file the agent already had
     with open(demo_store / edited, "ab") as fh:
         fh.write(b"\nAGENT-EDIT made after the crash\n")
+
+    status = cli("status", "--store", str(demo_store), "--json")
+    assert status.code == 0, status.stderr
+    assert status.json["interrupted_accept"] is False and status.json["pending"] == []
+    # The replay finished the accept with the agent's edit merged in, and that state is the version.
+    now = read_tree(demo_store)
+    assert now[edited].endswith(b"AGENT-EDIT made after the crash\n")
+    assert {p: d for p, d in now.items() if p != edited} == {p: d for p, d in new.items() if p != edited}
+    assert Versions(layout).tree(Versions(layout).current()) == now
+    assert not layout.journal.exists()
+    assert Proposals(layout).get(pid).status == "accepted"
+
+
+def test_edit_colliding_with_the_replay_is_kept_and_accept_can_be_redone(demo_store, cli):
+    pid, base, new = _crashed_accept(demo_store, cli, "after-journal")
+    layout = Layout.open(demo_store)
+    edited = [w for w in _journal(layout)["writes"] if w in base][-1]
+    (demo_store / edited).write_bytes(b"AGENT rewrote this file after the crash\n")
     edited_bytes = (demo_store / edited).read_bytes()
 
     status = cli("status", "--store", str(demo_store), "--json")
@@ -159,16 +177,9 @@ def test_edit_before_replay_of_accept_is_kept_and_accept_can_be_redone(demo_stor
     assert not layout.journal.exists()
     assert status.json["pending"] == [pid]
     assert "accept-abandoned" in [e["action"] for e in history.events(layout)]
-
-    # Accepting again merges against the edited store, or refuses on a conflict and writes nothing.
     again = cli("accept", pid, "--store", str(demo_store), "--json")
-    if again.code == 0:
-        assert b"AGENT-EDIT made after the crash" in (demo_store / edited).read_bytes()
-        assert {p: d for p, d in read_tree(demo_store).items() if p != edited} == {
-            p: d for p, d in new.items() if p != edited}
-    else:
-        assert again.code == 1 and "conflict" in again.stderr and edited in again.stderr
-        assert read_tree(demo_store) == {**base, edited: edited_bytes}
+    assert again.code == 1 and "conflict" in again.stderr and edited in again.stderr
+    assert read_tree(demo_store) == {**base, edited: edited_bytes}
 
 
 def test_edit_after_the_version_was_recorded_stays_on_disk(demo_store, cli):
@@ -189,15 +200,13 @@ def test_edit_before_replay_of_rollback_is_kept(demo_store, cli, point):
     edited = [w for w in _journal(layout)["writes"] if w in before][-1]
     with open(demo_store / edited, "ab") as fh:
         fh.write(b"AGENT-EDIT\n")
-    edited_bytes = (demo_store / edited).read_bytes()
-    out = cli("reject", "--store", str(demo_store))
-    assert out.code == 1 and "rollback 1" in out.stderr and "internal error" not in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1
-    assert read_tree(demo_store) == {**before, edited: edited_bytes}
+    out = cli("status", "--store", str(demo_store), "--json")
+    assert out.code == 0 and out.json["interrupted_accept"] is False, out.stderr
+    now = read_tree(demo_store)
+    assert now[edited].endswith(b"AGENT-EDIT\n")  # the rollback finished; the edit sits on top of it
+    assert {p: d for p, d in now.items() if p != edited} == {p: d for p, d in v1.items() if p != edited}
+    assert Versions(layout).tree(Versions(layout).current()) == now
     assert not layout.journal.exists()
-    assert cli("rollback", "1", "--store", str(demo_store)).code == 0
-    assert read_tree(demo_store) == v1
-    assert any(Versions(layout).tree(n).get(edited) == edited_bytes for n in Versions(layout).numbers())
 
 
 # ------------------------------------------------------- journals that cannot be replayed

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -76,7 +77,11 @@ class Server:
         return proc.stdout
 
     def post(self, path: str, body: dict | None = None):
-        response = httpx.post(f"{self.api}{path}", json=body or {}, timeout=30)
+        for _ in range(10):  # a busy SQLite server answers 503 (retry later), as Prefect's own client knows
+            response = httpx.post(f"{self.api}{path}", json=body or {}, timeout=30)
+            if response.status_code not in (429, 503):
+                break
+            time.sleep(2)
         response.raise_for_status()
         return response.json() if response.content else None
 
@@ -109,6 +114,24 @@ class Server:
             if run["state"]["type"] in TERMINAL:
                 return run
         raise AssertionError(f"flow run {flow_run_id} did not finish")
+
+    def wait_for_worker(self, pool: str, timeout: float) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.post(f"/work_pools/{pool}/workers/filter", {}):
+                return
+            time.sleep(1)
+        raise AssertionError("no worker registered")
+
+    def wait_for_paused(self, timeout: float) -> dict:
+        """The first flow run found paused (waiting for a reviewer's input)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            runs = self.post("/flow_runs/filter", {"flow_runs": {"state": {"type": {"any_": ["PAUSED"]}}}})
+            if runs:
+                return runs[0]
+            time.sleep(1)
+        raise AssertionError("no flow run paused for review")
 
     def artifact(self, key: str) -> dict | None:
         found = self.post("/artifacts/latest/filter", {"artifacts": {"key": {"any_": [key]}}})
@@ -170,6 +193,14 @@ def test_deploy_all_registers_both_deployments_with_their_schedules_and_limit(se
     assert scan["interval"] == 600
 
 
+def test_deployments_start_with_their_schedules_off_and_the_offline_engine(server):
+    """A first `prefect deploy --all` must not dream every store on the machine until the user opts in."""
+    for name in ("dream-nightly", "dream-scan"):
+        deployment = server.get(f"/deployments/name/dream-fleet/{name}")
+        assert [schedule["active"] for schedule in deployment["schedules"]] == [False]
+        assert deployment["parameters"]["engine"] == "offline"
+
+
 def test_nightly_dreams_the_open_stores_and_skips_the_closed_ones(server, tmp_path):
     fleet = make_fleet(tmp_path / "projects", total=6, due=2)
 
@@ -211,6 +242,49 @@ def test_scan_over_200_stores_dreams_only_the_due_ones(server, tmp_path):
     for store in closed:
         assert rows[str(store)]["status"] == "skipped"
         assert not (store / ".dream" / "history.jsonl").exists()  # a closed gate costs no run
+
+
+def test_dream_accept_resumes_a_flow_run_paused_for_review(server, tmp_path, cli):
+    fleet = make_fleet(tmp_path / "projects", total=1, due=1)
+    (store,) = fleet.due
+    flow_run_id = server.run_deployment("dream-nightly", {"roots": [str(fleet.root)], "review": "pause"})
+    worker = subprocess.Popen([*PREFECT, "worker", "start", "--pool", POOL, "--run-once"], env=server.env, cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        paused = server.wait_for_paused(timeout=240)
+        (proposal,) = _pending_proposals(store)
+
+        accepted = cli("accept", "--store", str(store), "--comment", "read it over coffee", "--json")
+
+        assert accepted.code == 0, accepted.stderr
+        assert accepted.json["status"] == "accepted" and accepted.json["proposal_id"] == proposal
+        assert accepted.json["flow_run"] == {"flow_run_id": paused["id"], "api_url": server.api, "resumed": True,
+                                             "problem": None}
+        worker.wait(timeout=240)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    fleet_run = server.get(f"/flow_runs/{flow_run_id}")
+    store_run = server.get(f"/flow_runs/{paused['id']}")
+    assert fleet_run["state"]["type"] == "COMPLETED", fleet_run["state"]
+    assert store_run["state"]["type"] == "COMPLETED", store_run["state"]
+    assert store_run["state"]["message"] == f"proposed {proposal}, accepted"
+    assert json.loads((store / ".dream" / "proposals" / proposal / "proposal.json").read_text())["status"] == "accepted"
+    assert not (store / ".dream" / "review-waits").exists() or not any((store / ".dream" / "review-waits").iterdir())
+    assert cli("accept", "--store", str(store)).code != 0  # nothing pending any more
+
+
+def test_an_idle_worker_stops_on_sigterm(server):
+    worker = subprocess.Popen([*PREFECT, "worker", "start", "--pool", POOL], env=server.env, cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        server.wait_for_worker(POOL, timeout=120)
+        worker.send_signal(signal.SIGTERM)
+        code = worker.wait(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert code in (0, 1, -signal.SIGTERM, 130), worker.stdout.read() if worker.stdout else ""
 
 
 def _slug(store: Path) -> str:

@@ -20,6 +20,7 @@ INDEX = (
     "- [Testing](testing.md) — how we run tests\n"
     "- [Pytest notes](pytest-notes.md) — more about pytest\n"
     "- [Deploy](deploy.md) — how releases go out\n"
+    "- [Style](team/style.md) — team code style\n"
 )
 TESTING = "---\nname: testing\ndescription: how tests run\ntype: project\n---\nRun `pytest -q` from the repo root.\n"
 PYTEST_NOTES = "---\nname: pytest-notes\ndescription: pytest\ntype: project\n---\nUse `-n auto` for xdist.\n"
@@ -83,6 +84,7 @@ MERGED_TESTING = TESTING.replace(
 NEW_INDEX = (
     "- [Testing](testing.md) — how we run tests: pytest -q, -n auto\n"
     "- [Deploy](deploy.md) — how releases go out\n"
+    "- [Style](team/style.md) — team code style\n"
 )
 SUMMARY = (
     "- merged pytest-notes.md into testing.md: both described running pytest\n"

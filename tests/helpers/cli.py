@@ -40,8 +40,11 @@ class Result:
         return json.loads(self.stdout)
 
 
-def in_process(*args: str, env: dict | None = None, cwd: Path | None = None) -> Result:
-    """`dream *args` through `dream.cli.main` in this process; `env` overrides os.environ for the call only."""
+def in_process(*args: str, env: dict | None = None, cwd: Path | None = None, input: str | None = None) -> Result:
+    """`dream *args` through `dream.cli.main` in this process; `env` overrides os.environ for the call only.
+
+    `input` is what the command reads on stdin (not a terminal).
+    """
     from typer.testing import CliRunner
 
     from dream.cli import main
@@ -50,7 +53,7 @@ def in_process(*args: str, env: dict | None = None, cwd: Path | None = None) -> 
         # The crash point SIGKILLs the process that reaches it: here, the test run.
         raise RuntimeError("a command with DREAM_CRASHPOINT set must run in a child process (spawned_cli)")
     runner = CliRunner()
-    with runner.isolation(env={"COLUMNS": COLUMNS, **(env or {})}) as (stdout, stderr, _), _working_folder(cwd):
+    with runner.isolation(input=input, env={"COLUMNS": COLUMNS, **(env or {})}) as (stdout, stderr, _), _working_folder(cwd):
         _consoles_as_in_a_new_process()
         try:
             main(list(args))

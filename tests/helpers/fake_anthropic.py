@@ -2,28 +2,45 @@
 
 The real `anthropic` client talks to it through `base_url` (or
 ``ANTHROPIC_BASE_URL``). It plays a script: each ``POST /v1/messages`` takes
-the next step, which is a scripted reply (text and tool_use blocks), an HTTP
-error, or a connection dropped half way through the response. It answers in
-JSON, or as server-sent events when the request asks to stream. Every request
-body is recorded.
+the next step, which is a scripted reply (text and tool_use blocks, with any
+stop reason the real API sends), a function of the request that returns one,
+an HTTP error (429 with ``retry-after``, 529 overloaded, ...), or a
+connection dropped half way through the response. It answers in JSON, or as
+server-sent events when the request asks to stream. Every request body is
+recorded.
 
-It also checks what a real server would refuse (a tool_use without its
-tool_result in the next message), and imitates prompt caching: a request
-prefix that ends at a ``cache_control`` breakpoint and was seen before is
-reported as ``cache_read_input_tokens``; a new one as
-``cache_creation_input_tokens``. Token counts are estimated as characters / 4.
+Like the real server it refuses what the real one would:
+- a tool_use without its tool_result in the next message (400);
+- a prompt over `context_window` tokens (400 "prompt is too long");
+- ``context_management`` without the ``context-management-2025-06-27`` beta,
+  or at all when `context_management` is "rejected" (a gateway without it).
+
+Prompt caching is imitated: a request prefix that ends at a ``cache_control``
+breakpoint is written to the cache when it is at least `min_cacheable`
+tokens long; a later request reads the longest cached prefix found at one of
+its breakpoints or up to `LOOKBACK` blocks before it, while it is younger
+than `ttl` seconds on the fake's `clock` (a read refreshes it). Tool result
+clearing (``clear_tool_uses_20250919``) is applied before the count, as the
+real server does. Token counts are characters / 4 of the JSON.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+
+CONTEXT_BETA = "context-management-2025-06-27"
+LOOKBACK = 20  # blocks the real API looks back from a breakpoint for a cache hit
+CLEARED = "[tool result cleared to save context]"
 
 
 @dataclass
@@ -42,6 +59,7 @@ class HttpError:
     kind: str = "api_error"
     message: str = "scripted failure"
     times: int = 1  # how many consecutive requests get this error
+    retry_after: str | None = None  # the `retry-after` header, in seconds, as the real API sends it
 
 
 @dataclass
@@ -49,6 +67,9 @@ class Drop:
     """Answer 200, send part of the body, then close the connection."""
 
     times: int = 1
+
+
+Step = Reply | HttpError | Drop | Callable[[dict[str, Any]], Reply]
 
 
 def text(value: str) -> dict[str, Any]:
@@ -72,33 +93,48 @@ def estimate_tokens(value: Any) -> int:
     return max(1, len(json.dumps(value, sort_keys=True, ensure_ascii=False)) // 4)
 
 
+def overloaded(times: int = 1) -> HttpError:
+    return HttpError(529, "overloaded_error", "Overloaded", times=times)
+
+
+def rate_limited(retry_after: str = "1", times: int = 1) -> HttpError:
+    return HttpError(429, "rate_limit_error", "Number of request tokens has exceeded your rate limit",
+                     times=times, retry_after=retry_after)
+
+
 @dataclass
 class FakeAnthropic:
-    script: list[Reply | HttpError | Drop] = field(default_factory=list)
+    script: list[Step] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     protocol_errors: list[str] = field(default_factory=list)
     usages: list[dict[str, int]] = field(default_factory=list)  # the usage of every reply sent
-    cached_prefixes: set[str] = field(default_factory=set)
+    applied_edits: list[list[dict[str, Any]]] = field(default_factory=list)  # context edits, per reply
+    context_window: int = 1_000_000  # tokens; a longer prompt is refused with 400 (tests set 200K)
+    min_cacheable: int = 1024  # tokens: a shorter prefix is not cached (Sonnet's minimum)
+    ttl: float = 300.0  # seconds a cached prefix lives after its last use
+    context_management: str = "supported"  # supported | rejected (a gateway that lacks the beta)
+    clock: Callable[[], float] = time.monotonic
+    cache: dict[str, float] = field(default_factory=dict)  # prefix key -> expiry on `clock`
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _tool_ids: int = 0
     _repeat: int = 0  # how many times the current error step has been served
 
     # -- lifecycle -------------------------------------------------------------
 
-    def start(self) -> "FakeAnthropic":
+    def start(self) -> FakeAnthropic:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 fake._handle(self)
 
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
         self._thread.start()
@@ -113,13 +149,14 @@ class FakeAnthropic:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def play(self, *steps: Reply | HttpError | Drop) -> None:
+    def play(self, *steps: Step) -> None:
         """Replace the script (and forget the requests, not the cache)."""
         self.script = list(steps)
         self.requests.clear()
         self.headers.clear()
         self.protocol_errors.clear()
         self.usages.clear()
+        self.applied_edits.clear()
         self._repeat = 0
 
     # -- what tests read -------------------------------------------------------
@@ -140,27 +177,28 @@ class FakeAnthropic:
         length = int(handler.headers.get("content-length") or 0)
         body = json.loads(handler.rfile.read(length) or b"{}")
         if not handler.path.startswith("/v1/messages"):
-            self._send_json(handler, 404, {"type": "error", "error": {"type": "not_found_error", "message": handler.path}})
+            self._send_error(handler, 404, "not_found_error", handler.path)
             return
         with self._lock:
             self.requests.append(body)
-            self.headers.append({k.lower(): v for k, v in handler.headers.items()})
-            step = self._next_step()
-            problem = self._check(body)
+            headers = {k.lower(): v for k, v in handler.headers.items()}
+            self.headers.append(headers)
+            problem = self._check(body, headers)
+            step = None if problem else self._next_step()
         if problem:
             self.protocol_errors.append(problem)
-            self._send_json(handler, 400, {"type": "error", "error": {"type": "invalid_request_error", "message": problem}})
+            self._send_error(handler, 400, "invalid_request_error", problem)
         elif step is None:
-            self._send_json(handler, 500, {"type": "error", "error": {"type": "api_error", "message": "script exhausted"}}, retry=False)
+            self._send_error(handler, 500, "api_error", "script exhausted", retry=False)
         elif isinstance(step, HttpError):
-            error = {"type": "error", "error": {"type": step.kind, "message": step.message}}
-            self._send_json(handler, step.status, error)
+            self._send_error(handler, step.status, step.kind, step.message, retry_after=step.retry_after)
         elif isinstance(step, Drop):
             self._drop(handler, body)
         else:
-            self._reply(handler, body, step)
+            reply = step if isinstance(step, Reply) else step(body)
+            self._reply(handler, body, reply)
 
-    def _next_step(self) -> Reply | HttpError | Drop | None:
+    def _next_step(self) -> Step | None:
         if not self.script:
             return None
         step = self.script[0]
@@ -172,11 +210,16 @@ class FakeAnthropic:
             return step
         return self.script.pop(0)
 
-    def _check(self, body: dict[str, Any]) -> str | None:
-        """What the real API would reject: missing fields, tool_use without tool_result."""
+    def _check(self, body: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """What the real API would reject: missing fields, tool_use without tool_result, unknown betas."""
         for key in ("model", "max_tokens", "messages"):
             if key not in body:
                 return f"{key}: Field required"
+        if "context_management" in body:
+            if self.context_management == "rejected":
+                return "context_management: Extra inputs are not permitted"
+            if CONTEXT_BETA not in headers.get("anthropic-beta", ""):
+                return f"context_management: requires the beta header {CONTEXT_BETA}"
         messages = body["messages"]
         for i, message in enumerate(messages[:-1]):
             if message["role"] != "assistant" or not isinstance(message["content"], list):
@@ -190,20 +233,18 @@ class FakeAnthropic:
 
     # -- replies ---------------------------------------------------------------
 
-    def _message(self, body: dict[str, Any], step: Reply) -> dict[str, Any]:
+    def _message(self, body: dict[str, Any], step: Reply, usage: dict[str, int]) -> dict[str, Any]:
         content = []
         for block in step.blocks:
             if block["type"] == "tool_use":
                 self._tool_ids += 1
                 block = {**block, "id": f"toolu_fake_{self._tool_ids:04d}"}
             content.append(block)
-        usage = {
-            **self._input_usage(body),
-            "output_tokens": step.output_tokens if step.output_tokens is not None else estimate_tokens(content),
-        }
+        usage = {**usage, "output_tokens": step.output_tokens if step.output_tokens is not None
+                 else estimate_tokens(content)}
         self.usages.append(usage)
         stop = step.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
-        return {
+        message = {
             "id": f"msg_fake_{len(self.requests):04d}",
             "type": "message",
             "role": "assistant",
@@ -213,36 +254,58 @@ class FakeAnthropic:
             "stop_sequence": None,
             "usage": usage,
         }
+        if "context_management" in body:
+            message["context_management"] = {"applied_edits": self.applied_edits[-1] if self.applied_edits else []}
+        return message
+
+    def _prepare(self, body: dict[str, Any]) -> tuple[dict[str, int] | None, str | None]:
+        """Apply context edits and count the prompt: its usage, or why it is refused."""
+        edits: list[dict[str, Any]] = []
+        if "context_management" in body:
+            body, edits = _clear_tool_uses(body)
+        self.applied_edits.append(edits)
+        usage = self._input_usage(body)
+        total = sum(usage.values())
+        if total > self.context_window:
+            return None, f"prompt is too long: {total} tokens > {self.context_window} maximum"
+        return usage, None
 
     def _input_usage(self, body: dict[str, Any]) -> dict[str, int]:
-        """Split the request's input tokens into uncached, cache-written and cache-read, like the API.
-
-        A prefix is cached when a request marked a breakpoint at its end. A later
-        request reads the longest cached prefix it starts with (the API looks a
-        few blocks back from each breakpoint; this fake looks at every block).
-        """
-        prefix: list[Any] = [body.get("model")]
-        positions: list[tuple[str, int, bool]] = []  # (prefix key, tokens, is a breakpoint)
-
-        def add(block: Any, breakpoint: bool = False) -> None:
-            prefix.append(block)
-            marked = breakpoint or (isinstance(block, dict) and bool(block.get("cache_control")))
-            key = hashlib.sha256(json.dumps(_unmarked(prefix), sort_keys=True).encode()).hexdigest()
-            positions.append((key, estimate_tokens(prefix), marked))
-
-        blocks: list[Any] = list(body.get("tools", []))
+        """Split the request's input tokens into uncached, cache-written and cache-read, like the API."""
+        blocks: list[Any] = [body.get("model"), *body.get("tools", [])]
         system = body.get("system", [])
         blocks += [{"type": "text", "text": system}] if isinstance(system, str) else list(system)
         for message in body["messages"]:
             content = message["content"] if isinstance(message["content"], list) else [message["content"]]
             blocks += [{"role": message["role"], **b} if isinstance(b, dict) else b for b in content]
+        keys, sizes, marks = [], [], []
+        digest = hashlib.sha256()
+        chars = 0
         for i, block in enumerate(blocks):
-            add(block, breakpoint=bool(body.get("cache_control")) and i == len(blocks) - 1)
-        total = estimate_tokens(prefix)
-        read = max((n for key, n, _ in positions if key in self.cached_prefixes), default=0)
-        written = max((n for _, n, marked in positions if marked), default=0)
+            digest.update(json.dumps(_unmarked(block), sort_keys=True).encode())
+            keys.append(digest.copy().hexdigest())
+            chars += len(json.dumps(block, sort_keys=True, ensure_ascii=False)) + 2
+            sizes.append(max(1, chars // 4))
+            last = i == len(blocks) - 1
+            marks.append(bool(isinstance(block, dict) and block.get("cache_control"))
+                         or (last and bool(body.get("cache_control"))))
+        now = self.clock()
+        self.cache = {k: t for k, t in self.cache.items() if t > now}
+        read_at = -1
+        for b in (i for i, marked in enumerate(marks) if marked):
+            for j in range(b, max(-1, b - LOOKBACK - 1), -1):
+                if keys[j] in self.cache:
+                    read_at = max(read_at, j)
+                    break
+        read = sizes[read_at] if read_at >= 0 else 0
+        if read_at >= 0:
+            self.cache[keys[read_at]] = now + self.ttl
+        written = 0
+        for b in (i for i, marked in enumerate(marks) if marked and sizes[i] >= self.min_cacheable):
+            self.cache[keys[b]] = now + self.ttl
+            written = max(written, sizes[b])
+        total = sizes[-1]
         created = max(0, written - read)
-        self.cached_prefixes.update(key for key, _, marked in positions if marked)
         return {
             "input_tokens": max(0, total - read - created),
             "cache_read_input_tokens": read,
@@ -253,8 +316,11 @@ class FakeAnthropic:
         if step.delay:
             threading.Event().wait(step.delay)
         with self._lock:
-            message = self._message(body, step)
-        if body.get("stream"):
+            usage, refused = self._prepare(body)
+            message = None if usage is None else self._message(body, step, usage)
+        if message is None:
+            self._send_error(handler, 400, "invalid_request_error", refused or "refused")
+        elif body.get("stream"):
             self._stream(handler, message)
         else:
             self._send_json(handler, 200, message)
@@ -264,16 +330,17 @@ class FakeAnthropic:
         handler.send_header("content-type", "text/event-stream")
         handler.send_header("connection", "close")
         handler.end_headers()
-        for event in _events(message):
+        events = _events(message)
+        for event in events[: 2 if cut else len(events)]:
             handler.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
             handler.wfile.flush()
-            if cut:
-                break
         handler.close_connection = True
 
     def _drop(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         """Start a good answer, then hang up half way."""
-        message = self._message(body, Reply([text("this reply is cut off")]))
+        with self._lock:
+            usage, _ = self._prepare(body)
+            message = self._message(body, Reply([text("this reply is cut off")]), usage or {})
         if body.get("stream"):
             self._stream(handler, message, cut=True)
             return
@@ -286,18 +353,63 @@ class FakeAnthropic:
         handler.wfile.flush()
         handler.close_connection = True
 
-    def _send_json(self, handler: BaseHTTPRequestHandler, status: int, payload: Any, retry: bool = True) -> None:
+    def _send_error(self, handler: BaseHTTPRequestHandler, status: int, kind: str, message: str,
+                    retry: bool = True, retry_after: str | None = None) -> None:
+        self._send_json(handler, status, {"type": "error", "error": {"type": kind, "message": message}},
+                        retry=retry, retry_after=retry_after)
+
+    def _send_json(self, handler: BaseHTTPRequestHandler, status: int, payload: Any, retry: bool = True,
+                   retry_after: str | None = None) -> None:
         data = json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("content-type", "application/json")
         handler.send_header("content-length", str(len(data)))
         handler.send_header("request-id", f"req_fake_{len(self.requests):04d}")
         if status >= 400:
-            handler.send_header("retry-after-ms", "10")  # keep retry waits short in tests
+            if retry_after is not None:
+                handler.send_header("retry-after", retry_after)
+            else:
+                handler.send_header("retry-after-ms", "10")  # keep retry waits short in tests
             if not retry:
                 handler.send_header("x-should-retry", "false")
         handler.end_headers()
         handler.wfile.write(data)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a retry, a closed stream, a kept-alive socket) is no error worth printing."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
+def _clear_tool_uses(body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The server side of ``clear_tool_uses_20250919``: the oldest tool results give way to a placeholder.
+
+    Defaults as documented: trigger at 100,000 input tokens, keep the last 3
+    tool uses, clear nothing unless `clear_at_least` tokens can go.
+    """
+    edit = next((e for e in body["context_management"].get("edits", [])
+                 if e.get("type") == "clear_tool_uses_20250919"), None)
+    if edit is None:
+        return body, []
+    trigger = (edit.get("trigger") or {}).get("value", 100_000)
+    keep = (edit.get("keep") or {}).get("value", 3)
+    at_least = (edit.get("clear_at_least") or {}).get("value", 0)
+    if estimate_tokens(body["messages"]) <= trigger:
+        return body, []
+    messages = json.loads(json.dumps(body["messages"]))
+    results = [b for m in messages if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result" and b.get("content") != CLEARED]
+    victims = results[: max(0, len(results) - keep)]
+    freed = sum(estimate_tokens(b.get("content", "")) for b in victims)
+    if not victims or freed < at_least:
+        return body, []
+    for block in victims:
+        block["content"] = CLEARED
+    applied = {"type": "clear_tool_uses_20250919", "cleared_tool_uses": len(victims), "cleared_input_tokens": freed}
+    return {**body, "messages": messages}, [applied]
 
 
 def _unmarked(value: Any) -> Any:
@@ -334,12 +446,13 @@ def _events(message: dict[str, Any]) -> list[dict[str, Any]]:
             delta = {"type": "text_delta", "text": block["text"]}
         events.append({"type": "content_block_delta", "index": i, "delta": delta})
         events.append({"type": "content_block_stop", "index": i})
-    events.append(
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-            "usage": {"output_tokens": message["usage"]["output_tokens"]},
-        }
-    )
+    end: dict[str, Any] = {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": message["usage"]["output_tokens"]},
+    }
+    if "context_management" in message:
+        end["context_management"] = message["context_management"]
+    events.append(end)
     events.append({"type": "message_stop"})
     return events

@@ -8,6 +8,8 @@ import stat
 
 import pytest
 
+from helpers.cli import in_process
+
 from dream import history
 from dream.errors import Refused
 from dream.pipeline import run as pipeline
@@ -153,8 +155,9 @@ def test_accept_keeps_file_modes(demo_store, cli):
 # ------------------------------------------------------------------ an edit during the accept itself
 
 
-def test_edit_between_plan_and_write_is_refused_and_kept(demo_store, cli, monkeypatch):
-    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+def _accept_with_agent_edit(demo_store, monkeypatch, edit):
+    """Accept the demo proposal while `edit(path)` changes one of its files after the plan; (pid, victim, before)."""
+    pid = cli_run(demo_store)
     layout = Layout.open(demo_store)
     proposal = Proposals(layout).get(pid)
     victim = next(p for p in proposal.changed if (demo_store / p).exists())
@@ -162,14 +165,42 @@ def test_edit_between_plan_and_write_is_refused_and_kept(demo_store, cli, monkey
 
     def agent_writes_meanwhile(name: str) -> None:
         if name == "accept-after-journal":  # the plan is made and journaled, nothing written yet
-            with open(demo_store / victim, "ab") as fh:
-                fh.write(b"AGENT-EDIT during accept\n")
+            edit(demo_store / victim)
 
     monkeypatch.setattr(accept_mod, "crashpoint", agent_writes_meanwhile)
-    with pytest.raises(Refused, match=f"{victim}: changed after the write was planned.*dream accept {pid}"):
+    return pid, victim, before
+
+
+def cli_run(store) -> str:
+    return in_process("run", "--store", str(store), "--json").json["proposal_id"]
+
+
+def test_append_between_plan_and_write_is_merged_into_the_new_version(demo_store, monkeypatch):
+    def append(path):
+        with open(path, "ab") as fh:
+            fh.write(b"AGENT-EDIT during accept\n")
+
+    pid, victim, before = _accept_with_agent_edit(demo_store, monkeypatch, append)
+    layout = Layout.open(demo_store)
+    proposed = Proposals(layout).tree(Proposals(layout).get(pid))
+    decision = accept_mod.accept(demo_store, pid, comment="ok")
+    now = read_tree(demo_store)
+    assert now[victim].endswith(b"AGENT-EDIT during accept\n")
+    assert now[victim].startswith(proposed[victim].rstrip(b"\n"))
+    assert Versions(layout).tree(decision.version) == now  # the version holds the merged bytes
+    assert not layout.journal.exists()
+
+
+def test_edit_colliding_with_the_write_is_refused_and_kept(demo_store, cli, monkeypatch):
+    def rewrite(path):
+        path.write_bytes(b"AGENT rewrote the whole file\n")
+
+    pid, victim, before = _accept_with_agent_edit(demo_store, monkeypatch, rewrite)
+    layout = Layout.open(demo_store)
+    with pytest.raises(Refused, match=f"{victim}: was edited during the write.*dream accept {pid}"):
         accept_mod.accept(demo_store, pid, comment="ok")
 
-    edited = {**before, victim: before[victim] + b"AGENT-EDIT during accept\n"}
+    edited = {**before, victim: b"AGENT rewrote the whole file\n"}
     assert read_tree(demo_store) == edited  # nothing of the proposal written, the edit is there
     versions = Versions(layout)
     assert versions.tree(versions.current()) == edited  # and kept as a version

@@ -227,7 +227,7 @@ def test_import_from_codex_default_location_and_explicit_path(home: Path, tmp_pa
 
 
 @pytest.mark.parametrize("args, names", [
-    (["--from", "cursor"], "'cursor'"),
+    (["--from", "cursor"], "--from cursor: unknown transcript source"),
     (["--from", "codex", "does/not/exist"], "does/not/exist"),
     (["--from", "claude-code"], "not a Claude Code memory folder"),  # no PATH, and not under ~/.claude
 ])

@@ -14,17 +14,21 @@ way the pipeline discards the staging copy, so nothing partial is proposed.
 
 from __future__ import annotations
 
-import os
 import warnings
 from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx2
 from anthropic.lib.tools import BetaBuiltinFunctionTool, BetaFunctionTool
 from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMessageParam, BetaTextBlockParam
 
+from dream.engines import require_configured
 from dream.engines.base import Change, EngineInput, EngineResult
+from dream.engines.claude import context
 from dream.engines.claude.budget import Budget
+from dream.engines.claude.digest import since_last_dream
+from dream.engines.claude.finish import finish
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.prompts import render_dream, render_system
@@ -36,7 +40,20 @@ from dream.store.tree import Tree, read_tree
 MAX_RETRIES = 4
 MAX_REQUEST_SECONDS = 600.0
 MIN_REQUEST_SECONDS = 60.0
+CONNECT_SECONDS = 10.0
 CACHE: BetaCacheControlEphemeralParam = {"type": "ephemeral"}
+# Stop reasons that end a run with nothing proposed: (failure reason, what it means).
+_FAILURES = {
+    "max_tokens": ("max_tokens", "a reply passed max_tokens_per_turn and was cut off"),
+    "refusal": ("refusal", "the model declined to go on"),
+    "model_context_window_exceeded": ("context", "the conversation outgrew the model's context window"),
+}
+# A stream that breaks after it started: the SDK does not retry these.
+class UnreadableReply(Exception):
+    """A streamed reply that broke off or could not be parsed; the turn is asked for again."""
+
+
+_MID_STREAM = (httpx2.RemoteProtocolError, httpx2.ReadError, anthropic.APIConnectionError, UnreadableReply)
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 
 
@@ -50,12 +67,15 @@ class ClaudeEngine:
         self._budget: Budget | None = None
         self._transcript: list[BetaMessageParam] = []  # the conversation so far, for the corrective turn
         self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
+        self._context_mode: str | None = None  # server | client (see context.py), fixed at the first request
 
     # -- the engine contract -----------------------------------------------------
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
         self._budget = Budget(inp.settings)
-        first: BetaMessageParam = {"role": "user", "content": [{"type": "text", "text": self._dream_prompt(inp)}]}
+        # A breakpoint after tonight's digest: every turn of the run reads it from the cache.
+        first: BetaMessageParam = {"role": "user", "content": [
+            {"type": "text", "text": self._dream_prompt(inp), "cache_control": CACHE}]}
         self._transcript = [first]
         return self._converse(inp)
 
@@ -91,23 +111,56 @@ class ClaudeEngine:
         before = read_tree(inp.staging)
         spent_before = Usage(**vars(self._budget.usage))
         memory = StagingMemoryTool(inp.staging)
-        final = self._run_tools(inp, memory)
-        self.refusals.extend(memory.refusals)
+        try:
+            final = self._run_tools(inp, memory)
+        finally:
+            self.refusals.extend(memory.refusals)
         summary = _text_of(final)
         changes = describe_changes(before, read_tree(inp.staging), summary)
-        return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before))
+        done = finish(inp, before, summary)
+        return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
+                            finish=done)
 
     def _run_tools(self, inp: EngineInput, memory: StagingMemoryTool) -> Any:
+        """Run the conversation to a final reply; a stream cut mid-reply resumes from the last whole turn."""
         assert self._budget is not None
-        settings = inp.settings
+        client = self._client_for(inp.settings)
         tools: list[BetaFunctionTool[Any] | BetaBuiltinFunctionTool] = [
             memory,
             *make_log_tools(inp.sessions, inp.catalog),
-            *make_transcript_tools(inp.store_root, settings),
+            *make_transcript_tools(inp.store_root, inp.settings),
         ]
-        system: list[BetaTextBlockParam] = [{"type": "text", "text": render_system(), "cache_control": CACHE}]
+        if self._context_mode is None:
+            self._context_mode = context.mode_for(client)
+        resumes = 0
+        while True:
+            try:
+                return self._stream_turns(inp, client, tools)
+            except RunFailed as err:
+                raise self._with_usage(err) from None
+            except anthropic.APIStatusError as err:
+                if self._context_mode == "server" and context.is_unsupported(err):
+                    self._context_mode = "client"  # the endpoint lacks the beta: clear on this side instead
+                    continue
+                raise self._with_usage(self._status_failure(err, client)) from None
+            except (anthropic.APIConnectionError, httpx2.TransportError, UnreadableReply) as err:
+                self._raise_if_out_of_time()
+                if isinstance(err, _MID_STREAM) and resumes < MAX_RETRIES:
+                    resumes += 1  # the SDK retries a request, not a stream cut half way: resume here
+                    continue
+                raise self._with_usage(EngineFailed(_describe_connection(err, client), reason="api")) from None
+            except anthropic.AnthropicError as err:
+                raise self._with_usage(EngineFailed(f"the Anthropic SDK failed: {err}", reason="api")) from None
+
+    def _stream_turns(self, inp: EngineInput, client: anthropic.Anthropic, tools: list[Any]) -> Any:
+        """One streaming tool runner from the transcript so far, until a final reply."""
+        assert self._budget is not None
+        settings = inp.settings
         self._budget.check_time_left()
-        client = self._client_for(settings)
+        system: list[BetaTextBlockParam] = [{"type": "text", "text": render_system(), "cache_control": CACHE}]
+        extra: dict[str, Any] = {}
+        if self._context_mode == "server":
+            extra = {"context_management": context.server_param(), "betas": [context.BETA]}
         runner = client.beta.messages.tool_runner(
             model=settings.model,
             max_tokens=min(settings.max_tokens_per_turn, settings.max_output_tokens),
@@ -115,41 +168,58 @@ class ClaudeEngine:
             tools=tools,
             messages=list(self._transcript),
             cache_control=CACHE,  # also cache the conversation so far, turn after turn
-            thread=False,  # send the whole history each turn; the cache makes the repeat cheap
+            thread=False,  # the whole (edited) history each turn, so any compatible endpoint can serve it
+            stream=True,
             max_iterations=settings.max_turns + 1,
+            **extra,
         )
-        final = None
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "tool not found": the model gets an error result
-                for reply in runner:
-                    final = reply
-                    self._take_turn(runner, reply)
-        except RunFailed as err:
-            raise self._with_usage(err) from None
-        except anthropic.APIStatusError as err:
-            raise self._with_usage(EngineFailed(_describe_status(err, client), reason="api")) from None
-        except anthropic.APIConnectionError as err:
-            self._raise_if_out_of_time()
-            message = _describe_connection(err, client)
-            raise self._with_usage(EngineFailed(message, reason="api")) from None
-        except anthropic.AnthropicError as err:
-            raise self._with_usage(EngineFailed(f"the Anthropic SDK failed: {err}", reason="api")) from None
-        if final is None:
-            raise EngineFailed("the Anthropic API returned no reply", reason="api")
-        return final
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "tool not found": the model gets an error result
+            for stream in runner:
+                reply = self._read_stream(stream)
+                if self._take_turn(runner, reply):
+                    return reply
+        raise EngineFailed("the model stopped without a final reply", reason="api")
 
-    def _take_turn(self, runner: Any, reply: Any) -> None:
-        """Account for one reply, run its tools, and record both in the transcript."""
+    def _read_stream(self, stream: Any) -> Any:
+        """The whole reply; the wall clock is checked between events, so a trickling stream cannot outlast it."""
         assert self._budget is not None
-        wants_tools = reply.stop_reason == "tool_use"
+        try:
+            for _event in stream:
+                self._budget.check_time_left()
+            reply = stream.get_final_message()
+        except ValueError as err:  # the SDK could not parse the streamed tool input
+            raise UnreadableReply(str(err)[:300]) from None
+        if reply.stop_reason is None:  # the connection closed before message_stop: a cut, not a reply
+            raise UnreadableReply("the reply stream ended before the reply did")
+        return reply
+
+    def _take_turn(self, runner: Any, reply: Any) -> bool:
+        """Account for one reply, run its tools, and record both. True when the reply is the final one."""
+        assert self._budget is not None
         self._budget.record(reply.usage)
-        self._budget.check(wants_more=wants_tools)
+        stop = reply.stop_reason
+        if stop in _FAILURES:
+            reason, why = _FAILURES[stop]
+            raise EngineFailed(f"the model stopped with {stop}: {why}; nothing is proposed", reason=reason)
+        wants_tools = stop == "tool_use"
+        self._budget.check(wants_more=wants_tools or stop == "pause_turn")
+        if self._context_mode == "client" and wants_tools:
+            # before the tools run: the runner adds their results after the history set here
+            runner.set_messages_params(lambda p: {**p, "messages": context.clear_client_side(list(p["messages"]))})
         results = runner.generate_tool_call_response() if wants_tools else None  # cached: the runner sends these
         _fold_surrogates(reply)  # after the tools saw the input as sent, so the reply can be sent back
         self._transcript.append(reply.to_param())  # the same param the runner sends back
         if results is not None:
             self._transcript.append(results)
+        # pause_turn: the server paused a long turn and the runner sends it back to be continued
+        return stop != "pause_turn" and results is None
+
+    def _status_failure(self, err: anthropic.APIStatusError, client: anthropic.Anthropic) -> RunFailed:
+        if err.status_code == 400 and "prompt is too long" in str(err.message).lower():
+            return EngineFailed(f"the conversation outgrew the model's context window: {err.message}"[:500],
+                                reason="context")
+        return EngineFailed(_describe_status(err, client), reason="api")
 
     # -- helpers ---------------------------------------------------------------
 
@@ -169,13 +239,16 @@ class ClaudeEngine:
     def _client_for(self, settings: Any) -> anthropic.Anthropic:
         """The SDK client: it reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself."""
         if self._client is None:
-            if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-                raise EngineFailed("ANTHROPIC_API_KEY is not set; the claude engine needs it", reason="api")
-            self._client = anthropic.Anthropic(max_retries=MAX_RETRIES, timeout=request_timeout(settings.timeout_seconds))
+            require_configured("claude")
+            # Streaming: the read timeout is the longest silence between events, not the length of a reply,
+            # so a long reply is never cut off, retried and billed again.
+            timeout = anthropic.Timeout(request_timeout(settings.timeout_seconds), connect=CONNECT_SECONDS)
+            self._client = anthropic.Anthropic(max_retries=MAX_RETRIES, timeout=timeout)
         return self._client
 
     def _dream_prompt(self, inp: EngineInput) -> str:
-        return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions)
+        since = since_last_dream(inp.store_root, read_tree(inp.staging))
+        return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since)
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})
@@ -259,6 +332,8 @@ def _describe_status(err: anthropic.APIStatusError, client: anthropic.Anthropic)
     return f"the Anthropic API answered {err.status_code}{after}: {message}"[:500]
 
 
-def _describe_connection(err: anthropic.APIConnectionError, client: anthropic.Anthropic) -> str:
+def _describe_connection(err: Exception, client: anthropic.Anthropic) -> str:
+    if isinstance(err, UnreadableReply):
+        return f"the replies of the Anthropic API at {client.base_url} could not be read after {MAX_RETRIES} tries: {err}"
     kind = "timed out" if isinstance(err, anthropic.APITimeoutError) else "failed"
     return f"the connection to the Anthropic API at {client.base_url} {kind} after {client.max_retries} retries"

@@ -4,10 +4,15 @@ The agent never reads log files from disk: it reads the rows the pipeline
 gathered and redacted (a polars DataFrame with columns session, date, seq,
 role, text). Three tools, SDK function tools (`BetaFunctionTool`):
 
-- ``list_sessions``: the catalog (id, date, title, entries, characters);
+- ``list_sessions``: the catalog (id, date, slug, entries, characters);
 - ``read_session``: a window of entries of one session;
 - ``search_logs``: a case-insensitive regular expression over all entries,
   with a cap on the hits.
+
+Every entry shown carries its session's date, because "yesterday" in a
+session means the day before *that session*, not before tonight. Every result
+stops at `paging.MAX_RESULT_CHARS` and says where to continue (``start=…``), so one
+call can never flood the model's context.
 
 Bad arguments come back as tool errors (`ToolError`), never as exceptions.
 """
@@ -19,6 +24,8 @@ from typing import Any
 
 import polars as pl
 from anthropic.lib.tools import BetaFunctionTool, ToolError
+
+from dream.engines.claude.paging import capped
 
 MAX_WINDOW = 200  # entries per read_session call
 MAX_HITS = 50  # hits per search_logs call
@@ -53,10 +60,10 @@ def make_log_tools(sessions: pl.DataFrame, catalog: list[Any]) -> list[BetaFunct
     titles = {str(getattr(s, "session_id", "")): s for s in catalog}
 
     def list_sessions() -> str:
-        """List the sessions gathered for this dream: id, date, title, number of entries and characters."""
+        """List the sessions gathered for this dream: id, date, slug of the log file name, entries, characters."""
         if not by_session:
             return "No sessions changed since the last dream."
-        lines = ["session | date | title | entries | chars"]
+        lines = ["session | date | slug | entries | chars"]
         for sid, frame in by_session.items():
             meta = titles.get(sid)
             title = getattr(meta, "title", "") or ""
@@ -82,10 +89,11 @@ def make_log_tools(sessions: pl.DataFrame, catalog: list[Any]) -> list[BetaFunct
         window = frame.slice(start - 1, count)
         if window.height == 0:
             raise ToolError(f"Session {session_id} has {frame.height} entries; start {start} is past the end")
-        end = start + window.height - 1
-        header = f"Session {session_id}, entries {start}-{end} of {frame.height}:"
-        body = [_entry(start + i, row) for i, row in enumerate(window.iter_rows(named=True))]
-        return "\n".join([header, *body])
+        body = capped([_entry(start + i, row) for i, row in enumerate(window.iter_rows(named=True))])
+        end = start + len(body) - 1
+        header = f"Session {session_id} of {_day(frame)}, entries {start}-{end} of {frame.height}:"
+        more = f"\n[more: read_session(session_id={session_id!r}, start={end + 1})]" if end < frame.height else ""
+        return "\n".join([header, *body]) + more
 
     def search_logs(pattern: str, session_id: str | None = None, max_hits: int = 20) -> str:
         """Search the entries of the gathered sessions with a case-insensitive regular expression.
@@ -110,6 +118,7 @@ def make_log_tools(sessions: pl.DataFrame, catalog: list[Any]) -> list[BetaFunct
                         hits.append(f"{sid} " + _entry(i, row))
         if not hits:
             return f"No entries match {pattern!r}."
+        hits = capped(hits)
         more = f" (showing {len(hits)}; narrow the pattern to see the rest)" if total > len(hits) else ""
         return f"{total} matching entries{more}:\n" + "\n".join(hits)
 
@@ -124,10 +133,16 @@ def _ordered(sessions: pl.DataFrame) -> pl.DataFrame:
 
 
 def _entry(number: int, row: dict[str, Any]) -> str:
+    """One entry: number, its session's date, role and text (long text cut, saying how much is left)."""
     text = row.get("text") or ""
     if len(text) > MAX_ENTRY_CHARS:
         text = text[:MAX_ENTRY_CHARS] + f" […{len(text) - MAX_ENTRY_CHARS} more characters]"
-    return f"#{number} [{row.get('role', '?')}] {text}"
+    day = row.get("date")
+    return f"#{number} {day if day is not None else '????-??-??'} [{row.get('role', '?')}] {text}"
+
+
+def _day(frame: pl.DataFrame) -> str:
+    return str(frame["date"][0]) if "date" in frame.columns and frame.height else "an unknown day"
 
 
 def _compile(pattern: str) -> re.Pattern[str]:

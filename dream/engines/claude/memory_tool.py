@@ -37,6 +37,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
+from dream.engines.claude.paging import capped
 from dream.store.tree import NOT_MEMORY_DIRS, atomic_write
 
 ROOT = "/memories"
@@ -163,7 +164,12 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
             start = max(1, command.view_range[0])
             end = len(lines) if command.view_range[1] == -1 else min(len(lines), command.view_range[1])
         numbered = [f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1)]
-        return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(numbered)
+        shown = capped(numbered)
+        more = ""
+        if len(shown) < len(numbered):  # a long file is paged, so one view cannot flood the context
+            next_line = start + len(shown)
+            more = f"\n[more: view {command.path} with view_range=[{next_line}, -1]]"
+        return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(shown) + more
 
     def _listing(self, folder: Path, shown: str) -> str:
         rows = [f"{_size(folder)}\t{shown}"]

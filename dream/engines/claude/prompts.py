@@ -1,10 +1,10 @@
 """Render the agent's prompts from the Jinja2 templates in `prompts/` (shipped as `dream.prompts`).
 
 `system.md.j2` is the stable part: who the agent is, its tools, the limits,
-the four phases and the team rules. It depends on nothing that changes from
-run to run, so it can sit in the cached prefix. `dream.md.j2` is tonight's
-part: the date, the store as it is, the sessions to read and the user's own
-instructions.
+the four phases, what to save and what not, and the team rules. It depends on
+nothing that changes from run to run, so it can sit in the cached prefix.
+`dream.md.j2` is tonight's part: the date, the store as it is, what changed
+since the last dream, a digest per session and the user's own instructions.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import polars as pl
 
+from dream.engines.claude.digest import session_digests
 from dream.engines.claude.memory_tool import MAX_FILE_BYTES, ROOT
 from dream.store.model import VALID_TYPES
 from dream.store.tree import INDEX_NAME, read_tree
@@ -52,15 +54,18 @@ def render_system() -> str:
     return _environment().get_template("system.md.j2").render(root=ROOT, limits=LIMITS)
 
 
-def render_dream(staging: Path, catalog: list[Any], today: date, instructions: str | None) -> str:
+def render_dream(staging: Path, catalog: list[Any], today: date, instructions: str | None,
+                 sessions: pl.DataFrame | None = None, since: str | None = None) -> str:
+    """Tonight's first message; `sessions` adds a digest per session, `since` the diff since the last dream."""
     tree = read_tree(staging)
     files = [
         {"path": f"{ROOT}/{rel}", "size": len(data), "lines": data.count(b"\n") + (0 if data.endswith(b"\n") else 1)}
         for rel, data in sorted(tree.items())
     ]
     index = tree.get(INDEX_NAME)
-    index_text = None if index is None else index.decode("utf-8", errors="replace")[:MAX_INDEX_CHARS_SHOWN]
-    sessions = [
+    full_index = None if index is None else index.decode("utf-8", errors="replace")
+    index_text = None if full_index is None else full_index[:MAX_INDEX_CHARS_SHOWN]
+    listed = [
         {
             "id": getattr(s, "session_id", ""),
             "date": getattr(s, "date", ""),
@@ -77,11 +82,17 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             today=today.isoformat(),
             files=files,
             index=index_text,
-            catalog=sessions,
+            index_cut=full_index is not None and len(full_index) > MAX_INDEX_CHARS_SHOWN,
+            index_size=len(full_index or ""),
+            index_shown=MAX_INDEX_CHARS_SHOWN,
+            since=since,
+            sessions=[] if sessions is None else session_digests(sessions, catalog),
+            catalog=listed,
             instructions=instructions,
         )
     )
 
 
-def render(staging: Path, catalog: list[Any], today: date, instructions: str | None) -> Prompts:
-    return Prompts(system=render_system(), dream=render_dream(staging, catalog, today, instructions))
+def render(staging: Path, catalog: list[Any], today: date, instructions: str | None,
+           sessions: pl.DataFrame | None = None, since: str | None = None) -> Prompts:
+    return Prompts(system=render_system(), dream=render_dream(staging, catalog, today, instructions, sessions, since))

@@ -43,8 +43,10 @@ def test_log_tools_read_the_gathered_sessions(tmp_path: Path, fake_api: FakeAnth
     out = {c["name"] + str(c["input"].get("session_id", c["input"].get("pattern", ""))): _content(by_id[c["id"]])
            for c in calls if c["name"] != "memory"}
     assert "s1 | 2025-03-02 | tests | 2 |" in out["list_sessions"]
-    assert "#2 [assistant] pytest -q, and -n auto for speed" in out["read_sessions1"]
-    assert out["search_logspytest|xdist"] == "1 matching entries:\ns1 #2 [assistant] pytest -q, and -n auto for speed"
+    # every entry carries its session's date: relative dates resolve against it, not against tonight
+    assert "#2 2025-03-02 [assistant] pytest -q, and -n auto for speed" in out["read_sessions1"]
+    assert out["search_logspytest|xdist"] == (
+        "1 matching entries:\ns1 #2 2025-03-02 [assistant] pytest -q, and -n auto for speed")
 
 
 def test_requests_carry_the_stable_prefix_and_no_shell_or_network_tool(tmp_path: Path, fake_api: FakeAnthropic) -> None:

@@ -20,7 +20,7 @@ from helpers.claude_store import engine_input, four_phase_script
 
 from dream.engines.claude import ClaudeEngine
 from dream.engines.claude.agent import MAX_RETRIES
-from dream.errors import BudgetExceeded, EngineFailed
+from dream.errors import BudgetExceeded, ConfigError, EngineFailed
 from dream.store.tree import read_tree
 
 
@@ -62,15 +62,17 @@ def test_a_connection_dropped_mid_response_is_retried(tmp_path: Path, fake_api: 
     assert {c.path for c in result.changes} == {"MEMORY.md", "testing.md", "pytest-notes.md"}
 
 
-def test_connections_dropped_until_the_retries_run_out(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+def test_streams_dropped_until_the_resumes_run_out_fail_with_api_and_change_nothing(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    inp = engine_input(tmp_path)
+    before = read_tree(inp.staging)
     fake_api.play(Drop(times=99))
-    # a dropped connection has no retry-after header, so the SDK backs off 0.5 s, 1 s, 2 s...:
-    # one retry keeps the test fast, the engine's own client uses MAX_RETRIES
-    client = anthropic.Anthropic(max_retries=1)
     with pytest.raises(EngineFailed) as caught:
-        ClaudeEngine(client=client).consolidate(engine_input(tmp_path))
-    assert caught.value.reason == "api" and "connection" in str(caught.value)
-    assert fake_api.url in str(caught.value) and len(fake_api.requests) == 2
+        ClaudeEngine().consolidate(inp)
+    assert caught.value.reason == "api" and "stream ended before the reply did" in str(caught.value)
+    assert fake_api.url in str(caught.value) and len(fake_api.requests) == 1 + MAX_RETRIES
+    assert read_tree(inp.staging) == before
 
 
 def test_a_bad_request_is_not_retried(tmp_path: Path, fake_api: FakeAnthropic) -> None:
@@ -88,10 +90,10 @@ def test_a_tool_use_naming_an_unknown_tool_gets_an_error_result(tmp_path: Path, 
     assert result.summary == "ok, nothing to do"
 
 
-def test_no_api_key_is_a_clear_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_api_key_is_a_configuration_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    with pytest.raises(EngineFailed, match="ANTHROPIC_API_KEY is not set"):
+    with pytest.raises(ConfigError, match="needs ANTHROPIC_API_KEY"):
         ClaudeEngine().consolidate(engine_input(tmp_path))
 
 
