@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dream.errors import ConfigError
+from dream.store.regular import read_regular
 
 MAX_INSTRUCTIONS = 4096
 
@@ -73,18 +74,22 @@ def store_config_path(store: Path) -> Path:
     return store / ".dream" / "config.toml"
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
-    if path.exists() and not path.is_file():
-        raise ConfigError(f"{path}: config path is not a file")
-    if not path.is_file():
+    try:
+        raw = read_regular(path, "config", MAX_CONFIG_BYTES, ConfigError)
+    except FileNotFoundError:
         return {}
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nested array
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
     _check_keys(data, str(path))
     return data
 

@@ -14,8 +14,6 @@ dream may add some.
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +21,7 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from dream.errors import BadInput
+from dream.store.regular import read_regular
 
 T = TypeVar("T")
 
@@ -38,38 +37,12 @@ class DamagedRecord(BadInput):
 def read_record_bytes(path: Path, what: str) -> bytes:
     """The bytes of a regular file of at most `MAX_RECORD_BYTES`; `DamagedRecord` otherwise.
 
-    Opened without blocking and checked with fstat before reading, so a FIFO
-    or a device in place of a record is reported instead of hanging the
-    command. A missing file raises `FileNotFoundError`: each caller decides
-    what absence means (an unknown version, a store never consolidated …).
+    A FIFO or a device in place of a record is reported instead of hanging
+    the command (`dream.store.regular`). A missing file raises
+    `FileNotFoundError`: each caller decides what absence means (an unknown
+    version, a store never consolidated …).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise DamagedRecord(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise DamagedRecord(f"{path}: damaged {what}: not a regular file")
-        if info.st_size > MAX_RECORD_BYTES:
-            raise DamagedRecord(f"{path}: damaged {what}: {info.st_size:,} bytes, over {MAX_RECORD_BYTES:,}")
-        return _read_all(fd, info.st_size)
-    except OSError as exc:
-        raise DamagedRecord(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-
-
-def _read_all(fd: int, size: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, max(size, 1 << 16)):
-        chunks.append(chunk)
-        size -= len(chunk)
-        if size < -MAX_RECORD_BYTES:  # the file grew while we read it
-            break
-    return b"".join(chunks)
+    return read_regular(path, what, MAX_RECORD_BYTES, DamagedRecord)
 
 
 # One adapter per type: building one is slow. A plain dict rather than

@@ -22,12 +22,11 @@ from dream.cli.console import (
     when,
     words,
 )
+from dream.cli.progress import FleetProgress, RunProgress, wanted
 from dream.errors import BadInput
 from dream.outcomes import Status
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
-
     from dream import history as hist
     from dream.store.layout import Layout
 
@@ -55,8 +54,9 @@ def run(
         return
     from dream.pipeline import run as pipeline  # start-up: see dream/cli/__init__.py
 
-    with _gather_progress(enabled=not as_json) as progress:
-        outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides, on_progress=progress)
+    with RunProgress(wanted(as_json)) as progress:
+        outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides, on_progress=progress.on_progress,
+                               call=progress.call)
     if as_json:
         emit_json(outcome.to_json())
     else:
@@ -76,9 +76,15 @@ def _run_fleet(roots: list[Path], engine: str | None, force: bool, overrides: di
         out.print(f"dream run --all at {when(started)}: {len(stores)} store(s)"
                   + ("" if stores else " under ~/.claude/projects or the --root folders"), markup=False)
     names = dict(zip(map(str, stores), short_paths(stores)))
-    rows = fleet.run_fleet(stores, engine=engine, force=force, max_concurrency=max_concurrency, overrides=overrides,
-                           on_row=None if as_json else lambda row: out.print(fleet_line(row, names), markup=False,
-                                                                              soft_wrap=True))
+
+    def heard(row: dict) -> None:
+        if not as_json:
+            out.print(fleet_line(row, names), markup=False, soft_wrap=True)  # above the bar while it shows
+        progress.row_done()
+
+    with FleetProgress(wanted(as_json), len(stores)) as progress:
+        rows = fleet.run_fleet(stores, engine=engine, force=force, max_concurrency=max_concurrency,
+                               overrides=overrides, on_row=heard)
     counts = {status: sum(1 for r in rows if r["status"] == status) for status in map(str, Status)}
     if as_json:
         emit_json({"stores": rows, "counts": counts, "duration_s": round(time.time() - started, 3)})
@@ -97,36 +103,6 @@ def fleet_line(row: dict, names: dict[str, str]) -> str:
     else:
         detail = row["message"] or ""
     return f"{state:<20} {name}  {detail}".rstrip()
-
-
-class _gather_progress:
-    """A progress bar on stderr while gathering many megabytes of logs (people only)."""
-
-    MIN_BYTES = 5_000_000
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled and err.is_terminal
-        self.bar: Progress | None = None
-        self.task: TaskID | None = None
-
-    def __enter__(self):
-        return self.update if self.enabled else None
-
-    def update(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if total < self.MIN_BYTES:
-                return
-            from rich.progress import Progress  # start-up: only runs that read megabytes show a bar
-
-            self.bar = Progress(console=err, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("gathering sessions", total=total)
-        assert self.task is not None  # set with the bar
-        self.bar.update(self.task, completed=done)
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.stop()
 
 
 def _print_outcome(outcome, store: Path) -> None:
@@ -151,10 +127,15 @@ def status(
     store: StoreOpt = Path("."),
     all_stores: Annotated[bool, typer.Option("--all", help="Every store under ~/.claude/projects (and --root folders); --store is not needed.")] = False,
     roots: Annotated[Optional[list[Path]], typer.Option("--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
+    html: Annotated[Optional[Path], typer.Option(
+        "--html", help="Write one overview page of every pending proposal here, each one's review page beside it.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Gate, lock holder, current version and pending proposals."""
-    from dream.review.status import fleet_status, store_status  # start-up: see dream/cli/__init__.py
+    from dream.review.status import fleet_status, store_row, store_status  # start-up: see dream/cli/__init__.py
+    if html:
+        _write_overview(html, fleet_status(roots or []) if all_stores or roots else [store_row(store)], as_json)
+        return
     if all_stores or roots:
         _print_fleet(fleet_status(roots or []), as_json)
         return
@@ -200,6 +181,19 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
     title = f"{len(rows)} store(s)" + (f" under {root}" if (root := common_root(stores)) else "")
     out.print(table(title, ["store", "gate", "sessions waiting", "last dream", "pending", "error"], table_rows,
                     wrap=("pending", "error")))
+
+
+def _write_overview(html: Path, rows: list[dict], as_json: bool) -> None:
+    from dream.review.overview import write_overview  # start-up: see dream/cli/__init__.py
+
+    stores = [r["store"] for r in rows]
+    written = write_overview(html, rows, short_paths(stores), common_root(stores))
+    if as_json:
+        emit_json({"stores": rows, "overview": written.to_json()})
+        return
+    pending = len({p["store"] for p in written.proposals})
+    out.print(f"overview written to {html}: {len(written.proposals)} pending proposal(s) in {pending} of "
+              f"{len(rows)} store(s); their review pages are in {written.pages}", markup=False, soft_wrap=True)
 
 
 @app.command()

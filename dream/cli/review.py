@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.commands import print_decision, resume_paused_flow
@@ -23,8 +25,14 @@ def review(
     comment: CommentOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Go through a proposal file by file (diff in colour), take or skip each, then confirm."""
+    """Go through a proposal file by file (diff in colour), take or skip each, then confirm.
+
+    On a terminal each answer is one key, no Enter. Files that must go
+    together (the new index and the files it points to) are taken or skipped
+    together, and the review says so when the choice is made.
+    """
     from dream.review import decide  # start-up: see dream/cli/__init__.py
+    from dream.review.choices import Choices, needs  # start-up: see dream/cli/__init__.py
     from dream.review.retention import summarize  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
     from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
@@ -39,55 +47,217 @@ def review(
     report = proposals.report(proposal)
     retention = report.get("retention") or summarize(base, new)
     screen = err if as_json else out  # with --json, stdout carries only the JSON object
-    taken = _choose_files(screen, proposal.changed, base, new, retention)
-    skipped = [p for p in proposal.changed if p not in taken]
-    screen.print(f"\n[bold]summary[/bold]: take {len(taken)} file(s), skip {len(skipped)}")
-    for path in taken:
-        screen.print(f"  take  {path}", markup=False)
-    for path in skipped:
-        screen.print(f"  skip  {path}", markup=False)
-    if not taken or not _ask(screen, f"write {len(taken)} file(s) into the store now?", "yn") == "y":
+    keys = Keys(screen)
+    choices = Choices(list(proposal.changed), needs(base, new, proposal.changed))
+    _choose_files(screen, keys, choices, base, new, retention)
+    if not _confirm(screen, keys, choices, lambda taken: _problem(layout, proposal, taken)):
         screen.print("nothing written; the proposal stays pending")
         if as_json:
             emit_json({"status": "pending", "proposal_id": proposal.id, "version": None,
                        "taken": [], "skipped": list(proposal.changed)})
         return
-    decision = decide.accept(store, proposal.id, comment, only=taken)
+    decision = decide.accept(store, proposal.id, comment, only=choices.in_order())
     print_decision(decision, as_json, resumed=resume_paused_flow(store, proposal.id, "accept", comment))
 
 
-def _choose_files(screen, changed: list[str], base, new, retention: dict) -> list[str]:
-    """Ask file by file; `a` takes the rest, `q` skips the rest."""
+def _problem(layout, proposal, taken: list[str]) -> str | None:
+    """Why this selection cannot be written (index limits, a conflict with the live store), or None."""
+    from dream.errors import MergeConflict, Refused  # start-up: see dream/cli/__init__.py
+    from dream.review.decide import plan_accept  # start-up: see dream/cli/__init__.py
+
+    try:
+        plan_accept(layout, proposal, only=taken)
+    except (Refused, MergeConflict) as exc:
+        return str(exc)
+    return None
+
+
+class Keys:
+    """Answers: one keypress on a terminal (no Enter), one letter and Enter otherwise.
+
+    A line such as `ynnq` from a pipe is refused, not read as `y`: each
+    answer is one letter on its own line.
+    """
+
+    def __init__(self, screen):
+        self.screen = screen
+        self.terminal = sys.stdin.isatty()
+
+    def hint(self) -> str:
+        return "(one key)" if self.terminal else "(a letter, then Enter)"
+
+    def ask(self, question: str, choices: str, end_of_input: str) -> str:
+        """One of `choices`; `end_of_input` when the input ends (a closed pipe, Ctrl-D)."""
+        while True:
+            self.screen.print(f"{question} {self.hint()} ", end="", markup=False)
+            answer = self._key() if self.terminal else self._line()
+            if answer is None:
+                self.screen.print("")
+                return end_of_input
+            if self.terminal:
+                self.screen.print(answer, markup=False)  # echo the key: the prompt line reads as answered
+            if len(answer) == 1 and answer in choices:
+                return answer
+            self.screen.print(f"please answer one of: {', '.join(choices)}", markup=False)
+
+    def number(self, question: str) -> str | None:
+        """A line (a file's number), read with Enter even on a terminal."""
+        self.screen.print(f"{question} ", end="", markup=False)
+        line = sys.stdin.readline()
+        return line.strip() if line else None
+
+    def _line(self) -> str | None:
+        line = sys.stdin.readline()
+        return None if not line else line.strip().lower()
+
+    def _key(self) -> str | None:
+        import termios  # start-up: only a review on a terminal reads single keys
+        import tty  # start-up: as termios
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)  # keys arrive one by one; Ctrl-C still interrupts
+            while True:
+                key = os.read(fd, 1).decode("utf-8", errors="replace")
+                if key not in ("\r", "\n"):  # Enter pressed out of habit answers nothing
+                    break
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        return None if key in ("", "\x04") else key.lower()
+
+
+TAKE = "take this file? [y]es [n]o [a]ll remaining [q]uit (skip remaining)"
+KEEP = "keep this file? [y]es [n]o [a]ll remaining [q]uit (skip remaining)"
+
+
+def _choose_files(screen, keys: Keys, choices, base, new, retention: dict) -> None:
+    """Ask file by file; a choice that would break the index is explained, and asked about, when it is made."""
     from dream.versions.diffing import file_diff  # start-up: see dream/cli/__init__.py
 
-    taken: list[str] = []
+    changed = choices.changed
     for n, path in enumerate(changed, 1):
         screen.rule(f"{n}/{len(changed)}  {path}")
         dropped = [i for i in retention["items"] if i["path"] == path and i["status"] == "dropped"]
         if dropped:
             screen.print(f"[bold red]drops {len(dropped)} line(s) of {path}[/bold red]")
         print_diff(file_diff(path, base.get(path), new.get(path)), console=screen)
-        answer = _ask(screen, "take this file? [y]es [n]o [a]ll remaining [q]uit (skip remaining)", "ynaq")
+        needers = choices.needed_by(path)
+        if needers:
+            screen.print(f"already taken: {', '.join(sorted(needers))} need(s) it", markup=False)
+        elif choices.along(path):
+            screen.print(f"taking it also takes {len(choices.along(path))} file(s) it needs: "
+                         f"{', '.join(sorted(choices.along(path)))}", markup=False)
+        answer = keys.ask(KEEP if needers else TAKE, "ynaq", end_of_input="q")
         if answer == "y":
-            taken.append(path)
+            _take(screen, keys, choices, path)
+        elif answer == "n":
+            _skip(screen, keys, choices, path)
         elif answer == "a":
-            return taken + changed[n - 1:]
+            _take_the_rest(screen, choices, changed[n - 1:])
+            return
         elif answer == "q":
-            return taken
-    return taken
+            return
 
 
-def _ask(screen, question: str, choices: str) -> str:
-    """One letter from `choices`; end of input counts as no / quit."""
+def _take(screen, keys: Keys, choices, path: str) -> None:
+    from dream.review.choices import why  # start-up: see dream/cli/__init__.py
+
+    conflicts = choices.conflicts(path)
+    if conflicts:
+        screen.print(f"[yellow]taking {path} needs {len(conflicts)} file(s) you skipped, or the index would "
+                     f"break:[/yellow]")
+        _reasons(screen, choices, path, conflicts, why)
+        if keys.ask("take them too? [y]es [n]o (leave this file skipped)", "yn", end_of_input="n") != "y":
+            choices.skip(path)
+            return
+    along = choices.along(path)
+    choices.take(path)
+    if along:
+        screen.print(f"[yellow]taking {path} takes {len(along)} more file(s) with it, or the index would "
+                     f"break:[/yellow]")
+        _reasons(screen, choices, path, along, why)
+
+
+def _skip(screen, keys: Keys, choices, path: str) -> None:
+    from dream.review.choices import why  # start-up: see dream/cli/__init__.py
+
+    needers = choices.needed_by(path)
+    if needers:
+        screen.print(f"[yellow]skipping {path} breaks the index unless {', '.join(sorted(needers))} is skipped "
+                     f"too:[/yellow]")
+        for needer in sorted(needers):
+            direct = next(p for p in [needer, *sorted(choices.required_by(needer))] if path in choices.needs.get(p, ()))
+            screen.print(f"  {needer}: {why(direct, path)}", markup=False)
+        if keys.ask(f"skip {', '.join(sorted(needers))} too? [y]es [n]o (keep this file)", "yn",
+                    end_of_input="n") != "y":
+            return
+    choices.skip(path)
+
+
+def _reasons(screen, choices, path: str, files: set[str], why) -> None:
+    """For each file taken along with `path`, the link that needs it."""
+    chain = [path, *sorted(choices.required_by(path))]
+    for other in sorted(files):
+        direct = next(p for p in chain if other in choices.needs.get(p, ()))
+        screen.print(f"  {other}: {why(direct, other)}", markup=False)
+
+
+def _take_the_rest(screen, choices, rest: list[str]) -> None:
+    """`a`: take every remaining file whose needs were not skipped; say which stay skipped and why."""
+    left = []
+    for path in rest:
+        if path in choices.refused or choices.conflicts(path):
+            left.append(path)
+        else:
+            choices.take(path)
+    if left:
+        screen.print(f"left skipped, as they need files you skipped: {', '.join(left)}", markup=False)
+
+
+def _confirm(screen, keys: Keys, choices, problem_of) -> bool:
+    """The summary, then write, edit or give up; a selection that cannot be written is edited, never lost."""
     while True:
-        screen.print(f"{question} ", end="", markup=False)
-        line = sys.stdin.readline()
-        if not line:
-            return "q" if "q" in choices else "n"
-        answer = line.strip().lower()[:1]
-        if answer and answer in choices:
-            return answer
-        screen.print(f"please answer one of: {', '.join(choices)}", markup=False)
+        taken = choices.in_order()
+        skipped = [p for p in choices.changed if p not in choices.taken]
+        screen.print(f"\n[bold]summary[/bold]: take {len(taken)} file(s), skip {len(skipped)}")
+        for number, path in enumerate(choices.changed, 1):
+            screen.print(f"  {number:>3}  {'take' if path in choices.taken else 'skip'}  {path}", markup=False)
+        problem = problem_of(taken) if taken else None
+        if not taken:
+            answer = keys.ask("nothing to write: [e]dit the selection or [q]uit?", "eq", end_of_input="q")
+        elif problem:
+            screen.print(f"[bold red]this selection cannot be written:[/bold red] {escape(problem)}")
+            answer = keys.ask("[e]dit the selection or [q]uit (the proposal stays pending)?", "eq", end_of_input="q")
+        else:
+            answer = keys.ask(f"write {len(taken)} file(s) into the store now? [y]es [n]o [e]dit", "yne",
+                              end_of_input="n")
+        if answer == "y":
+            return True
+        if answer in ("n", "q"):
+            return False
+        _edit(screen, keys, choices)
+
+
+def _edit(screen, keys: Keys, choices) -> None:
+    """Switch files between take and skip by number; files that go together switch together."""
+    while True:
+        picked = keys.number("number of a file to switch between take and skip (Enter when done):")
+        if not picked:
+            return
+        if not picked.isdigit() or not 1 <= int(picked) <= len(choices.changed):
+            screen.print(f"please give a number from 1 to {len(choices.changed)}", markup=False)
+            continue
+        path = choices.changed[int(picked) - 1]
+        before = choices.taken
+        if path in before:
+            choices.skip(path)
+        else:
+            choices.take(path)
+        after = choices.taken
+        for verb, files in (("take", sorted(after - before)), ("skip", sorted(before - after))):
+            if files:
+                screen.print(f"{verb} {', '.join(files)}", markup=False)
 
 
 @app.command()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,6 +32,7 @@ import polars as pl
 
 from dream.pipeline.redact import redact_column
 from dream.pipeline.sessions import SessionFile
+from dream.store.regular import kind_of
 
 # --------------------------------------------------------------------------
 # Reading and parsing
@@ -162,10 +164,13 @@ def _entries_of(f: SessionFile) -> tuple[bytes | None, str | None]:
 def _read(f: SessionFile) -> bytes | str:
     """All of a file's bytes as they are now (it may have changed since the scan), or a problem."""
     try:
-        fd = os.open(f.location, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # Non-blocking: a log swapped for a FIFO since the scan must not hang the run.
+        fd = os.open(f.location, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
         return f"cannot open ({exc.strerror}), skipped"
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return f"{kind_of(os.fstat(fd).st_mode)}, not a regular file, skipped"
         with open(fd, "rb", buffering=0, closefd=False) as fh:
             return fh.read()
     except OSError as exc:

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dream.pipeline.detectors import PREFILTER, find_spans
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -145,8 +147,8 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "private-key",
         # A whole PEM block; a block cut short (no END line) is redacted to
         # the end of its base64 body so no key material survives truncation.
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----"
-        r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=:,." + _WS + r"-]*)",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=:,.\\" + _WS + r"-]*)",
         hint=r"-----BEGIN ",
     ),
     SecretPattern("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", hint="sk-"),
@@ -162,7 +164,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("aws-access-key-id", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", hint="AKIA|ASIA"),
     SecretPattern(
         "aws-secret-key",
-        r"(?i:(\baws_secret_access_key[\"']?[ \t]*[:=][ \t]*[\"']?))[A-Za-z0-9/+=]{16,}",
+        r"(?i:(\baws_secret_access_key[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?))[A-Za-z0-9/+=]{16,}",
         hint=r"(?i:_access_)",
         keep_before=True,
     ),
@@ -184,6 +186,23 @@ PATTERNS: tuple[SecretPattern, ...] = (
         hint="k_live_|k_test_",
     ),
     SecretPattern("google-api-key", r"\bAIza[A-Za-z0-9_-]{35,}", hint="AIza"),
+    # Vendor tokens with a fixed prefix, from each vendor's documented format.
+    SecretPattern("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", hint=r"SG\."),
+    SecretPattern("mailgun-key", r"\bkey-[0-9a-f]{32}\b", hint="key-"),
+    SecretPattern("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}", hint="hf_"),
+    SecretPattern("databricks-token", r"\bdapi[0-9a-f]{32}(?:-[0-9]+)?", hint="dapi"),
+    SecretPattern("twilio-key", r"\b(?:AC|SK)[0-9a-f]{32}\b", hint="AC|SK"),
+    SecretPattern("azure-storage-key", r"(\bAccountKey=)[A-Za-z0-9+/]{40,}={0,2}", hint="AccountKey=",
+                  keep_before=True),
+    SecretPattern("azure-sas-signature", r"([?&;]sig=)[A-Za-z0-9%+/=]{20,}", hint="sig=", keep_before=True),
+    SecretPattern("stripe-webhook-secret", r"\bwhsec_[A-Za-z0-9+/=]{20,}", hint="whsec_"),
+    SecretPattern("slack-app-token", r"\bxapp-[0-9]+-[A-Za-z0-9-]{20,}", hint="xapp-"),
+    SecretPattern("gitlab-token", r"\bgl(?:pat|dt|ft|soat|rt|ptt|cbt|imt|oas)-[A-Za-z0-9_-]{20,}", hint="gl[a-z]+-"),
+    SecretPattern("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", hint="shp[a-z]{2}_"),
+    SecretPattern("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}", hint="_v1_"),
+    SecretPattern("atlassian-token", r"\bATATT3[A-Za-z0-9_=-]{20,}", hint="ATATT3"),
+    SecretPattern("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", hint="pypi-AgE"),
+    SecretPattern("telegram-bot-token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{32,34}\b", hint=":AA"),
     SecretPattern("npm-token", r"\bnpm_[A-Za-z0-9]{36,}", hint="npm_"),
     SecretPattern(
         "bearer-token",
@@ -217,7 +236,7 @@ PATTERNS: tuple[SecretPattern, ...] = (
         "url-password",
         # scheme://user:password@host -> scheme://user:[REDACTED]@host.
         # The password may not start with "[", so a marker is never re-matched.
-        r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^" + _WS + r"/:@]+:)[^" + _WS + r"/@\[][^" + _WS + r"/@]*(@)",
+        r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^" + _WS + r"/:@]*:)[^" + _WS + r"/@\[][^" + _WS + r"/@]*(@)",
         hint="://",
         keep_before=True,
         keep_after=True,
@@ -239,6 +258,29 @@ PATTERNS: tuple[SecretPattern, ...] = (
         hint=_SECRET_KEYS + _ASSIGNED,
         keep_before=True,
     ),
+    # Command-line credentials: after the assignments, so `--password=X` is named as a password.
+    SecretPattern(
+        "cli-password",
+        # --password X, --password=X, --token X …: a value that looks like a secret (not "--password to set it").
+        r"(\s--(?:password|passwd|pass|token|secret|api-key|apikey|auth-token)[= ])" + _secret_value(6),
+        hint="--pass|--token|--secret|--api|--auth",
+        keep_before=True,
+    ),
+    SecretPattern(
+        "cli-password",
+        # mysql -pX (with a space, -p prompts instead).
+        r"(\bmysql(?:dump|admin)?[ \t](?:[^\n]*?[ \t])?-p)[^" + _WS + r"\"'`\[-][^" + _WS + r"\"'`]*",
+        hint="mysql",
+        keep_before=True,
+    ),
+    SecretPattern(
+        "curl-credentials",
+        # curl -u user:password / --user user:password: the user is kept.
+        r"(\bcurl[ \t](?:[^\n]*?[ \t])?(?:-u|--user)[ \t]+[\"']?[^" + _WS + r":\"']*:)[^" + _WS
+        + r"\"'@\[][^" + _WS + r"\"']*",
+        hint="curl",
+        keep_before=True,
+    ),
 )
 
 # Most text holds no secret. Every match contains its pattern's hint, so text
@@ -249,14 +291,26 @@ _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p i
 
 
 def redact(text: str) -> tuple[str, int]:
-    """Return `text` with secrets replaced by markers, and how many were replaced."""
-    if not _HINT_RE.search(text):
-        return text, 0
+    """Return `text` with secrets replaced by markers, and how many were replaced.
+
+    The one function to call on any text before it reaches a model, a file
+    or a name: dream's patterns, then detect-secrets' plugins and the entropy
+    check on assigned values (`dream.pipeline.detectors`).
+    """
     total = 0
-    for regex, replacement in _COMPILED:
-        text, n = regex.subn(replacement, text)
-        total += n
-    return text, total
+    if _HINT_RE.search(text):
+        for regex, replacement in _COMPILED:
+            text, n = regex.subn(replacement, text)
+            total += n
+    text, n = _redact_detected(text)
+    return text, total + n
+
+
+def _redact_detected(text: str) -> tuple[str, int]:
+    spans = find_spans(text)
+    for span in reversed(spans):
+        text = f"{text[:span.start]}[REDACTED:{span.kind}]{text[span.end:]}"
+    return text, len(spans)
 
 
 def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
@@ -267,7 +321,21 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     compared with the hints), and runs its pattern once: the replacements
     are counted by the markers they leave, which no pattern can match.
     """
+    import polars as pl  # start-up: only gathering and import need polars
+
     column = column.cast(str)
+    column, total = _redact_patterns_column(column)
+    candidates = column.str.contains(PREFILTER).fill_null(False).arg_true()
+    if len(candidates):
+        texts, counts = zip(*(_redact_detected(t) for t in column.gather(candidates).to_list()))
+        if sum(counts):
+            column = column.clone().scatter(candidates, pl.Series(texts, dtype=pl.Utf8))
+            total += sum(counts)
+    return column, total
+
+
+def _redact_patterns_column(column: pl.Series) -> tuple[pl.Series, int]:
+    """Dream's patterns on a column, as `redact` applies them to one string."""
     hinted = column.str.contains(HINTS).fill_null(False).arg_true()
     if not len(hinted):
         return column, 0

@@ -48,6 +48,7 @@ from dream.review import policy, retention
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
 from dream.store.tree import (
+    MAX_MEMORY_FILE_BYTES,
     Tree,
     changed_paths,
     materialize,
@@ -184,7 +185,6 @@ def snapshot(ctx: RunContext) -> Snapshot:
     return Snapshot(version.number, tree, changed=True)
 
 
-MAX_MEMORY_FILE_BYTES = 1_000_000  # MEMORY.md's own limit is 25 KB; a megabyte is not a memory file
 
 
 def refuse_oversized_memory(root: Path) -> None:
@@ -257,10 +257,12 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     errors = validation_errors(findings)
     if errors:
         first = errors[0]
-        raise ValidationFailed(
+        failure = ValidationFailed(
             f"staged tree breaks {len(errors)} rule(s), first: {first.path}: {first.rule}: {first.message}",
             findings,
         )
+        failure.usage = staged.result.usage  # type: ignore[attr-defined]  # a failed run still shows what it spent
+        raise failure
     return findings
 
 

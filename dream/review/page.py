@@ -100,7 +100,7 @@ def summary_counts(report: dict, retention: dict) -> dict[str, int]:
     return summary
 
 
-def _environment() -> jinja2.Environment:
+def environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
@@ -108,20 +108,23 @@ def _environment() -> jinja2.Environment:
 
 
 def render(*, title: str, old: Tree, new: Tree, report: dict | None = None,
-           retention: dict | None = None, subtitle: str = "") -> str:
-    """The page for `old` → `new`; `report` (a proposal's) adds engine, counts and tokens."""
+           retention: dict | None = None, subtitle: str = "", back: str | None = None) -> str:
+    """The page for `old` → `new`; `report` (a proposal's) adds engine, counts and tokens.
+
+    `back` links to the overview page the reviewer came from (`dream.review.overview`).
+    """
     report = report or {}
     retention = retention or summarize(old, new)
     diffs = file_diffs(old, new)
-    return _environment().get_template("review.html.j2").render(
-        title=title, subtitle=subtitle, report=report, retention=retention,
+    return environment().get_template("review.html.j2").render(
+        title=title, subtitle=subtitle, report=report, retention=retention, back=back,
         summary=summary_counts(report, retention), usage=report.get("usage"),
         files=diffs, open_files=len(diffs) <= OPEN_FILES_UP_TO,
         lines_added=sum(d.added for d in diffs), lines_removed=sum(d.removed for d in diffs),
     )
 
 
-def proposal_page(layout: Layout, proposal: Proposal) -> str:
+def proposal_page(layout: Layout, proposal: Proposal, back: str | None = None) -> str:
     proposals = Proposals(layout)
     base = Versions(layout).tree(proposal.base_version)
     new = proposals.tree(proposal)
@@ -129,7 +132,7 @@ def proposal_page(layout: Layout, proposal: Proposal) -> str:
     return render(
         title=f"Dream proposal {proposal.id}", old=base, new=new, report=report,
         retention=report.get("retention") or summarize(base, new),
-        subtitle=f"{layout.root} · base version {proposal.base_version} · {proposal.status}",
+        subtitle=f"{layout.root} · base version {proposal.base_version} · {proposal.status}", back=back,
     )
 
 
@@ -139,12 +142,16 @@ def versions_page(layout: Layout, old_number: int, new_number: int) -> str:
                   new=versions.tree(new_number), subtitle=str(layout.root))
 
 
-def write_page(path: Path, html: str) -> Path:
-    """Write the page to `path`, a file name: a folder or a missing parent is the user's mistake."""
+def check_page_path(path: Path) -> None:
     if path.is_dir():
         raise BadInput(f"{path}: --html needs a file name, this is a folder")
     if not path.parent.is_dir():
         raise BadInput(f"{path}: --html folder {path.parent} does not exist")
+
+
+def write_page(path: Path, html: str) -> Path:
+    """Write the page to `path`, a file name: a folder or a missing parent is the user's mistake."""
+    check_page_path(path)
     try:
         atomic_write(path, html.encode("utf-8"))
     except OSError as exc:

@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from dream.store.tree import _mode_for, fsync_dir, sha256
+from dream.store.tree import TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
 from dream.versions.merge import merge_file
 
 _AT_FDCWD = -100
@@ -171,7 +171,7 @@ def _swap(path: Path, data: bytes | None) -> bytes | None:
     if data is None:
         return _take_away(path)
     path.parent.mkdir(parents=True, exist_ok=True)  # a new folder; unsafe ones were refused before
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), _mode_for(path))
@@ -209,7 +209,7 @@ def _exchange_in(tmp: Path, path: Path) -> bytes | None:
 
 def _replace_keeping_old(tmp: Path, path: Path) -> bytes | None:
     """Without an exchange: pin the old inode by a hard link, then rename; sees in-place appends only."""
-    aside = tmp.with_name(tmp.name + ".old")
+    aside = tmp.with_name(tmp.name[:-len(TEMP_SUFFIX)] + "old" + TEMP_SUFFIX)
     try:
         os.link(path, aside)
     except FileNotFoundError:
@@ -224,7 +224,7 @@ def _replace_keeping_old(tmp: Path, path: Path) -> bytes | None:
 
 def _take_away(path: Path) -> bytes | None:
     """Remove `path` by renaming it aside first, so what was removed is known exactly."""
-    aside = path.with_name(f".{path.name}.{os.getpid()}.removed.tmp")
+    aside = path.with_name(f"{temp_prefix(path)}{os.getpid()}removed{TEMP_SUFFIX}")
     try:
         os.rename(path, aside)
     except FileNotFoundError:

@@ -29,10 +29,22 @@ class Layout:
             raise StoreNotFound(f"{root}: store path is not a folder")
         if not _looks_like_store(root):
             raise StoreNotFound(f"{root}: not a memory store (no MEMORY.md, no topic files, no logs/)")
-        dream = root / ".dream"
-        if dream.exists() and not dream.is_dir():
-            raise BadInput(f"{dream}: should be dream's folder but is a file; move it away")
-        return cls(root.resolve())
+        layout = cls(root.resolve())
+        layout.check_own_folders()
+        return layout
+
+    def check_own_folders(self) -> None:
+        """`.dream/` and its folders must be real folders inside the store, or absent.
+
+        A symlink there would make every write of dream's land wherever it
+        points, outside the store; a file there cannot hold anything.
+        """
+        for folder in (self.dream, self.objects, self.versions, self.proposals, self.staging):
+            if folder.is_symlink():
+                raise BadInput(f"{folder}: is a symlink; dream keeps its files only in real folders inside the "
+                               f"store; replace it by a folder")
+            if folder.exists() and not folder.is_dir():
+                raise BadInput(f"{folder}: should be dream's folder but is a file; move it away")
 
     @property
     def dream(self) -> Path:
@@ -89,5 +101,6 @@ class Layout:
         return self.root / "logs"
 
     def ensure(self) -> None:
+        self.check_own_folders()  # again: it may have changed since the store was opened
         for d in (self.objects, self.versions, self.proposals):
             d.mkdir(parents=True, exist_ok=True)

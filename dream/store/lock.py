@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Iterator
 
-from dream.errors import LockBusy
+from dream.errors import BadInput, LockBusy
 from dream.store.layout import Layout
+from dream.store.regular import kind_of, read_regular
 from dream.store.tree import atomic_write
 
 
@@ -49,12 +51,26 @@ def _pid_alive(pid: int) -> bool:
 def current_holder(layout: Layout) -> LockHolder | None:
     """The live holder of the store's lock, or None."""
     try:
-        holder = LockHolder(**json.loads(layout.lock_info.read_text(encoding="utf-8")))
-    except (FileNotFoundError, ValueError, TypeError):
-        return None
+        holder = LockHolder(**json.loads(read_regular(layout.lock_info, "lock holder", 64 * 1024)))
+    except (FileNotFoundError, BadInput, ValueError, TypeError):
+        return None  # information only: what cannot be read names no holder
     if holder.host == socket.gethostname() and not _pid_alive(holder.pid):
         return None
     return holder
+
+
+def _kind(path) -> str:
+    return kind_of(os.lstat(path).st_mode)
+
+
+def _write_holder(layout: Layout, holder: LockHolder) -> None:
+    """Write who holds the lock; anything but a file in the way is moved aside (and said), never a block."""
+    info = layout.lock_info
+    if info.is_symlink() or (info.exists() and not info.is_file()):
+        aside = info.with_name(f"{info.name}.not-a-file-{int(time.time())}")
+        sys.stderr.write(f"dream: warning: {info}: was {_kind(info)}, not a file; moved to {aside.name}\n")
+        os.rename(info, aside)
+    atomic_write(info, json.dumps(asdict(holder)).encode())
 
 
 @contextmanager
@@ -65,18 +81,24 @@ def store_lock(layout: Layout, run_id: str, purpose: str = "run", wait: float = 
         FileLock,
         Timeout,
     )
+    if layout.lock.is_symlink() or (layout.lock.exists() and not layout.lock.is_file()):
+        raise BadInput(f"{layout.lock}: the store's lock file is {_kind(layout.lock)}, not a regular file; "
+                       f"move it away")
     lock = FileLock(str(layout.lock), timeout=wait)
     try:
         lock.acquire()
     except Timeout:
         raise LockBusy(current_holder(layout)) from None
+    except OSError as exc:
+        raise BadInput(f"{layout.lock}: cannot take the store's lock: {exc.strerror or exc}") from None
     holder = LockHolder(os.getpid(), socket.gethostname(), run_id, time.time(), purpose)
     try:
-        atomic_write(layout.lock_info, json.dumps(asdict(holder)).encode())
+        _write_holder(layout, holder)
         yield holder
     finally:
         try:
-            layout.lock_info.unlink()
+            if layout.lock_info.is_file():
+                layout.lock_info.unlink()
         except FileNotFoundError:
             pass
         lock.release()

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 import yaml
 
+from dream.errors import BadInput
 from dream.store.tree import INDEX_NAME, Tree
 
 VALID_TYPES = ("user", "feedback", "project", "reference")
@@ -194,6 +195,37 @@ def _loose_frontmatter(lines: list[str]) -> dict:
     return data
 
 
+MAX_YAML_CHARS = 64 * 1024  # frontmatter is a few keys; this is far beyond any real one
+MAX_YAML_DEPTH = 32
+
+
+class FrontmatterRefused(ValueError):
+    """Frontmatter dream will not load: aliases, depth, size, or a value YAML itself cannot build."""
+
+
+def load_yaml(text: str):
+    """YAML with the safe loader, refusing aliases (a 400-byte alias bomb expands to gigabytes),
+    depth beyond `MAX_YAML_DEPTH` and text beyond `MAX_YAML_CHARS`: `FrontmatterRefused` for each,
+    and for a value the safe loader cannot build (``created: 2026-13-01``). Syntax errors stay
+    `yaml.YAMLError`: sloppy frontmatter is common and read leniently."""
+    if len(text) > MAX_YAML_CHARS:
+        raise FrontmatterRefused(f"is {len(text):,} characters, over {MAX_YAML_CHARS:,}")
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            raise FrontmatterRefused("uses a YAML alias (*name), which dream does not expand")
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise FrontmatterRefused(f"is nested deeper than {MAX_YAML_DEPTH} levels")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+    try:
+        return yaml.load(text, Loader=yaml.CSafeLoader)
+    except (ValueError, TypeError, OverflowError) as exc:  # raised by a constructor, e.g. a date
+        raise FrontmatterRefused(f"has a value YAML cannot read ({exc})") from None
+
+
 def parse_frontmatter(lines: list[str]) -> Frontmatter | None:
     if not lines or lines[0].strip() != "---":
         return None
@@ -201,7 +233,7 @@ def parse_frontmatter(lines: list[str]) -> Frontmatter | None:
         if lines[i].strip() in ("---", "..."):
             block = lines[1:i]
             try:
-                data = yaml.load("\n".join(block), Loader=yaml.CSafeLoader)
+                data = load_yaml("\n".join(block))
             except yaml.YAMLError as exc:
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 return Frontmatter(0, i, _loose_frontmatter(block), f"malformed frontmatter: {first}")
@@ -211,6 +243,14 @@ def parse_frontmatter(lines: list[str]) -> Frontmatter | None:
                 return Frontmatter(0, i, {}, "frontmatter is not a mapping")
             return Frontmatter(0, i, data)
     return Frontmatter(0, len(lines), {}, "frontmatter has no closing '---'")
+
+
+def frontmatter_of(path: str, lines: list[str]) -> Frontmatter | None:
+    """`parse_frontmatter`, with a refused frontmatter as bad input naming the file."""
+    try:
+        return parse_frontmatter(lines)
+    except FrontmatterRefused as exc:
+        raise BadInput(f"{path}: frontmatter {exc}; fix it by hand, then run again") from None
 
 
 def _as_text(value) -> str:
@@ -250,10 +290,10 @@ class TopicFile:
     @classmethod
     def parse(cls, path: str, data: bytes) -> "TopicFile":
         text = TextFile.decode(data)
-        return cls(path, text, parse_frontmatter(text.lines))
+        return cls(path, text, frontmatter_of(path, text.lines))
 
     def reparse(self) -> None:
-        self.frontmatter = parse_frontmatter(self.text.lines)
+        self.frontmatter = frontmatter_of(self.path, self.text.lines)
 
     def meta(self, key: str):
         """A frontmatter key, flat or nested under ``metadata:``."""
@@ -438,7 +478,7 @@ class Store:
         self.created.discard(path)
 
     def add_topic(self, path: str, text: TextFile) -> TopicFile:
-        topic = TopicFile(path, text, parse_frontmatter(text.lines))
+        topic = TopicFile(path, text, frontmatter_of(path, text.lines))
         self.topics[path] = topic
         self.created.add(path)
         self.removed.discard(path)

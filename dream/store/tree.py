@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.errors import BadInput
+from dream.store.regular import read_regular
 
 Tree = dict[str, bytes]
 
 NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})
 INDEX_NAME = "MEMORY.md"
+MAX_MEMORY_FILE_BYTES = 1_000_000  # MEMORY.md's own limit is 25 KB; a megabyte is not a memory file
+TEMP_SUFFIX = ".tmp"
+_TEMP_NAME_CHARS = 64  # a temporary file's name holds at most this much of its target's: 255-byte names stay legal
 
 
 def sha256(data: bytes) -> str:
@@ -45,31 +49,57 @@ class TreeScan:
     symlinks: list[str] = field(default_factory=list)
 
 
+MAX_DEPTH = 64  # folders below the store root; real stores use two or three
+
+
 def scan_memory_paths(root: Path) -> TreeScan:
-    """List memory files under `root` without reading them (sorted)."""
+    """List memory files under `root` without reading them (sorted).
+
+    Walked with an explicit stack (os.walk recurses once per level) and to
+    `MAX_DEPTH` levels: a folder nested a thousand deep is bad input, named.
+    """
     scan = TreeScan()
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
-        keep = []
-        for d in dirnames:
-            rel = f"{rel_dir}/{d}" if rel_dir else d
-            if os.path.islink(os.path.join(dirpath, d)):
-                scan.symlinks.append(rel)
-            elif (rel_dir or d not in NOT_MEMORY_DIRS) and not d.startswith("."):
-                keep.append(d)
-        dirnames[:] = keep
-        for name in filenames:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if not is_memory_path(rel):
-                continue
-            if os.path.islink(os.path.join(dirpath, name)):
-                scan.symlinks.append(rel)
-            else:
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        if rel_dir.count("/") >= MAX_DEPTH:
+            raise BadInput(f"{_shown(root / rel_dir)[:200]}…: folders nested deeper than {MAX_DEPTH} levels")
+        for entry in _entries(root, rel_dir):
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_symlink():  # never followed; reported when it would be memory or a folder of it
+                if is_memory_path(rel) or entry.is_dir(follow_symlinks=True):
+                    scan.symlinks.append(rel)
+            elif entry.is_dir(follow_symlinks=False):
+                if rel == INDEX_NAME:
+                    raise BadInput(f"{root / rel}: the index is a folder, not a file; move it away")
+                if (rel_dir or entry.name not in NOT_MEMORY_DIRS) and not entry.name.startswith("."):
+                    stack.append(rel)
+            elif is_memory_path(rel):
+                _check_name(root, rel)
                 scan.files.append(rel)
     scan.files.sort()
     scan.symlinks.sort()
     return scan
+
+
+def _entries(root: Path, rel_dir: str) -> list[os.DirEntry]:
+    try:
+        with os.scandir(root / rel_dir if rel_dir else root) as it:
+            return list(it)
+    except OSError as exc:
+        raise BadInput(f"{_shown(root / rel_dir)}: cannot list folder: {exc.strerror or exc}") from None
+
+
+def _shown(path: Path) -> str:
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
+def _check_name(root: Path, rel: str) -> None:
+    """A memory file's path must be UTF-8: it is written into the index, manifests and diffs."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInput(f"{_shown(root / rel)}: file name is not valid UTF-8; rename it") from None
 
 
 def symlinked_memory(root: Path) -> list[str]:
@@ -78,13 +108,52 @@ def symlinked_memory(root: Path) -> list[str]:
 
 
 def read_tree(root: Path) -> Tree:
+    """The memory files under `root`: regular files within the size cap, each one text dream can read.
+
+    A FIFO, device, socket or folder where a memory file should be, a file
+    over `MAX_MEMORY_FILE_BYTES`, an index that is not UTF-8 or a topic file
+    that is binary is a `BadInput` naming the file (exit 2), never a hang.
+    """
     tree = {}
     for rel in scan_memory_paths(root).files:
-        try:
-            tree[rel] = (root / rel).read_bytes()
-        except OSError as exc:
-            raise BadInput(f"{root / rel}: cannot read memory file: {exc.strerror or exc}") from None
+        data = read_regular(root / rel, "memory file", MAX_MEMORY_FILE_BYTES)
+        problem = text_problem(rel, data)
+        if problem:
+            raise BadInput(f"{root / rel}: {problem}; dream reads memory files as UTF-8 text")
+        tree[rel] = data
     return tree
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_MOSTLY_UNDECODABLE = 0.01  # share of bytes that are not UTF-8 above which a file is binary, not a stray byte
+
+
+def text_problem(rel: str, data: bytes) -> str | None:
+    """Why `data` is not a memory file's text, or None.
+
+    The index must be UTF-8: every session starts by reading it. A topic file
+    with a stray Latin-1 byte is kept (and reported by validation), but NUL
+    bytes, UTF-16 or mostly undecodable bytes mean it is no text at all.
+    """
+    if data.startswith(_UTF16_BOMS):
+        return "UTF-16 text, not UTF-8"
+    if b"\0" in data:
+        return "holds NUL bytes (binary, not text)"
+    if rel == INDEX_NAME:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"not valid UTF-8 (byte {exc.start})"
+        return None
+    bad = data.decode("utf-8", "replace").count("\ufffd")
+    if bad > 8 and bad > _MOSTLY_UNDECODABLE * len(data):
+        return f"{bad:,} bytes are not UTF-8 (binary, not text)"
+    return None
+
+
+def temp_prefix(path: Path) -> str:
+    """The name prefix of `path`'s temporary files: ``.<name>.`` (its name cut short), then random, then .tmp."""
+    return f".{path.name[:_TEMP_NAME_CHARS]}."
 
 
 def fsync_dir(path: Path) -> None:
@@ -135,7 +204,7 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
     that the files exist.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), _mode_for(path))
@@ -234,7 +303,7 @@ class DurableBatch:
 
     def write(self, path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
         self._pending.append((Path(tmp), path))
         self._targets.add(path)
         with os.fdopen(fd, "wb") as fh:

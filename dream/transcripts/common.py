@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 import orjson
 
+from dream.pipeline.redact import redact
+
 _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
 
 
@@ -176,6 +178,14 @@ class Session:
 # --- names -----------------------------------------------------------------
 
 
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+
+def _opaque(word: str) -> bool:
+    """A word no request is named after: long, or digits mixed with letters (a piece of a key or an id)."""
+    return len(word) > 20 or (len(word) >= 8 and any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+
+
 def slugify(text: str) -> str:
     """A short kebab-case ASCII name for a request, or ``session``.
 
@@ -183,9 +193,10 @@ def slugify(text: str) -> str:
     without an ASCII spelling (Chinese, Cyrillic, …) leave nothing, and then
     the slug is ``session``.
     """
-    text = text[:500].replace("\u2019", "'")
+    # Redacted first: a name is written where no redaction looks again (file names, session titles).
+    text = _MARKER.sub(" ", redact(text[:2000])[0])[:500].replace("\u2019", "'")
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower().replace("'", ""))
+    words = [w for w in re.findall(r"[a-z0-9]+", ascii_text.lower().replace("'", "")) if not _opaque(w)]
     slug = ""
     for word in words[:SLUG_MAX_WORDS]:
         candidate = f"{slug}-{word}" if slug else word

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dream.errors import BadInput, UnknownVersion
-from dream.records import DamagedRecord, read_json_object, record_from_dict
+from dream.records import MAX_RECORD_BYTES, DamagedRecord, read_json_object, record_from_dict
 from dream.store.layout import Layout
+from dream.store.regular import read_regular
 from dream.store.tree import DurableBatch, Tree, atomic_write, sha256
 from dream.versions import packing, trees
 
@@ -61,8 +62,8 @@ class Blobs:
         return self.root / digest[:2] / digest[2:]
 
     def _read_stored(self, digest: str) -> bytes:
-        with open(f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}", "rb") as fh:
-            return fh.read()
+        return read_regular(f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}", "stored object", MAX_RECORD_BYTES,
+                            DamagedRecord)
 
     # ---------------------------------------------------------------- reading
 

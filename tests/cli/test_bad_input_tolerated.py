@@ -129,15 +129,16 @@ def test_unreadable_memory_file_is_a_bad_input_naming_it(demo_store, monkeypatch
 
     from dream.errors import BadInput
     from dream.pipeline import run as pipeline
+    from dream.store import regular
 
-    real_read_bytes = Path.read_bytes
+    real_open, real_read_bytes = os.open, Path.read_bytes
 
-    def read_bytes(self):
-        if self.name == "user_role.md":
+    def open_(path, flags, *args, **kwargs):
+        if os.fsdecode(path).endswith("user_role.md"):
             raise PermissionError(13, "Permission denied")
-        return real_read_bytes(self)
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(regular.os, "open", open_)
     before = {p: real_read_bytes(p) for p in demo_store.rglob("*.md")}
     with pytest.raises(BadInput, match=r"user_role\.md: cannot read memory file: Permission denied"):
         pipeline.run(demo_store, force=True)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.stores import snapshot_bytes
+
 from dream.store.tree import read_tree
 
 
@@ -198,6 +200,6 @@ def test_oversized_memory_file_stops_the_run(dreamed, cli):
 
     big = dreamed / "MEMORY.md"
     big.write_bytes(big.read_bytes() + b"- [x](x.md) \xe2\x80\x94 filler line\n" * (MAX_MEMORY_FILE_BYTES // 20))
-    before = read_tree(dreamed)
+    before = snapshot_bytes(dreamed)
     _one_error_line(cli("run", "--force", "--engine", "offline", "--store", str(dreamed)), str(big))
-    assert read_tree(dreamed) == before
+    assert snapshot_bytes(dreamed) == before

@@ -68,6 +68,7 @@ def test_no_command_prints_python_values_or_raw_status_words(tmp_path: Path, hom
     morning = the_morning(tmp_path / "root")
     commands = {c.name for c in typer.main.get_command(app).commands.values()}  # type: ignore[attr-defined]
     assert commands - {"eval"} <= set(morning), f"add the new command(s) to the morning: {commands - set(morning)}"
+    assert set(morning) <= commands, f"no such command: {set(morning) - commands}"
 
     seen: list[str] = []
     for name, runs in morning.items():
@@ -78,7 +79,7 @@ def test_no_command_prints_python_values_or_raw_status_words(tmp_path: Path, hom
             stdin = args.pop(args.index("--input") + 1) if "--input" in args else None
             args = [a for a in args if a != "--input"]
             result = cli(*args, input=stdin, env={"COLUMNS": "100"})
-            assert "Traceback" not in result.stderr, (args, result.stderr)
+            assert "Traceback" not in result.stderr and "No such command" not in result.stderr, (args, result.stderr)
             for line in (result.stdout + result.stderr).splitlines():
                 if name == "diff" and USER_TEXT.match(line):
                     continue

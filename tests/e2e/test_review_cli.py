@@ -41,7 +41,7 @@ def test_take_some_files_skip_others(demo_store, cli):
     child.expect(r"write 2 file\(s\) into the store now\?")
     assert read_tree(demo_store) == base, "nothing is written before the summary is confirmed"
     child.sendline("y")
-    child.expect(r"accepted \(2 file\(s\)\); the store is now version 2")
+    child.expect(r"accepted; the store is now version 2")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
@@ -72,8 +72,10 @@ def test_bad_answers_are_asked_again_and_quit_skips_the_rest(demo_store, cli):
     before = read_tree(demo_store)
     child = spawn(demo_store, "--json")
     child.expect(PROMPT)
-    child.sendline("maybe")
+    child.sendline("x")  # on a terminal each key is an answer: an unknown one is asked again
     child.expect("please answer one of: y, n, a, q")
+    child.sendline("q")
+    child.expect(r"nothing to write: \[e\]dit the selection or \[q\]uit")
     child.sendline("q")
     child.expect(pexpect.EOF)
     child.close()
@@ -82,19 +84,26 @@ def test_bad_answers_are_asked_again_and_quit_skips_the_rest(demo_store, cli):
     assert read_tree(demo_store) == before
 
 
-def test_partial_review_that_breaks_the_index_is_refused(demo_store, cli):
-    """Taking the forgotten file's deletion without MEMORY.md would leave a dangling pointer."""
+def test_a_partial_review_that_would_break_the_index_is_stopped_when_chosen(demo_store, cli):
+    """Taking the forgotten file's deletion without MEMORY.md would leave a dangling pointer: asked at once."""
     pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
     proposal = Proposals(Layout.open(demo_store)).get(pid)
     before = read_tree(demo_store)
     child = spawn(demo_store)
-    for path in proposal.changed:
+    for path in proposal.changed[:proposal.changed.index("reference_jenkins.md") + 1]:
         child.expect(PROMPT)
         child.sendline("y" if path == "reference_jenkins.md" else "n")
-    child.expect(r"write 1 file\(s\)")
-    child.sendline("y")
+    child.expect(r"taking reference_jenkins\.md needs \d+ file\(s\) you skipped, or the index would break")
+    child.expect(r"take them too\?")
+    child.sendline("n")  # then reference_jenkins.md stays skipped too
+    for _ in proposal.changed[proposal.changed.index("reference_jenkins.md") + 1:]:
+        child.expect(PROMPT)
+        child.sendline("n")
+    child.expect(r"summary.*take 0 file\(s\)")
+    child.expect(r"nothing to write: \[e\]dit the selection or \[q\]uit")
+    child.sendline("q")
+    child.expect("nothing written; the proposal stays pending")
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 1
-    assert "would still point to reference_jenkins.md" in child.before
+    assert child.exitstatus == 0
     assert read_tree(demo_store) == before

@@ -51,6 +51,7 @@ class Reply:
     stop_reason: str | None = None  # default: tool_use when a block is one, else end_turn
     output_tokens: int | None = None  # default: estimated from the blocks
     delay: float = 0.0  # seconds to wait before answering
+    stall: float = 0.0  # seconds of silence after the first events of a stream, as a stuck model would
 
 
 @dataclass
@@ -321,17 +322,20 @@ class FakeAnthropic:
         if message is None:
             self._send_error(handler, 400, "invalid_request_error", refused or "refused")
         elif body.get("stream"):
-            self._stream(handler, message)
+            self._stream(handler, message, stall=step.stall)
         else:
             self._send_json(handler, 200, message)
 
-    def _stream(self, handler: BaseHTTPRequestHandler, message: dict[str, Any], cut: bool = False) -> None:
+    def _stream(self, handler: BaseHTTPRequestHandler, message: dict[str, Any], cut: bool = False,
+                stall: float = 0.0) -> None:
         handler.send_response(200)
         handler.send_header("content-type", "text/event-stream")
         handler.send_header("connection", "close")
         handler.end_headers()
         events = _events(message)
-        for event in events[: 2 if cut else len(events)]:
+        for i, event in enumerate(events[: 2 if cut else len(events)]):
+            if stall and i == 2:
+                threading.Event().wait(stall)
             handler.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
             handler.wfile.flush()
         handler.close_connection = True

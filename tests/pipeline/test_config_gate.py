@@ -50,7 +50,7 @@ def test_bad_config_names_file_and_key(tmp_path, text, needle):
 
 def test_config_path_that_is_a_folder_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv("DREAM_CONFIG", str(tmp_path))
-    with pytest.raises(ConfigError, match="not a file"):
+    with pytest.raises(ConfigError, match="is a folder, not a regular file"):
         load_settings(None)
 
 

@@ -361,4 +361,4 @@ def test_a_file_that_fails_to_read_is_skipped_with_a_warning(tmp_path: Path) -> 
     gathered = read_sessions(files)
     assert gathered.sessions.get_column("text").to_list() == ["b"]
     assert len(gathered.warnings) == 1
-    assert gathered.warnings[0].startswith("logs/2025/03/04/s1-becomes-folder.md: cannot read")
+    assert gathered.warnings[0] == "logs/2025/03/04/s1-becomes-folder.md: a folder, not a regular file, skipped"

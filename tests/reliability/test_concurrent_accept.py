@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cli import in_process
 
 from dream.errors import Refused
 from dream.review.decide import accept
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.versions.proposals import Proposals
-from helpers.cli import in_process
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,8 @@ TRIALS = 50  # per writer speed
 
 WRITER = r"""
 import os, random, sys, time
-files, stop, log, low, high, seed = sys.argv[1].split("|"), sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+files, stop, log = sys.argv[1].split("|"), sys.argv[2], sys.argv[3]
+low, high, seed = float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 rnd = random.Random(seed)
 n = 0
 with open(log, "a") as out:

@@ -1,19 +1,23 @@
 """The Claude engine: a forked agent that consolidates the staging copy through the Messages API.
 
-One run is one conversation driven by the SDK's tool runner: the stable
-system prompt and tool definitions first (marked for prompt caching), then
-tonight's dream prompt, then as many model turns as the model needs and the
-budgets allow. The agent's only tools are the memory tool rooted at staging
-and the read-only log tools; there is no shell and no network tool.
+One run is one conversation driven by the SDK's streaming tool runner: the
+stable system prompt and tool definitions first, then tonight's first
+message (all three cached), then as many model turns as the model needs and
+the budgets allow. The agent's only tools are the memory tool rooted at
+staging and the read-only log tools; there is no shell and no network tool.
 
-The SDK client retries 429, 5xx, 529 (overloaded) and dropped connections
-with backoff (`MAX_RETRIES`). When the retries run out the engine raises
-`EngineFailed(reason="api")`; a budget passed raises `BudgetExceeded`. Either
-way the pipeline discards the staging copy, so nothing partial is proposed.
+A dream is proposed only after a final `end_turn` reply; then the
+deterministic finish (`finish.py`) runs. `max_tokens`, `refusal` and
+`model_context_window_exceeded` end the run `failed` with that reason, and
+`pause_turn` is sent back to be continued. Tool results the model has used
+leave the context (`context.py`). Every failure carries the usage spent so
+far, and the pipeline discards the staging copy, so nothing partial is
+proposed.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -27,8 +31,17 @@ from dream.engines import require_configured
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
 from dream.engines.claude.budget import Budget
+from dream.engines.claude.client import (
+    MAX_RETRIES,
+    MID_STREAM,
+    Client,
+    UnreadableReply,
+    describe_connection,
+    describe_status,
+    make_client,
+)
 from dream.engines.claude.digest import since_last_dream
-from dream.engines.claude.finish import finish
+from dream.engines.claude.finish import drop_unaccounted, prune_staged
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.prompts import render_dream, render_system
@@ -37,10 +50,6 @@ from dream.errors import EngineFailed, RunFailed
 from dream.outcomes import Usage
 from dream.store.tree import Tree, read_tree
 
-MAX_RETRIES = 4
-MAX_REQUEST_SECONDS = 600.0
-MIN_REQUEST_SECONDS = 60.0
-CONNECT_SECONDS = 10.0
 CACHE: BetaCacheControlEphemeralParam = {"type": "ephemeral"}
 # Stop reasons that end a run with nothing proposed: (failure reason, what it means).
 _FAILURES = {
@@ -48,12 +57,6 @@ _FAILURES = {
     "refusal": ("refusal", "the model declined to go on"),
     "model_context_window_exceeded": ("context", "the conversation outgrew the model's context window"),
 }
-# A stream that breaks after it started: the SDK does not retry these.
-class UnreadableReply(Exception):
-    """A streamed reply that broke off or could not be parsed; the turn is asked for again."""
-
-
-_MID_STREAM = (httpx2.RemoteProtocolError, httpx2.ReadError, anthropic.APIConnectionError, UnreadableReply)
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 
 
@@ -67,6 +70,7 @@ class ClaudeEngine:
         self._budget: Budget | None = None
         self._transcript: list[BetaMessageParam] = []  # the conversation so far, for the corrective turn
         self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
+        self._ended_on_final_reply = False  # the last conversation ended on end_turn, so it can go on
         self._context_mode: str | None = None  # server | client (see context.py), fixed at the first request
 
     # -- the engine contract -----------------------------------------------------
@@ -87,7 +91,7 @@ class ClaudeEngine:
         pass left it, with a fresh budget.
         """
         listed = "\n".join(f"- {p}" for p in problems) or "- (no details)"
-        if self._budget is None or not self._transcript:
+        if self._budget is None or not self._ended_on_final_reply:  # never continue a cut-off conversation
             self._budget = Budget(inp.settings)
             first = (
                 self._dream_prompt(inp)
@@ -111,15 +115,18 @@ class ClaudeEngine:
         before = read_tree(inp.staging)
         spent_before = Usage(**vars(self._budget.usage))
         memory = StagingMemoryTool(inp.staging)
+        self._ended_on_final_reply = False
         try:
             final = self._run_tools(inp, memory)
         finally:
             self.refusals.extend(memory.refusals)
+        self._ended_on_final_reply = True
         summary = _text_of(final)
+        dropped = drop_unaccounted(inp, before, summary)  # a scratch note is neither the model's change nor kept
         changes = describe_changes(before, read_tree(inp.staging), summary)
-        done = finish(inp, before, summary)
+        done = dropped + prune_staged(inp)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
-                            finish=done)
+                            finish=done, needs_person=needs_a_person(summary))
 
     def _run_tools(self, inp: EngineInput, memory: StagingMemoryTool) -> Any:
         """Run the conversation to a final reply; a stream cut mid-reply resumes from the last whole turn."""
@@ -131,7 +138,7 @@ class ClaudeEngine:
             *make_transcript_tools(inp.store_root, inp.settings),
         ]
         if self._context_mode is None:
-            self._context_mode = context.mode_for(client)
+            self._context_mode = context.mode_for()
         resumes = 0
         while True:
             try:
@@ -145,10 +152,10 @@ class ClaudeEngine:
                 raise self._with_usage(self._status_failure(err, client)) from None
             except (anthropic.APIConnectionError, httpx2.TransportError, UnreadableReply) as err:
                 self._raise_if_out_of_time()
-                if isinstance(err, _MID_STREAM) and resumes < MAX_RETRIES:
+                if isinstance(err, MID_STREAM) and resumes < MAX_RETRIES:
                     resumes += 1  # the SDK retries a request, not a stream cut half way: resume here
                     continue
-                raise self._with_usage(EngineFailed(_describe_connection(err, client), reason="api")) from None
+                raise self._with_usage(EngineFailed(describe_connection(err, client), reason="api")) from None
             except anthropic.AnthropicError as err:
                 raise self._with_usage(EngineFailed(f"the Anthropic SDK failed: {err}", reason="api")) from None
 
@@ -206,7 +213,7 @@ class ClaudeEngine:
         self._budget.check(wants_more=wants_tools or stop == "pause_turn")
         if self._context_mode == "client" and wants_tools:
             # before the tools run: the runner adds their results after the history set here
-            runner.set_messages_params(lambda p: {**p, "messages": context.clear_client_side(list(p["messages"]))})
+            runner.set_messages_params(self._cleared)
         results = runner.generate_tool_call_response() if wants_tools else None  # cached: the runner sends these
         _fold_surrogates(reply)  # after the tools saw the input as sent, so the reply can be sent back
         self._transcript.append(reply.to_param())  # the same param the runner sends back
@@ -215,11 +222,17 @@ class ClaudeEngine:
         # pause_turn: the server paused a long turn and the runner sends it back to be continued
         return stop != "pause_turn" and results is None
 
+    def _cleared(self, params: Any) -> Any:
+        """The runner's params with used results cleared; the transcript follows, so a resume stays small."""
+        messages = context.clear_client_side(list(params["messages"]))
+        self._transcript = list(messages)
+        return {**params, "messages": messages}
+
     def _status_failure(self, err: anthropic.APIStatusError, client: anthropic.Anthropic) -> RunFailed:
         if err.status_code == 400 and "prompt is too long" in str(err.message).lower():
             return EngineFailed(f"the conversation outgrew the model's context window: {err.message}"[:500],
                                 reason="context")
-        return EngineFailed(_describe_status(err, client), reason="api")
+        return EngineFailed(describe_status(err, client), reason="api")
 
     # -- helpers ---------------------------------------------------------------
 
@@ -240,10 +253,9 @@ class ClaudeEngine:
         """The SDK client: it reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself."""
         if self._client is None:
             require_configured("claude")
-            # Streaming: the read timeout is the longest silence between events, not the length of a reply,
-            # so a long reply is never cut off, retried and billed again.
-            timeout = anthropic.Timeout(request_timeout(settings.timeout_seconds), connect=CONNECT_SECONDS)
-            self._client = anthropic.Anthropic(max_retries=MAX_RETRIES, timeout=timeout)
+            self._client = make_client(settings.timeout_seconds)
+        if isinstance(self._client, Client):
+            self._client.budget = self._budget
         return self._client
 
     def _dream_prompt(self, inp: EngineInput) -> str:
@@ -252,17 +264,6 @@ class ClaudeEngine:
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})
-
-
-def request_timeout(budget_seconds: float) -> float:
-    """The timeout of one request, so that a hanging API cannot hold a run far past its wall-clock budget.
-
-    A request may be tried 1 + MAX_RETRIES times, so each try gets a share of
-    the budget, but at least a minute (a long reply takes that) and never more
-    than the budget itself or the SDK's ten-minute ceiling for a request.
-    """
-    share = budget_seconds / (MAX_RETRIES + 1)
-    return min(budget_seconds, MAX_REQUEST_SECONDS, max(MIN_REQUEST_SECONDS, share))
 
 
 def describe_changes(before: Tree, after: Tree, summary: str) -> list[Change]:
@@ -278,6 +279,24 @@ def describe_changes(before: Tree, after: Tree, summary: str) -> list[Change]:
         reason = line or "changed by the model; its summary gives no reason for this file"
         changes.append(Change(action=action, path=path, reason=reason, source="claude"))
     return changes
+
+
+_NEEDS_A_PERSON = re.compile(r"^[#*\s]*needs a person\b[*:\s]*$", re.IGNORECASE)
+
+
+def needs_a_person(summary: str) -> list[str]:
+    """The items of the summary's "Needs a person:" section: contradictions the model would not guess."""
+    items: list[str] = []
+    inside = False
+    for line in summary.splitlines():
+        stripped = line.strip()
+        if _NEEDS_A_PERSON.match(stripped):
+            inside = True
+        elif inside and stripped.startswith(("-", "*")):
+            items.append(stripped.lstrip("-* ").strip())
+        elif inside and stripped:
+            break
+    return items
 
 
 def _summary_line_for(path: str, summary: str) -> str:
@@ -321,19 +340,3 @@ def _folded(value: Any) -> Any:
 
 def _minus(total: Usage, earlier: Usage) -> Usage:
     return Usage(**{k: v - getattr(earlier, k) for k, v in vars(total).items()})
-
-
-def _describe_status(err: anthropic.APIStatusError, client: anthropic.Anthropic) -> str:
-    body = err.body if isinstance(err.body, dict) else {}
-    detail = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else None
-    message = detail or (err.message if isinstance(err.message, str) else str(err))
-    retried = err.status_code in (408, 409, 429) or err.status_code >= 500
-    after = f" after {client.max_retries} retries" if retried else ""
-    return f"the Anthropic API answered {err.status_code}{after}: {message}"[:500]
-
-
-def _describe_connection(err: Exception, client: anthropic.Anthropic) -> str:
-    if isinstance(err, UnreadableReply):
-        return f"the replies of the Anthropic API at {client.base_url} could not be read after {MAX_RETRIES} tries: {err}"
-    kind = "timed out" if isinstance(err, anthropic.APITimeoutError) else "failed"
-    return f"the connection to the Anthropic API at {client.base_url} {kind} after {client.max_retries} retries"

@@ -10,8 +10,10 @@ Before that, a file the model created but does not account for in its
 summary is dropped: the API's memory-tool protocol invites progress and
 status notes, and a note is not a memory.
 
-The finish's changes are returned apart from the model's, so the report
-lists them separately.
+The engine calls the two steps around its own account of the model's
+changes (`drop_unaccounted`, then the model's changes, then `prune_staged`),
+so a dropped note is not reported as the model's, and the finish's changes
+are listed apart from the model's in the report.
 """
 
 from __future__ import annotations
@@ -23,14 +25,12 @@ from dream.engines.offline import orient, prune
 from dream.store.tree import Tree, read_tree
 
 
-def finish(inp: EngineInput, base: Tree, summary: str) -> list[Change]:
-    """Drop unaccounted new files, then prune; the changes made, in order."""
-    changes = drop_unaccounted(inp, base, summary)
+def prune_staged(inp: EngineInput) -> list[Change]:
+    """The offline engine's Prune on the staged tree; its changes and notes."""
     ws, before = orient.load(inp.staging, inp.settings, inp.today)
     prune.prune(ws)
     orient.save(ws, inp.staging, before)
-    notes = [Change("noted", "", note, source="finish") for note in ws.notes]
-    return changes + ws.changes + notes
+    return ws.changes + [Change("noted", "", note, source="finish") for note in ws.notes]
 
 
 def drop_unaccounted(inp: EngineInput, base: Tree, summary: str) -> list[Change]:

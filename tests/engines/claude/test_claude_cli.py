@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers.fake_anthropic import (  # noqa: F401
+    Drop,
     FakeAnthropic,
     HttpError,
     Reply,
     fake_api,
     memory,
+    overloaded,
     text,
     tool_use,
 )
@@ -148,3 +151,36 @@ def test_a_reply_cut_off_mid_run_proposes_nothing_and_records_its_usage(
     assert cli("proposals", "--store", str(demo_store), "--json").json["proposals"] == []
     (last,) = cli("history", "--store", str(demo_store), "--json").json["runs"]
     assert last["turns"] == 4 and last["output_tokens"] > 0 and last["cost_usd"] > 0
+
+
+FAULTS = {
+    "max_tokens": ("max_tokens", lambda reply: [Reply(reply.blocks, stop_reason="max_tokens")]),
+    "refusal": ("refusal", lambda reply: [Reply([text("I can't help with that.")], stop_reason="refusal")]),
+    "window": ("context", lambda reply: [Reply(reply.blocks, stop_reason="model_context_window_exceeded")]),
+    "529": ("api", lambda reply: [overloaded(times=99)]),
+    "dropped": ("api", lambda reply: [Drop(times=99)]),
+}
+
+
+@pytest.mark.parametrize("fault", [*FAULTS, "too_long"])
+def test_no_fault_after_the_model_deleted_files_ever_proposes_a_partial_dream(
+    demo_store: Path, cli, fake_api: FakeAnthropic, fault: str
+) -> None:
+    script, _ = demo_script(demo_store)
+    before = {p: p.read_bytes() for p in demo_store.rglob("*") if p.is_file()}
+    first_three = script[:3]  # they delete two files
+    if fault == "too_long":
+        # the third turn also searches every session: its result pushes the fourth request past the window
+        first_three[2] = Reply([*script[2].blocks, tool_use("search_logs", pattern=".", max_hits=50)])
+        reason, steps = "context", script[3:]
+        fake_api.context_window = 6_500  # the third request is about 5,650 tokens, the fourth about 7,250
+    else:
+        reason, make = FAULTS[fault]
+        steps = make(script[3])
+    fake_api.play(*first_three, *steps)
+    run = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
+    assert run.code == 1 and (run.json["status"], run.json["reason"]) == ("failed", reason), run.json
+    assert run.json["proposal_id"] is None and run.json["usage"]["turns"] >= 3
+    assert cli("proposals", "--store", str(demo_store), "--json").json["proposals"] == []
+    after = {p: p.read_bytes() for p in demo_store.rglob("*") if p.is_file() and ".dream" not in p.parts}
+    assert after == before

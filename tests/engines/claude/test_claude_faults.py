@@ -6,6 +6,7 @@ from pathlib import Path
 
 import anthropic
 import pytest
+from helpers.claude_store import engine_input, four_phase_script
 from helpers.fake_anthropic import (  # noqa: F401
     Drop,
     FakeAnthropic,
@@ -16,10 +17,9 @@ from helpers.fake_anthropic import (  # noqa: F401
     text,
     tool_use,
 )
-from helpers.claude_store import engine_input, four_phase_script
 
 from dream.engines.claude import ClaudeEngine
-from dream.engines.claude.agent import MAX_RETRIES
+from dream.engines.claude.client import MAX_RETRIES
 from dream.errors import BudgetExceeded, ConfigError, EngineFailed
 from dream.store.tree import read_tree
 
@@ -190,7 +190,7 @@ def test_a_request_still_hanging_when_the_clock_runs_out_is_the_timeout_budget(
 
 
 def test_each_request_gets_a_share_of_the_wall_clock() -> None:
-    from dream.engines.claude.agent import request_timeout
+    from dream.engines.claude.client import request_timeout
 
     assert request_timeout(900) == 180  # five tries fit in the budget
     assert request_timeout(100) == 60  # but a reply gets at least a minute

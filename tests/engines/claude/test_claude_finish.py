@@ -104,6 +104,9 @@ def test_an_index_over_budget_gets_a_valid_proposal_from_a_model_that_never_touc
     assert all("Topic 0]" not in line for line in tree["MEMORY.md"].splitlines())  # the oldest went to the archive
     assert "(topic-000.md)" in tree["archive.md"]
     assert not [f for f in got["findings"] if f["severity"] == "error"]
+    proposals = Proposals(Layout.open(store))
+    markdown = proposals.report_md(proposals.get(outcome.proposal_id))
+    assert "## Finish (made by dream after the model, not by it)" in markdown and "**archived** `MEMORY.md`" in markdown
 
 
 def test_a_progress_note_the_summary_does_not_account_for_is_dropped(tmp_path: Path, fake_api: FakeAnthropic) -> None:
@@ -119,5 +122,66 @@ def test_a_progress_note_the_summary_does_not_account_for_is_dropped(tmp_path: P
     outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
     assert outcome.status == Status.PROPOSED, outcome.error
     assert "dream-progress.md" not in proposal_tree(store, outcome.proposal_id)
-    finish = report(store, outcome.proposal_id)["finish"]
-    assert ("dropped", "dream-progress.md") in {(c["action"], c["path"]) for c in finish}
+    got = report(store, outcome.proposal_id)
+    assert ("dropped", "dream-progress.md") in {(c["action"], c["path"]) for c in got["finish"]}
+    assert [c["path"] for c in got["changes"]] == ["deploy.md"]  # the note is not reported as the model's
+
+
+def test_a_run_that_fails_validation_still_records_what_it_spent(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    index = "- [Deploy](deploy.md) — how releases go out\n"
+    store = make_store(tmp_path / "store", index, {"deploy.md": DEPLOY}, date(2026, 11, 10),
+                       "> deploys now go out on Thursdays\n< Noted.\n")
+    bad = DEPLOY.replace("type: project", "type: gossip")
+    fake_api.play(
+        Reply([memory("create", path="/memories/thursdays.md", file_text=bad.replace("name: deploy", "name: t"))]),
+        Reply([text("- created thursdays.md: deploy days (session s1)")]),
+        Reply([text("- I could not fix it")]),  # the corrective turn changes nothing
+    )
+    outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
+    assert outcome.status == Status.FAILED and outcome.reason == "validation", outcome.error
+    assert outcome.usage.turns == 3 and outcome.usage.output_tokens > 0
+
+
+def test_a_contradiction_the_model_cannot_settle_is_listed_for_a_person(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    index = "- [Deploy](deploy.md) — how releases go out\n"
+    store = make_store(tmp_path / "store", index, {"deploy.md": DEPLOY}, date(2026, 11, 10),
+                       "> deploys go out on Thursdays\n< Noted.\n")
+    fake_api.play(
+        Reply([memory("str_replace", path="/memories/deploy.md", old_str="CI publishes.\n",
+                      new_str="CI publishes.\n- Deploy day: see Needs a person.\n")]),
+        Reply([text("- updated deploy.md: flagged the deploy day\n\nNeeds a person:\n"
+                    "- deploy day: s1 says Thursdays, deploy.md says Fridays; neither is clearly later\n")]),
+    )
+    outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
+    got = report(store, outcome.proposal_id)
+    assert got["needs_person"] == ["deploy day: s1 says Thursdays, deploy.md says Fridays; neither is clearly later"]
+    proposals = Proposals(Layout.open(store))
+    assert "## Needs a person" in proposals.report_md(proposals.get(outcome.proposal_id))
+
+
+def test_the_first_message_shows_what_changed_since_the_last_dream(
+    tmp_path: Path, fake_api: FakeAnthropic, cli
+) -> None:
+    index = "- [Deploy](deploy.md) — how releases go out\n"
+    store = make_store(tmp_path / "store", index, {"deploy.md": DEPLOY}, date(2026, 11, 10),
+                       "> deploys now go out on Thursdays\n< Noted.\n")
+    fake_api.play(
+        Reply([memory("str_replace", path="/memories/deploy.md", old_str="CI publishes.\n",
+                      new_str="CI publishes. Deploys go out on Thursdays.\n")]),
+        Reply([text("- updated deploy.md: deploys go out on Thursdays (session s1)")]),
+    )
+    first = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))
+    assert cli("accept", first.proposal_id, "--store", str(store)).code == 0
+    # a person edits the store between dreams, and a new session comes in
+    (store / "deploy.md").write_text((store / "deploy.md").read_text() + "Freeze on release weeks.\n")
+    log = store / "logs" / "2026" / "11" / "13" / "s2-freeze.md"
+    log.parent.mkdir(parents=True)
+    log.write_text("> the freeze starts monday\n< Noted.\n")
+    fake_api.play(Reply([text("- nothing to change")]))
+    run(store, engine="claude", force=True, now=at(date(2026, 11, 14)))
+    opening = fake_api.requests[0]["messages"][0]["content"][0]["text"]
+    section = opening.split("## What changed in the memory files since the last dream")[1].split("## Sessions")[0]
+    assert "+Freeze on release weeks." in section  # the person's edit
+    assert "+Tag, then push; CI publishes. Deploys go out on Thursdays." not in section  # not the dream's own

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anthropic
 import pytest
 from helpers.claude_store import engine_input, four_phase_script
 from helpers.fake_anthropic import (  # noqa: F401
@@ -22,7 +23,7 @@ from helpers.fake_anthropic import (  # noqa: F401
 )
 
 from dream.engines.claude import ClaudeEngine
-from dream.errors import EngineFailed
+from dream.errors import BudgetExceeded, EngineFailed
 from dream.store.tree import read_tree
 
 DELETE_DEPLOY = memory("delete", path="/memories/deploy.md")
@@ -91,3 +92,50 @@ def test_529_overloaded_until_the_retries_run_out_fails_as_api(tmp_path: Path, f
         ClaudeEngine().consolidate(inp)
     assert caught.value.reason == "api" and "529" in str(caught.value) and "Overloaded" in str(caught.value)
     assert caught.value.usage.turns == 1
+
+
+def test_a_correction_after_a_cut_off_conversation_starts_afresh(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    inp = engine_input(tmp_path)
+    engine = ClaudeEngine()
+    fake_api.play(Reply([text("Deleting"), DELETE_DEPLOY], stop_reason="max_tokens"))
+    with pytest.raises(EngineFailed):
+        engine.consolidate(inp)
+    fake_api.play(Reply([text("- nothing left to fix")]))
+    engine.correct(inp, ["MEMORY.md: line_length: line 2 is 180 characters"])
+    assert fake_api.protocol_errors == []  # no tool_use of the cut-off reply left without its result
+    (message,) = fake_api.requests[0]["messages"]
+    assert "line 2 is 180 characters" in message["content"][0]["text"]
+
+
+def test_every_request_streams(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    fake_api.play(*four_phase_script())
+    ClaudeEngine().consolidate(engine_input(tmp_path))
+    assert len(fake_api.requests) == 7 and all(r.get("stream") is True for r in fake_api.requests)
+
+
+def test_a_retry_after_longer_than_the_time_left_ends_the_run_at_once(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    fake_api.play(rate_limited(retry_after="3600"), *four_phase_script())
+    with pytest.raises(BudgetExceeded) as caught:
+        ClaudeEngine().consolidate(engine_input(tmp_path, timeout_seconds=60))
+    assert caught.value.reason == "budget_timeout" and "asked to wait 3600 s" in str(caught.value)
+    assert len(fake_api.requests) == 1
+
+
+def test_a_stream_that_goes_silent_half_way_is_asked_for_again(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    script = four_phase_script()
+    stuck = Reply(script[1].blocks, stall=2.0)  # the second reply starts, then nothing for longer than the timeout
+    fake_api.play(script[0], stuck, *script[1:])
+    client = anthropic.Anthropic(max_retries=0, timeout=0.5)
+    result = ClaudeEngine(client=client).consolidate(engine_input(tmp_path))
+    assert result.usage.turns == 7 and len(fake_api.requests) == 8
+    assert fake_api.protocol_errors == []
+
+
+def test_an_api_that_cannot_be_reached_fails_after_the_sdk_s_retries_only(tmp_path: Path) -> None:
+    client = anthropic.Anthropic(api_key="sk-ant-test", base_url="http://127.0.0.1:9", max_retries=1)
+    with pytest.raises(EngineFailed) as caught:
+        ClaudeEngine(client=client).consolidate(engine_input(tmp_path))
+    assert caught.value.reason == "api" and "connection to the Anthropic API at http://127.0.0.1:9" in str(caught.value)
+    assert caught.value.usage.turns == 0

@@ -1,0 +1,123 @@
+"""`dream review` in a real terminal (a pty, through pexpect): one key per answer, choices that
+would break the index explained when they are made, and no choice lost when the end refuses."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pexpect
+
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.versions.manifests import Versions
+from dream.versions.proposals import Proposals
+
+TAKE = r"take this file\? \[y\]es .*\(one key\) "
+KEEP = r"keep this file\? \[y\]es .*\(one key\) "
+
+
+def spawn(store: Path) -> pexpect.spawn:
+    return pexpect.spawn(sys.executable, ["-m", "dream", "review", "--store", str(store)],
+                         encoding="utf-8", timeout=60, dimensions=(50, 200))
+
+
+def dreamed(store: Path, cli) -> tuple[str, list[str]]:
+    pid = cli("run", "--store", str(store), "--engine", "offline", "--json").json["proposal_id"]
+    return pid, Proposals(Layout.open(store)).get(pid).changed
+
+
+def test_a_choice_that_breaks_the_index_is_explained_at_once(demo_store: Path, cli) -> None:
+    pid, changed = dreamed(demo_store, cli)
+    layout = Layout.open(demo_store)
+    base, new = Versions(layout).tree(1), Proposals(layout).tree(Proposals(layout).get(pid))
+    child = spawn(demo_store)
+    for path in changed[:changed.index("reference_jenkins.md")]:
+        child.expect(TAKE)
+        child.send("y" if path == "project_database.md" else "n")  # one key, no Enter
+
+    # Taking the deletion of reference_jenkins.md needs the new index, which was skipped: said at once.
+    child.expect(r"taking it also takes (\d+) file\(s\) it needs: MEMORY\.md, ")
+    needed = int(child.match.group(1))
+    child.expect(TAKE)
+    child.send("y")
+    child.expect(r"taking reference_jenkins\.md needs (\d+) file\(s\) you skipped, or the index would break:")
+    assert 0 < int(child.match.group(1)) < needed  # the ones answered "n" so far, not those still to come
+    child.expect(r"MEMORY\.md: reference_jenkins\.md is deleted, and only the new MEMORY\.md stops pointing to it")
+    child.expect(r"take them too\? \[y\]es \[n\]o")
+    child.send("y")
+
+    # Skipping a file the new index points to would break it again: said at once; keep the file.
+    child.expect(r"already taken: reference_jenkins\.md need\(s\) it")
+    child.expect(KEEP)
+    child.send("n")
+    child.expect(r"skipping user_i_prefer_uv_over_pip\.md breaks the index unless reference_jenkins\.md is skipped")
+    child.expect(r"the new MEMORY\.md points to user_i_prefer_uv_over_pip\.md, which only this proposal adds")
+    child.expect(r"skip reference_jenkins\.md too\? \[y\]es \[n\]o \(keep this file\)")
+    child.send("n")
+    child.expect(TAKE)  # webhook_retries.md
+    child.send("n")
+
+    child.expect(r"summary.*take (\d+) file\(s\), skip (\d+)")
+    taken = int(child.match.group(1))
+    assert taken == needed + 2  # the index's files, reference_jenkins.md and project_database.md
+    child.expect(rf"write {taken} file\(s\) into the store now\? \[y\]es \[n\]o \[e\]dit")
+    assert read_tree(demo_store) == base, "nothing is written before the summary is confirmed"
+    child.send("y")
+    child.expect(r"accepted; the store is now version 2")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+
+    after = read_tree(demo_store)
+    assert after["project_database.md"] == new["project_database.md"]
+    assert "reference_jenkins.md" not in after and after["MEMORY.md"] == new["MEMORY.md"]
+    assert after["feedback_small_prs.md"] == base["feedback_small_prs.md"]  # skipped, and it stayed skipped
+    assert after["webhook_retries.md"] == base["webhook_retries.md"]
+
+
+def test_a_selection_refused_at_the_end_is_edited_not_lost(demo_store: Path, cli) -> None:
+    """The live store changed under the proposal: taking project_database.md conflicts; the rest is kept."""
+    pid, changed = dreamed(demo_store, cli)
+    layout = Layout.open(demo_store)
+    new = Proposals(layout).tree(Proposals(layout).get(pid))
+    live = demo_store / "project_database.md"
+    rewritten = set(live.read_bytes().splitlines()) - set(new["project_database.md"].splitlines())
+    assert rewritten  # the agent edits today the very lines the proposal rewrites: a conflict
+    live.write_bytes(b"\n".join(line + b" (edited today)" if line in rewritten else line
+                                for line in live.read_bytes().splitlines()) + b"\n")
+    wanted = ["project_database.md", "project_rounding_rule.md", "feedback_small_prs.md"]
+    child = spawn(demo_store)
+    for path in changed:
+        child.expect(TAKE)
+        child.send("y" if path in wanted else "n")
+
+    child.expect(r"summary.*take 3 file\(s\)")
+    child.expect(r"this selection cannot be written:.*project_database\.md")
+    child.expect(r"\[e\]dit the selection or \[q\]uit")
+    child.send("e")
+    child.expect(r"number of a file to switch between take and skip")
+    child.sendline(str(changed.index("project_database.md") + 1))
+    child.expect(r"skip project_database\.md")
+    child.sendline("")
+    child.expect(r"summary.*take 2 file\(s\)")
+    child.expect(r"write 2 file\(s\) into the store now\?")
+    child.send("y")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+
+    after = read_tree(demo_store)
+    assert after["project_rounding_rule.md"] == new["project_rounding_rule.md"]  # the other choices survived
+    assert after["feedback_small_prs.md"] == new["feedback_small_prs.md"]
+    assert b"(edited today)" in after["project_database.md"]
+
+
+def test_from_a_pipe_each_answer_is_one_letter_on_its_line(demo_store: Path, cli) -> None:
+    pid, changed = dreamed(demo_store, cli)
+    result = cli("review", "--store", str(demo_store), input="ynnq\n" + "n\n" * len(changed) + "q\n")
+    assert result.code == 0, result.stderr
+    assert "(a letter, then Enter)" in result.stdout
+    assert result.stdout.count("please answer one of: y, n, a, q") == 1  # ynnq is not read as y
+    assert "nothing written; the proposal stays pending" in result.stdout
+    assert Proposals(Layout.open(demo_store)).get(pid).status == "pending"

@@ -1,0 +1,229 @@
+"""Hostile inputs: each one ends the command with exit 2 and one line naming the file, within a time bound,
+under a memory cap, from the installed command. None hangs, none eats memory, none prints a traceback.
+
+The bound (`TIMEOUT`) is a hang detector, not a timing assert: before the fix a FIFO hung forever, a
+character device read until the kernel killed it and an alias bomb ran 200 s into a MemoryError.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import socket
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers.cli import console_script
+from helpers.stores import DEMO
+
+pytestmark = pytest.mark.slow
+
+TIMEOUT = 60  # seconds; each case takes about one
+MEMORY_CAP = 1 << 30  # address space, bytes
+
+
+def _capped():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def dream(store: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
+                                                                       os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([*console_script(), *args, "--store", str(store)], capture_output=True, text=True,
+                          timeout=TIMEOUT, preexec_fn=_capped, env=env, stdin=subprocess.DEVNULL)
+
+
+def assert_exit_2_naming(res: subprocess.CompletedProcess, needle: str) -> None:
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2, (res.returncode, res.stderr[-2000:])
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert needle in lines[0], lines[0]
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    dest = tmp_path / "store"
+    shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns(".dream"))
+    return dest
+
+
+@pytest.fixture
+def dreamed(store) -> Path:
+    """The store after one run: .dream/ holds state, versions, a proposal."""
+    res = dream(store, "run", "--force", "--json")
+    assert res.returncode == 0, res.stderr
+    return store
+
+
+def _fifo(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+
+
+def _device(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    zero = os.stat("/dev/zero").st_rdev  # a device that never ends
+    try:
+        os.mknod(path, 0o600 | stat.S_IFCHR, zero)
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+
+
+def _socket(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))
+    return sock
+
+
+@pytest.mark.parametrize("rel", ["topic.md", "MEMORY.md", "sub/x.md"])
+def test_fifo_in_place_of_a_memory_file(store, rel):
+    _fifo(store / rel)
+    assert_exit_2_naming(dream(store, "run", "--force"), f"{rel}: memory file is a FIFO")
+
+
+@pytest.mark.parametrize("rel", ["zero.md", "MEMORY.md"])
+def test_character_device_in_place_of_a_memory_file(store, rel):
+    _device(store / rel)
+    assert_exit_2_naming(dream(store, "run", "--force"), f"{rel}: memory file is a character device")
+
+
+def test_socket_in_place_of_a_memory_file(store):
+    with _socket(store / "sock.md"):
+        assert_exit_2_naming(dream(store, "run", "--force"), "sock.md")
+
+
+@pytest.mark.parametrize("rel,what", [
+    (".dream/state.json", "state file is a FIFO"),
+    (".dream/versions/000001.json", "version manifest is a FIFO"),
+])
+def test_fifo_in_place_of_a_record(dreamed, rel, what):
+    _fifo(dreamed / rel)
+    assert_exit_2_naming(dream(dreamed, "run", "--force"), f"{rel}: {what}")
+
+
+def test_fifo_in_place_of_the_journal_is_refused_not_hung(dreamed):
+    _fifo(dreamed / ".dream" / "accept.journal.json")
+    res = dream(dreamed, "accept")
+    assert res.returncode == 1 and "journal is a FIFO" in res.stderr and len(res.stderr.splitlines()) == 1
+
+
+def test_yaml_alias_bomb(store):
+    anchors = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for i in range(8):
+        prev, name = chr(97 + i), chr(98 + i)
+        anchors.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    (store / "bomb.md").write_text("---\nname: bomb\ntype: user\n" + "\n".join(anchors) + "\n---\nbody\n")
+    assert_exit_2_naming(dream(store, "run", "--force"), "bomb.md: frontmatter uses a YAML alias")
+
+
+DEEP_JSON = b"[" * 200_000 + b"]" * 200_000
+
+
+@pytest.mark.parametrize("rel", [".dream/state.json", ".dream/versions/000001.json"])
+def test_deep_json_record(dreamed, rel):
+    (dreamed / rel).write_bytes(DEEP_JSON)
+    assert_exit_2_naming(dream(dreamed, "run", "--force"), f"{rel}")
+
+
+def test_deep_json_proposal_is_one_warning_and_the_store_still_works(dreamed):
+    proposal = next((dreamed / ".dream" / "proposals").glob("*/proposal.json"))
+    proposal.write_bytes(DEEP_JSON)
+    res = dream(dreamed, "status")
+    assert res.returncode == 0 and str(proposal.relative_to(dreamed)) in res.stderr, res.stderr
+
+
+def test_deep_toml_config(dreamed):
+    (dreamed / ".dream" / "config.toml").write_bytes(b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    assert_exit_2_naming(dream(dreamed, "status"), "config.toml: not valid TOML")
+
+
+@pytest.mark.parametrize("data,why", [
+    (b"- [a](a.md) \xff\xfe bad\n", "not valid UTF-8"),
+    (b"- [a](a.md) x\x00y\n", "holds NUL bytes"),
+    ("- [a](a.md) utf-16\n".encode("utf-16"), "UTF-16"),
+])
+def test_index_that_is_not_utf8_text(store, data, why):
+    (store / "MEMORY.md").write_bytes(data)
+    assert_exit_2_naming(dream(store, "run", "--force"), f"MEMORY.md: {why}")
+
+
+def test_topic_of_random_bytes(store):
+    (store / "random.md").write_bytes(bytes(range(256)) * 16)
+    assert_exit_2_naming(dream(store, "run", "--force"), "random.md")
+
+
+def test_impossible_date_in_frontmatter(store):
+    (store / "dated.md").write_text("---\nname: d\ntype: user\ncreated: 2026-13-01\n---\nbody\n")
+    assert_exit_2_naming(dream(store, "run", "--force"), "dated.md: frontmatter has a value YAML cannot read")
+
+
+def test_folders_1100_deep(store):
+    fd = os.open(store, os.O_RDONLY)
+    for _ in range(1100):  # by descriptor: paths this long defeat os.makedirs
+        os.mkdir("d", dir_fd=fd)
+        fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+        os.close(old)
+    os.close(os.open("x.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    os.close(fd)
+    assert_exit_2_naming(dream(store, "run", "--force"), "folders nested deeper than")
+
+
+def test_file_name_that_is_not_utf8(store):
+    with open(os.fsencode(store) + b"/bad\xffname.md", "wb") as fh:
+        fh.write(b"---\nname: x\ntype: user\n---\nhi\n")
+    assert_exit_2_naming(dream(store, "run", "--force"), "bad\\xffname.md: file name is not valid UTF-8")
+
+
+def test_index_that_is_a_folder(store):
+    (store / "MEMORY.md").unlink()
+    (store / "MEMORY.md").mkdir()
+    assert_exit_2_naming(dream(store, "run", "--force"), "MEMORY.md: the index is a folder")
+
+
+def test_lock_holder_file_that_is_a_folder_is_moved_aside_not_a_block(dreamed):
+    (dreamed / ".dream" / "run.lock.json").mkdir()
+    res = dream(dreamed, "run", "--force")
+    assert res.returncode == 0 and "run.lock.json: was a folder" in res.stderr, res.stderr
+    assert dream(dreamed, "accept").returncode == 0
+    assert list((dreamed / ".dream").glob("run.lock.json.not-a-file-*"))
+
+
+def test_lock_file_that_is_a_folder(dreamed):
+    (dreamed / ".dream" / "run.lock").unlink(missing_ok=True)
+    (dreamed / ".dream" / "run.lock").mkdir()
+    assert_exit_2_naming(dream(dreamed, "run", "--force"), "run.lock: the store's lock file is a folder")
+
+
+def test_blob_that_is_a_folder(dreamed):
+    from dream.store.layout import Layout
+    from dream.versions.manifests import Blobs, Versions
+
+    layout = Layout.open(dreamed)
+    assert dream(dreamed, "accept").returncode == 0
+    blob = Blobs(layout).path(Versions(layout).get(1).files["MEMORY.md"])
+    blob.unlink()
+    blob.mkdir()
+    assert_exit_2_naming(dream(dreamed, "rollback", "1"), f"{blob.name}: stored object is a folder")
+
+
+def test_255_byte_file_name_does_not_fail_every_run(store):
+    (store / ("n" * 252 + ".md")).write_text("---\nname: long\ntype: user\ndescription: long\n---\nbody\n")
+    res = dream(store, "run", "--force", "--json")
+    assert res.returncode == 0, res.stderr
+    assert dream(store, "accept").returncode == 0
+    assert not [p for p in os.listdir(store) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("rel", [".dream", ".dream/versions", ".dream/proposals", ".dream/objects"])
+def test_symlinked_dream_folder_is_refused(dreamed, tmp_path, rel):
+    outside = tmp_path / "outside"
+    shutil.move(dreamed / rel, outside)
+    os.symlink(outside, dreamed / rel)
+    before = sorted(p.relative_to(outside) for p in outside.rglob("*"))
+    for command in (["run", "--force"], ["accept"], ["status"], ["rollback", "1"]):
+        assert_exit_2_naming(dream(dreamed, *command), f"{rel}: is a symlink")
+    assert sorted(p.relative_to(outside) for p in outside.rglob("*")) == before  # nothing written through it
