@@ -236,6 +236,10 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
         elif request.kind == "correction":
             if not correct_existing(ws, catalog, request):
                 file_memory(ws, catalog, request)
+        elif request.kind == "update":  # said without a lead: only a memory stating the old value makes it one
+            if not correct_existing(ws, catalog, request):
+                ws.note(f"“{shorten(request.text, 80)}” (session {request.session}) reads like a change, but no "
+                        "memory states the old value; nothing changed")
         else:
             file_memory(ws, catalog, request)
 
@@ -299,7 +303,7 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     sharing most words with the correction is rewritten: body lines, the
     description and its index lines (or the inline rule), old value kept as history.
     """
-    correction = corrections.parse(request.text)
+    correction = corrections.parse(request.text, strict=request.kind == "update")
     if correction is None:
         return False
     found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]

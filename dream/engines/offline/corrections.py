@@ -49,8 +49,12 @@ class Correction:
         return content_words(self.right) - content_words(self.wrong) - content_words(self.value)
 
 
-def parse(text: str) -> Correction | None:
-    """The stale value and the new one, if the sentence names both."""
+def parse(text: str, strict: bool = False) -> Correction | None:
+    """The stale value and the new one, if the sentence names both.
+
+    `strict` (a change said without "actually" or "correction"): the new value
+    must look like the old one (same shape and alike, or sharing a word).
+    """
     for pattern in (_FROM_TO, _OUTDATED, _NOT):
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
@@ -60,7 +64,7 @@ def parse(text: str) -> Correction | None:
         if pattern is _FROM_TO:
             right = f"{text[:match.start()]} {right}"  # the subject comes before "moved from"
         wrong = re.sub(r"^(?:the|el|la|der|die|das|le|o|a|na|no)\s+", "", wrong, flags=re.I) or wrong
-        value = align(wrong, right)
+        value = align(wrong, right, 0.75 if strict else 0.5)
         if len(wrong) >= 2 and value and value.lower() != wrong.lower():
             return Correction(wrong, right, value)
     return None
@@ -75,6 +79,8 @@ def _shape(token: str) -> str:
         return "number"
     if re.search(r"\w[./:@]\w", token):
         return "address"
+    if re.search(r"\d", token) and re.search(r"[^\W\d]", token):
+        return "code"  # v2, r3fa2c1, node18
     return "word"
 
 
@@ -82,7 +88,7 @@ def _tokens(text: str) -> list[str]:
     return [t.strip(",;:()\"'“”") for t in text.split() if t.strip(",;:()\"'“”")]
 
 
-def align(wrong: str, right: str) -> str:
+def align(wrong: str, right: str, least: float = 0.5) -> str:
     """The words of `right` that stand where `wrong` stood: same length, shape and context.
 
     "15" in "we're on Postgres 16 now" is "16"; "Node 18" in "der Build
@@ -106,7 +112,7 @@ def align(wrong: str, right: str) -> str:
                 score += 0.5 + fuzz.ratio(a.lower(), b.lower()) / 200
         if score > best_score:
             best, best_score = " ".join(gram), score
-    return best if best_score >= 0.5 * size else ""
+    return best if best_score >= least * size else ""
 
 
 def content_words(text: str) -> set[str]:

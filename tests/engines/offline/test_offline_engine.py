@@ -421,3 +421,32 @@ def test_entry_titled_by_its_file_name_gets_the_memory_title(tmp_path):
     assert actions(result) == [("retitled", "MEMORY.md")]
     expected = "- [Backend developer](user_role.md) — role\n- [Config-Pattern](c.md) — config\n"
     assert out["MEMORY.md"] == expected.encode()
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    ("can you forget the note about the staging VPN?", "forget"),
+    ("could you remember that I'm in CET?", "remember"),
+    ("Delete the memory about Heroku", "forget"),
+    ("remove the Heroku note", "forget"),
+    ("note that the CI runners are ARM64", "remember"),
+    ("wait, the admin UI is on 8443 not 8080", "correction"),
+    ("we indent with 4 spaces now, not 2 spaces", "update"),
+    ("remove the unused imports", None),
+    ("this is not working", None),
+    ("I always forget the flags for tar", None),
+    ("Can you remember the port?", None),
+])
+def test_requests_as_people_phrase_them(sentence, kind):
+    found = extract(sentence)
+    assert (found[0] if found else None) == kind
+
+
+def test_a_change_said_without_a_lead_touches_only_a_memory_stating_the_old_value(tmp_path):
+    tree = {"MEMORY.md": b"- [Office](office.md) \xe2\x80\x94 office\n",
+            "office.md": topic("office", "office", "project", "The team sits on floor 3.")}
+    rows = sessions(("s1", date(2026, 3, 9), "user", "we moved from the old office to the new one last month"),
+                    ("s1", date(2026, 3, 9), "user", "the team sits on floor 5 now, not floor 3"))
+    out, result = run(tmp_path, tree, rows)
+    assert actions(result) == [("updated", "office.md")]
+    assert "The team sits on floor 5. (was floor 3 until 2026-03-09)" in out["office.md"].decode()
+    assert "reads like a change, but no memory states the old value" in result.summary
