@@ -132,13 +132,25 @@ def about(text: str, correction: Correction) -> bool:
 
 
 def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:
-    """`line` with the stale value replaced outside history notes; `note` adds "(was W until DAY)"."""
+    """`line` with the stale value replaced outside history notes.
+
+    With `note`, the first new value is followed by "(was W until DAY)", in
+    place, so the history reads right even in a paragraph wrapped over lines.
+    """
     pattern = correction.pattern()
+    noted = not note
+
+    def replace(_: re.Match[str]) -> str:
+        nonlocal noted
+        if noted:
+            return correction.value
+        noted = True
+        return f"{correction.value} (was {correction.wrong} until {day})"
+
     pieces, last = [], 0
     for kept in _HISTORY.finditer(line):
-        pieces.append(pattern.sub(correction.value, line[last:kept.start()]))
+        pieces.append(pattern.sub(replace, line[last:kept.start()]))
         pieces.append(kept.group(0))
         last = kept.end()
-    pieces.append(pattern.sub(correction.value, line[last:]))
-    new = "".join(pieces)
-    return f"{new.rstrip()} (was {correction.wrong} until {day})" if note and new != line else new
+    pieces.append(pattern.sub(replace, line[last:]))
+    return "".join(pieces)

@@ -171,7 +171,7 @@ def test_correction_updates_the_contradicted_memory(tmp_path):
     out, result = run(tmp_path, tree, rows)
     assert actions(result) == [("updated", "db.md")]
     assert out["db.md"] == topic("db", "database", "project",
-                                 "- The staging database listens on port 5433. (was 5432 until 2026-03-09)")
+                                 "- The staging database listens on port 5433 (was 5432 until 2026-03-09).")
     assert out["MEMORY.md"] == "- [DB](db.md) — database on 5433\n".encode()
 
 
@@ -183,13 +183,13 @@ def test_correction_with_trailing_clause_rewrites_only_related_lines(tmp_path):
     out, result = run(tmp_path, tree, rows)
     assert actions(result) == [("updated", "db.md")]
     assert out["db.md"] == topic("db", "Primary database is Postgres 16", "project",
-                                 "The primary database is Postgres 16 on RDS. (was 15 until 2026-03-09)\n"
+                                 "The primary database is Postgres 16 (was 15 until 2026-03-09) on RDS.\n"
                                  "Backups are kept 15 days.")
 
 
 def test_correction_applied_before_files_nothing_new(tmp_path):
     tree = {"MEMORY.md": b"- [DB](db.md) \xe2\x80\x94 database\n",
-            "db.md": topic("db", "database", "project", "Production runs Postgres 16. (was 15 until 2026-03-09)")}
+            "db.md": topic("db", "database", "project", "Production runs Postgres 16 (was 15 until 2026-03-09).")}
     rows = sessions(("s4", date(2026, 3, 9), "user", "actually, we're on Postgres 16 now, not 15"))
     out, result = run(tmp_path, tree, rows)
     assert result.changes == [] and out == tree
@@ -448,5 +448,5 @@ def test_a_change_said_without_a_lead_touches_only_a_memory_stating_the_old_valu
                     ("s1", date(2026, 3, 9), "user", "the team sits on floor 5 now, not floor 3"))
     out, result = run(tmp_path, tree, rows)
     assert actions(result) == [("updated", "office.md")]
-    assert "The team sits on floor 5. (was floor 3 until 2026-03-09)" in out["office.md"].decode()
+    assert "The team sits on floor 5 (was floor 3 until 2026-03-09)." in out["office.md"].decode()
     assert "reads like a change, but no memory states the old value" in result.summary
