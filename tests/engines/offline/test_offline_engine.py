@@ -450,3 +450,17 @@ def test_a_change_said_without_a_lead_touches_only_a_memory_stating_the_old_valu
     assert actions(result) == [("updated", "office.md")]
     assert "The team sits on floor 5 (was floor 3 until 2026-03-09)." in out["office.md"].decode()
     assert "reads like a change, but no memory states the old value" in result.summary
+
+
+@pytest.mark.parametrize("text, title", [
+    ("Always use ROUND_HALF_EVEN through `ledger.money.quantize`, don't call Decimal.quantize directly",
+     "Always use ROUND_HALF_EVEN through `ledger.money.quantize`"),
+    ("Don't run pip install into the system python, ever", "Don't run pip install into the system python"),
+    ("Check that the nightly export has finished before you start the import",
+     "Check that the nightly export has finished"),
+    ("the checkout load test failed at 300 rps because the pool was capped", "Checkout load test failed at 300 rps"),
+])
+def test_short_titles_read_as_titles(text, title):
+    from dream.engines.offline.text import short_title
+
+    assert short_title(text) == title
