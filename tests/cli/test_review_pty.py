@@ -51,8 +51,8 @@ def test_a_choice_that_breaks_the_index_is_explained_at_once(demo_store: Path, c
     child.expect(r"already taken: reference_jenkins\.md need\(s\) it")
     child.expect(KEEP)
     child.send("n")
-    child.expect(r"skipping user_i_prefer_uv_over_pip\.md breaks the index unless reference_jenkins\.md is skipped")
-    child.expect(r"the new MEMORY\.md points to user_i_prefer_uv_over_pip\.md, which only this proposal adds")
+    child.expect(r"skipping user_prefers_uv_over_pip\.md breaks the index unless reference_jenkins\.md is skipped")
+    child.expect(r"the new MEMORY\.md points to user_prefers_uv_over_pip\.md, which only this proposal adds")
     child.expect(r"skip reference_jenkins\.md too\? \[y\]es \[n\]o \(keep this file\)")
     child.send("n")
     child.expect(TAKE)  # webhook_retries.md
