@@ -151,7 +151,8 @@ class Review(RunInput):
     """What a reviewer answers when a paused dream asks for a decision."""
 
     decision: Literal["accept", "reject"] = Field(description="accept the proposal into the store, or reject it")
-    comment: str | None = Field(default=None, description="recorded in the store's history with the decision")
+    # A plain string (not `str | None`), so the UI's form shows a text box rather than a type picker.
+    comment: str = Field(default="", description="recorded in the store's history with the decision")
 
 
 @contextmanager
@@ -175,7 +176,7 @@ def apply_review(store: str | Path, proposal_id: str, review: Review) -> dict:
         return {"status": proposal.status, "proposal_id": proposal.id, "version": proposal.accepted_version,
                 "decided_by": "command line"}
     decide = accept if review.decision == "accept" else reject
-    return decide(store, proposal_id, comment=review.comment).to_json()
+    return decide(store, proposal_id, comment=review.comment or None).to_json()
 
 
 def final_state(outcome: RunOutcome, decision: dict | None = None) -> State:

@@ -34,7 +34,8 @@ def demo_fleet(workdir: Path) -> list[Path]:
     from dream.pipeline import run as pipeline
 
     root = workdir / "projects"
-    stores = [root / name / "memory" for name in ("-home-dev-payments-api", "-home-dev-payments-web", "-home-dev-notes")]
+    names = ("-home-dev-payments-api", "-home-dev-payments-web", "-home-dev-notes")
+    stores = [root / name / "memory" for name in names]
     for store in stores:
         shutil.copytree(REPO / "data" / "demo", store, ignore=shutil.ignore_patterns(".dream"))
     for store in stores[:2]:

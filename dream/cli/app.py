@@ -27,6 +27,11 @@ app = typer.Typer(
 StoreOpt = Annotated[Path, typer.Option("--store", "-s", envvar="DREAM_STORE", help="Memory store folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
 CommentOpt = Annotated[Optional[str], typer.Option("--comment", "-m", help="Why, for the audit trail.")]
+# Many stores at once (run, status, history): what `--all` covers, and more folders to look in.
+AllOpt = Annotated[bool, typer.Option(
+    "--all", help="Every store under ~/.claude/projects (and --root folders); --store is not needed.")]
+RootOpt = Annotated[Optional[list[Path]], typer.Option(
+    "--root", help="Also look for stores under this folder (implies --all; repeatable).")]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from dream import __version__
-from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
+from dream.cli.app import AllOpt, CommentOpt, JsonOpt, RootOpt, StoreOpt, app
 from dream.cli.console import (
     common_root,
     emit_json,
@@ -39,10 +39,8 @@ def run(
     force: Annotated[bool, typer.Option("--force", help="Skip the hours and sessions checks (never the lock).")] = False,
     min_hours: Annotated[Optional[float], typer.Option(help="Override min_hours for this run.")] = None,
     min_sessions: Annotated[Optional[int], typer.Option(help="Override min_sessions for this run.")] = None,
-    all_stores: Annotated[bool, typer.Option(
-        "--all", help="Every store `status --all` lists: gate each, dream the due ones.")] = False,
-    roots: Annotated[Optional[list[Path]], typer.Option(
-        "--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
+    all_stores: AllOpt = False,
+    roots: RootOpt = None,
     max_concurrency: Annotated[int, typer.Option(
         "--max-concurrency", min=1, help="With --all: how many stores to dream at once.")] = 4,
     as_json: JsonOpt = False,
@@ -125,10 +123,11 @@ def _print_outcome(outcome, store: Path) -> None:
 @app.command()
 def status(
     store: StoreOpt = Path("."),
-    all_stores: Annotated[bool, typer.Option("--all", help="Every store under ~/.claude/projects (and --root folders); --store is not needed.")] = False,
-    roots: Annotated[Optional[list[Path]], typer.Option("--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
+    all_stores: AllOpt = False,
+    roots: RootOpt = None,
     html: Annotated[Optional[Path], typer.Option(
-        "--html", help="Write one overview page of every pending proposal here, each one's review page beside it.")] = None,
+        "--html", help="Write one overview page of every pending proposal here, their review pages beside it.",
+    )] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Gate, lock holder, current version and pending proposals."""
@@ -367,8 +366,8 @@ def print_decision(decision, as_json: bool, what_to: str = "", resumed=None) -> 
 def history(
     store: StoreOpt = Path("."),
     limit: Annotated[int, typer.Option(min=0, help="How many rows.")] = 20,
-    all_stores: Annotated[bool, typer.Option("--all", help="Every store under ~/.claude/projects (and --root folders), newest first; --store is not needed.")] = False,
-    roots: Annotated[Optional[list[Path]], typer.Option("--root", help="Also look for stores under this folder (implies --all; repeatable).")] = None,
+    all_stores: AllOpt = False,
+    roots: RootOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Past runs (with tokens and cost) and review actions, of one store or of every store (--all)."""

@@ -117,7 +117,9 @@ class Keys:
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         try:
-            tty.setcbreak(fd)  # keys arrive one by one; Ctrl-C still interrupts
+            # Keys arrive one by one; Ctrl-C still interrupts. TCSANOW, not the default TCSAFLUSH,
+            # which throws away a key typed before the question was printed.
+            tty.setcbreak(fd, termios.TCSANOW)
             while True:
                 key = os.read(fd, 1).decode("utf-8", errors="replace")
                 if key not in ("\r", "\n"):  # Enter pressed out of habit answers nothing
@@ -279,7 +281,8 @@ def show(
             emit_json({"version": v.number, "source": v.source, "created_at": v.created_at, "note": v.note,
                        "actor": v.actor, "proposal_id": v.proposal_id, "files": sorted(v.files)})
             return
-        out.print(f"version {v.number} ({words(v.source)}, {when(v.created_at)}) {human(v.note)}".rstrip(), markup=False)
+        heading = f"version {v.number} ({words(v.source)}, {when(v.created_at)}) {human(v.note)}"
+        out.print(heading.rstrip(), markup=False)
         for path in sorted(v.files):
             out.print(path, markup=False)
         return

@@ -157,7 +157,9 @@ def _disjoint(spans: list[Span]) -> list[Span]:
 def _plugins() -> list[tuple[str, object]]:
     """(marker kind, plugin) for each detect-secrets plugin used; none when it is not installed."""
     try:
-        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.core.plugins.util import (  # start-up: loads every plugin; only redaction needs them
+            get_mapping_from_secret_type_to_class,
+        )
     except ImportError:
         return []
     plugins: list[tuple[str, object]] = []

@@ -70,7 +70,8 @@ class FleetEntry:
                 "reason": self.reason, "message": self.message}
 
 
-def check_store(store: Path, *, force: bool = False, now: float | None = None) -> FleetEntry:
+def check_store(store: Path, *, force: bool = False, now: float | None = None,
+                overrides: dict | None = None) -> FleetEntry:
     """The gate of one store; a store that cannot be read is reported, not raised.
 
     `store` is taken as found by `discover_stores` (absolute and resolved),
@@ -80,7 +81,7 @@ def check_store(store: Path, *, force: bool = False, now: float | None = None) -
         if not store.is_dir():
             raise StoreNotFound(f"{store}: store folder does not exist")
         layout = Layout(store)
-        settings = load_settings(layout.root)
+        settings = load_settings(layout.root, overrides)  # `dream run --all --min-hours 1` gates with that
         if settings.transcripts and settings.enabled:
             return FleetEntry(layout.root, True, None, "transcripts to import; the run decides")
         decision = check_gate(layout, settings, force=force, now=now)
@@ -156,7 +157,7 @@ def run_fleet(stores: Iterable[Path], *, engine: str | None = None, force: bool 
     it is known: the closed ones first, then the dreamed ones as they end.
     """
     now = time.time()
-    entries = [check_store(Path(store), force=force, now=now) for store in stores]
+    entries = [check_store(Path(store), force=force, now=now, overrides=overrides) for store in stores]
     rows: dict[int, Row] = {}
     for index, entry in enumerate(entries):
         if not entry.due:

@@ -87,7 +87,7 @@ def resume_waiting(store: str | Path, proposal_id: str, decision: str, comment: 
     try:
         for attempt in range(BUSY_RETRIES):
             response = httpx.post(f"{api}/flow_runs/{run_id}/resume", headers=headers, timeout=RESUME_TIMEOUT_SECONDS,
-                                  json={"run_input": {"decision": decision, "comment": comment}})
+                                  json={"run_input": {"decision": decision, "comment": comment or ""}})
             if response.status_code not in (429, 503) or attempt == BUSY_RETRIES - 1:
                 break
             time.sleep(1 + attempt)  # a busy server (SQLite locked) says so with 503; Prefect's client retries too

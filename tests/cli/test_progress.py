@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+from helpers.cli import terminal_env
 from helpers.stores import DEMO
 
 
@@ -22,7 +23,8 @@ def stores(root: Path, n: int) -> list[Path]:
 
 
 def in_a_terminal(*args: str) -> tuple[int, str]:
-    child = pexpect.spawn(sys.executable, ["-m", "dream", *args], encoding="utf-8", timeout=180, dimensions=(40, 120))
+    child = pexpect.spawn(sys.executable, ["-m", "dream", *args], env=terminal_env(),
+                          encoding="utf-8", timeout=180, dimensions=(40, 120))
     child.expect(pexpect.EOF)
     child.close()
     return child.exitstatus, child.before

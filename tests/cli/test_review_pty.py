@@ -3,10 +3,12 @@ would break the index explained when they are made, and no choice lost when the 
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pexpect
+from helpers.cli import terminal_env
 
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
@@ -18,7 +20,7 @@ KEEP = r"keep this file\? \[y\]es .*\(one key\) "
 
 
 def spawn(store: Path) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "dream", "review", "--store", str(store)],
+    return pexpect.spawn(sys.executable, ["-m", "dream", "review", "--store", str(store)], env=terminal_env(),
                          encoding="utf-8", timeout=60, dimensions=(50, 200))
 
 
@@ -51,8 +53,9 @@ def test_a_choice_that_breaks_the_index_is_explained_at_once(demo_store: Path, c
     child.expect(r"already taken: reference_jenkins\.md need\(s\) it")
     child.expect(KEEP)
     child.send("n")
-    child.expect(r"skipping user_prefers_uv_over_pip\.md breaks the index unless reference_jenkins\.md is skipped")
-    child.expect(r"the new MEMORY\.md points to user_prefers_uv_over_pip\.md, which only this proposal adds")
+    added = re.escape(changed[changed.index("reference_jenkins.md") + 1])  # a memory this proposal adds
+    child.expect(rf"skipping {added} breaks the index unless reference_jenkins\.md is skipped")
+    child.expect(rf"the new MEMORY\.md points to {added}, which only this proposal adds")
     child.expect(r"skip reference_jenkins\.md too\? \[y\]es \[n\]o \(keep this file\)")
     child.send("n")
     child.expect(TAKE)  # webhook_retries.md

@@ -75,6 +75,18 @@ def test_one_line_per_store_and_exit_1_only_when_a_store_failed(home: Path, tmp_
     assert rows["-work-api"]["status"] == "skipped"  # dreamed a moment ago: the other store still ran
 
 
+def test_setting_overrides_gate_every_store(home: Path, tmp_path: Path, cli) -> None:
+    root = tmp_path / "root"
+    small_store(root / "-work-cli" / "memory", "hours", time.time())  # dreamed an hour ago, six sessions since
+
+    closed = cli("run", "--all", "--root", str(root), "--engine", "offline", "--json")
+    opened = cli("run", "--all", "--root", str(root), "--engine", "offline", "--min-hours", "0.5", "--json")
+
+    assert [r["reason"] for r in closed.json["stores"]] == ["hours"]
+    # the gate opened and the engine ran (the small store's sessions ask for nothing: no changes)
+    assert [(r["status"], r["reason"]) for r in opened.json["stores"]] == [("noop", "no_changes")], opened.json
+
+
 def test_no_stores_is_not_an_error(home: Path, tmp_path: Path, cli) -> None:
     result = cli("run", "--all", "--json")
     assert result.code == 0 and result.json["stores"] == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import pexpect
+from helpers.cli import terminal_env
 
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
@@ -15,7 +16,7 @@ PROMPT = r"take this file\? \[y\]es"
 
 
 def spawn(store, *extra: str) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "dream", "review", "--store", str(store), *extra],
+    return pexpect.spawn(sys.executable, ["-m", "dream", "review", "--store", str(store), *extra], env=terminal_env(),
                          encoding="utf-8", timeout=60, dimensions=(50, 200))
 
 

@@ -53,7 +53,8 @@ def in_process(*args: str, env: dict | None = None, cwd: Path | None = None, inp
         # The crash point SIGKILLs the process that reaches it: here, the test run.
         raise RuntimeError("a command with DREAM_CRASHPOINT set must run in a child process (spawned_cli)")
     runner = CliRunner()
-    with runner.isolation(input=input, env={"COLUMNS": COLUMNS, **(env or {})}) as (stdout, stderr, _), _working_folder(cwd):
+    isolated = runner.isolation(input=input, env={"COLUMNS": COLUMNS, **(env or {})})
+    with isolated as (stdout, stderr, _), _working_folder(cwd):
         _consoles_as_in_a_new_process()
         try:
             main(list(args))
@@ -65,6 +66,12 @@ def in_process(*args: str, env: dict | None = None, cwd: Path | None = None, inp
             sys.stderr.flush()
         out, err = stdout.getvalue(), stderr.getvalue()
     return Result(code, out.decode(), err.decode())
+
+
+def terminal_env() -> dict[str, str]:
+    """os.environ for a child given a pty: without COLUMNS and LINES (pytest-xdist workers start with
+    80x24 in theirs), so that the child's Rich reads the pty's own size, as in a real terminal."""
+    return {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
 
 
 def console_script() -> list[str]:

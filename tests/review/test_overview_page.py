@@ -54,7 +54,8 @@ def test_the_overview_lists_every_pending_proposal_with_its_counts_and_page(morn
         report = morning[row["id"]]["report"]
         counts = report["counts"]
         assert row["counts"] == {
-            "merged": counts.get("merged", 0), "updated": sum(counts.get(a, 0) for a in ("updated", "dated", "created")),
+            "merged": counts.get("merged", 0),
+            "updated": sum(counts.get(a, 0) for a in ("updated", "dated", "created")),
             "archived": counts.get("archived", 0), "dropped": report["retention"]["dropped"],
             "files": len(report["files_changed"])}
         page = html.parent / row["href"]
@@ -73,7 +74,8 @@ def test_the_overview_lists_every_pending_proposal_with_its_counts_and_page(morn
 def test_a_missing_folder_is_one_line_and_exit_2(morning: dict, tmp_path: Path, cli) -> None:
     result = cli("status", "--all", "--html", str(tmp_path / "no" / "such.html"))
     assert result.code == 2 and result.stdout == ""
-    assert result.stderr == f"dream: error: {tmp_path / 'no' / 'such.html'}: --html folder {tmp_path / 'no'} does not exist\n"
+    target = tmp_path / "no" / "such.html"
+    assert result.stderr == f"dream: error: {target}: --html folder {target.parent} does not exist\n"
 
 
 @needs_chromium

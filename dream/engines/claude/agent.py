@@ -27,7 +27,7 @@ import httpx2
 from anthropic.lib.tools import BetaBuiltinFunctionTool, BetaFunctionTool
 from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMessageParam, BetaTextBlockParam
 
-from dream.engines import require_configured
+from dream.engines.configured import require_configured
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
 from dream.engines.claude.budget import Budget
