@@ -22,6 +22,7 @@ from dream.engines.offline.orient import (
     memories,
     scope_of,
 )
+from dream.engines.offline.placement import title_of
 from dream.engines.offline.requests import Request
 from dream.engines.offline.similarity import (
     group_pairs,
@@ -79,8 +80,9 @@ def _with_named_pairs(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, 
                       ) -> list[tuple[int, int, float]]:
     """Add pairs alike by name and description: one's words all in the other's, both named alike."""
     topics = [ws.store.topics[m.key] for m in pool]
-    metas = [meta_tokens(t.name or t.heading, t.description) for t in topics]
-    names = [meta_tokens(t.name or t.heading, "") for t in topics]
+    titles = [title_of(t) for t in topics]  # a slug name ("feedback_run_tests") as words
+    metas = [meta_tokens(title, t.description) for title, t in zip(titles, topics)]
+    names = [meta_tokens(title, "") for title in titles]
     known = {(i, j) for i, j, _ in pairs}
     extra = [(i, j, score) for i, j, score in subset_pairs(metas)
              if (i, j) not in known and names[i] & names[j]]

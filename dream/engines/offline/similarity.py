@@ -138,8 +138,9 @@ def subset_pairs(token_sets: list[frozenset[str]], min_size: int = 3) -> list[tu
 
 
 def meta_tokens(name: str, description: str) -> frozenset[str]:
-    """The words of a memory's name and description that say what it is about."""
-    return frozenset(t for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
+    """The words of a memory's name and description that say what it is about, by their stem
+    (first four letters: "tests" and "test", "pushing" and "push" are one word)."""
+    return frozenset(t[:4] for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
 
 
 def covers(needle: str, hay: str, threshold: float) -> bool:
