@@ -464,3 +464,12 @@ def test_short_titles_read_as_titles(text, title):
     from dream.engines.offline.text import short_title
 
     assert short_title(text) == title
+
+
+def test_an_ambiguous_date_in_a_topic_file_is_resolved_and_asked_about(tmp_path):
+    tree = {"MEMORY.md": b"- [Audit](audit.md) \xe2\x80\x94 audit\n",
+            "audit.md": topic("audit", "audit", "project", "The audit is next Friday.", created="2026-11-17")}
+    out, result = run(tmp_path, tree)
+    assert "The audit is on 2026-11-20." in out["audit.md"].decode()
+    assert result.needs_person == ["audit.md: “next Friday”, written Tuesday 2026-11-17, was read as 2026-11-20; "
+                                   "check it"]
