@@ -218,7 +218,8 @@ def absolute_dates(ws: Workspace) -> None:
         key = next(k for k, v in found.items() if v == base)
         for r in rewrites:
             if dates.ambiguous(r.phrase, base):
-                ws.ask(f"{path}: “{r.phrase}”, written {base:%A} {base.isoformat()}, was read as {r.absolute}; check it")
+                ws.ask(f"{path}: “{r.phrase}”, written {base:%A} {base.isoformat()}, was read as {r.absolute}; "
+                       "check it")
         detail = "; ".join(f"{r.phrase} → {r.absolute}" for r in rewrites)
         ws.change("dated", path, f"relative dates made absolute from its {key} date {base}", detail)
 
