@@ -473,3 +473,18 @@ def test_an_ambiguous_date_in_a_topic_file_is_resolved_and_asked_about(tmp_path)
     assert "The audit is on 2026-11-20." in out["audit.md"].decode()
     assert result.needs_person == ["audit.md: “next Friday”, written Tuesday 2026-11-17, was read as 2026-11-20; "
                                    "check it"]
+
+
+@pytest.mark.parametrize("said, written", [
+    ("la demo es el próximo viernes", "la demo es el 2026-11-20"),
+    ("das Audit ist nächsten Freitag", "das Audit ist am 2026-11-20"),
+    ("l'audit est vendredi prochain", "l'audit est le 2026-11-20"),
+    ("a reunião é na próxima sexta-feira", "a reunião é em 2026-11-20"),
+])
+def test_next_weekday_in_other_languages_is_resolved_and_ambiguous(said, written):
+    from dream.engines.offline.dates import ambiguous, has_relative_dates, rewrite_line
+
+    day = date(2026, 11, 17)  # a Tuesday: "next Friday" may be in 3 or 10 days
+    assert has_relative_dates([said])
+    new, found = rewrite_line(said, day)
+    assert new == written and [ambiguous(phrase, day) for phrase, _ in found] == [True]
