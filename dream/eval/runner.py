@@ -62,6 +62,8 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
                 _decide(store, name, arg, outcome)
         except DreamError as exc:
             outcome.errors.append(f"step {name}: {exc}")
+        except Exception as exc:  # an engine's bug fails its case, not the whole scorecard
+            outcome.errors.append(f"step {name}: internal error: {type(exc).__name__}: {exc}")
     outcome.after = {p: d.decode("utf-8", "replace") for p, d in read_tree(store).items()}
     return outcome
 
