@@ -27,6 +27,9 @@ from dream.store.tree import read_tree
 from dream.versions.proposals import Proposals
 
 STEP_SECONDS = 3600
+# What the cases assume whatever the user's config says; the model, instructions and budgets
+# stay the user's, so `--engine claude` compares models and prompts on the same cases.
+PINNED = {"enabled": True, "auto_accept": False, "similarity_threshold": 90.0, "transcripts": None}
 
 
 def run_case(case: Case, engine: str) -> CaseResult:
@@ -52,7 +55,7 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
                 runs += 1
                 since = None if name == "run_all" else Since.LAST_CONSOLIDATION
                 result = run(store, engine=engine, force=True, now=base + runs * STEP_SECONDS,
-                             overrides=case.settings, since=since)
+                             overrides={**PINNED, **case.settings}, since=since)
                 _record_run(store, result, outcome)
             elif name == "logs":
                 written += 1
