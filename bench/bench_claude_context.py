@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from helpers.fake_anthropic import FakeAnthropic, Reply, memory, text, tool_use
 
+from dream.config import Settings
 from dream.engines.claude import paging
 from dream.engines.claude.pricing import estimate_cost
 from dream.outcomes import Usage
@@ -169,6 +170,10 @@ def main() -> None:
               f"{r['cache_read_share']:10.1%} {r['peak_context']:9,d} {r['cost_usd']:7.3f} | "
               f"{r['chars4_input']:10,d} {r['chars4_peak']:12,d}")
     print("targets: input <= 600,000 per dream, cache reads >= 70%, peak context <= 60,000")
+    default, shipped = Settings(), next(r for r in rows if r["design"] == "after/client")
+    print(f"default budgets against the shipped design: max_turns {default.max_turns} = "
+          f"{default.max_turns / shipped['turns']:.1f}x its turns, max_input_tokens {default.max_input_tokens:,} = "
+          f"{default.max_input_tokens / shipped['input_tokens']:.1f}x its input")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ length and alphabet of a real credential.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -235,8 +236,9 @@ PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "url-password",
         # scheme://user:password@host -> scheme://user:[REDACTED]@host.
-        # The password may not start with "[", so a marker is never re-matched.
-        r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^" + _WS + r"/:@]*:)[^" + _WS + r"/@\[][^" + _WS + r"/@]*(@)",
+        # Neither the user nor the password may hold "[", so a marker (whose kind follows a
+        # colon, as a password would) is never re-matched.
+        r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^" + _WS + r"/:@\[]*:)[^" + _WS + r"/@\[][^" + _WS + r"/@]*(@)",
         hint="://",
         keep_before=True,
         keep_after=True,
@@ -290,26 +292,44 @@ _HINT_RE = re.compile(HINTS)
 _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 
-def redact(text: str) -> tuple[str, int]:
+# (kind, the secret's text) -> the marker that stands for it; see `redact`.
+Marker = Callable[[str, str], str]
+
+
+def redact(text: str, marker: Marker | None = None) -> tuple[str, int]:
     """Return `text` with secrets replaced by markers, and how many were replaced.
 
     The one function to call on any text before it reaches a model, a file
     or a name: dream's patterns, then detect-secrets' plugins and the entropy
-    check on assigned values (`dream.pipeline.detectors`).
+    check on assigned values (`dream.pipeline.detectors`). A `marker` chooses
+    each marker from the secret it replaces (the Claude engine numbers the
+    secrets of memory files, to put them back where the model keeps them);
+    a marker it returns must start with ``[REDACTED:`` so that no later
+    pattern matches it.
     """
     total = 0
     if _HINT_RE.search(text):
-        for regex, replacement in _COMPILED:
-            text, n = regex.subn(replacement, text)
+        for (regex, replacement), pattern in zip(_COMPILED, PATTERNS):
+            text, n = regex.subn(replacement if marker is None else _replacer(pattern, marker), text)
             total += n
-    text, n = _redact_detected(text)
+    text, n = _redact_detected(text, marker)
     return text, total + n
 
 
-def _redact_detected(text: str) -> tuple[str, int]:
+def _replacer(pattern: SecretPattern, marker: Marker) -> Callable[[re.Match[str]], str]:
+    """A replacement function equal to `pattern`'s own, with the marker `marker` chooses."""
+    def replace(m: re.Match[str]) -> str:
+        start = m.end(1) if pattern.keep_before else m.start()
+        end = m.start(2) if pattern.keep_after else m.end()
+        return m.string[m.start():start] + marker(pattern.kind, m.string[start:end]) + m.string[end:m.end()]
+    return replace
+
+
+def _redact_detected(text: str, marker: Marker | None = None) -> tuple[str, int]:
     spans = find_spans(text)
     for span in reversed(spans):
-        text = f"{text[:span.start]}[REDACTED:{span.kind}]{text[span.end:]}"
+        mark = f"[REDACTED:{span.kind}]" if marker is None else marker(span.kind, text[span.start:span.end])
+        text = f"{text[:span.start]}{mark}{text[span.end:]}"
     return text, len(spans)
 
 

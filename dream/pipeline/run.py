@@ -45,6 +45,7 @@ from dream.pipeline.report import build_report, render_markdown
 from dream.pipeline.sessions import scan_sessions
 from dream.pipeline.state import StoreState, backoff_seconds, load_state, save_state
 from dream.review import policy, retention
+from dream.store import litter
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
 from dream.store.tree import (
@@ -167,6 +168,10 @@ def lock(ctx: RunContext) -> Iterator[None]:
     """Hold the store's lock; raises `LockBusy` at once if another run has it."""
     with store_lock(ctx.layout, ctx.run_id):
         recover(ctx.layout)  # a write interrupted after `recover_interrupted_write` looked, or it found locked
+        cleaned = litter.clean(ctx.layout)  # what killed processes left: reported with the run
+        if cleaned:
+            ctx.warnings.append(f"removed {len(cleaned)} file(s) left by an interrupted dream process: "
+                                + ", ".join(cleaned[:10]) + (" …" if len(cleaned) > 10 else ""))
         ctx.state = read_state(ctx.layout, ctx.since)  # re-read: a run may have ended while we gated
         yield
 

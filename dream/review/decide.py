@@ -44,11 +44,13 @@ class Decision:
     combined: list[str] = field(default_factory=list)  # accept: files merged with the store's own edits
     pre_accept_version: int | None = None  # accept: the store as found, kept as this version
     new_proposal_id: str | None = None  # rebase: the fresh proposal
+    cleaned: list[str] = field(default_factory=list)  # files left by killed dream processes, removed first
 
     def to_json(self) -> dict:
         return {"status": self.status, "proposal_id": self.proposal_id, "version": self.version,
                 "taken": self.taken, "skipped": self.skipped, "merged": self.combined,
-                "pre_accept_version": self.pre_accept_version, "new_proposal_id": self.new_proposal_id}
+                "pre_accept_version": self.pre_accept_version, "new_proposal_id": self.new_proposal_id,
+                "cleaned": self.cleaned}
 
 
 
@@ -171,7 +173,7 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
     """
     layout = Layout.open(store)
     actor = who or history.actor()
-    with LockedStore(layout, "accept"):
+    with LockedStore(layout, "accept") as locked:
         proposals = Proposals(layout)
         proposal = proposals.resolve(proposal_id)
         if proposal.status != PENDING:
@@ -190,7 +192,7 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
         if plan.skipped:
             requests.replay_proposal(layout, proposal, plan.skipped)  # the next run offers them again
     return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
-                    combined=plan.merge.combined, pre_accept_version=pre)
+                    combined=plan.merge.combined, pre_accept_version=pre, cleaned=locked.cleaned)
 
 
 def _record_pre_accept(layout: Layout, live: Tree, proposal_id: str) -> int | None:
@@ -231,7 +233,7 @@ def reject(store: str | Path, proposal_id: str | None = None, comment: str | Non
 def rollback(store: str | Path, number: int, comment: str | None = None) -> Decision:
     """Restore version `number`'s bytes as a new version; unrecorded edits are kept as a version first."""
     layout = Layout.open(store)
-    with LockedStore(layout, "rollback"):
+    with LockedStore(layout, "rollback") as locked:
         versions = Versions(layout)
         target = versions.get(number)
         live = read_tree(layout.root)
@@ -243,5 +245,5 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
             actor=history.actor(), comment=comment, detail=f"to version {number}", target=number,
         )
         requests.replay_rolled_back(layout, number)  # requests the undone proposals carried come back
-    return Decision("rolled_back", None, version)
+    return Decision("rolled_back", None, version, cleaned=locked.cleaned)
 

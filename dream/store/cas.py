@@ -28,6 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dream.crashpoints import crashpoint
 from dream.store.tree import TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
 from dream.versions.merge import merge_file
 
@@ -178,6 +179,7 @@ def _swap(path: Path, data: bytes | None) -> bytes | None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        crashpoint("swap-temp-written")
         out = _exchange_in(Path(tmp), path)
     finally:
         try:
@@ -213,13 +215,13 @@ def _replace_keeping_old(tmp: Path, path: Path) -> bytes | None:
     try:
         os.link(path, aside)
     except FileNotFoundError:
-        aside = None  # type: ignore[assignment]
+        os.replace(tmp, path)
+        return None
     try:
         os.replace(tmp, path)
-        return observe(aside).data if aside else None
+        return observe(aside).data
     finally:
-        if aside:
-            aside.unlink(missing_ok=True)
+        aside.unlink(missing_ok=True)
 
 
 def _take_away(path: Path) -> bytes | None:

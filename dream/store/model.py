@@ -210,6 +210,24 @@ def load_yaml(text: str):
     `yaml.YAMLError`: sloppy frontmatter is common and read leniently."""
     if len(text) > MAX_YAML_CHARS:
         raise FrontmatterRefused(f"is {len(text):,} characters, over {MAX_YAML_CHARS:,}")
+    if _might_nest_or_alias(text):
+        _check_events(text)
+    try:
+        return yaml.load(text, Loader=yaml.CSafeLoader)
+    except (ValueError, TypeError, OverflowError) as exc:  # raised by a constructor, e.g. a date
+        raise FrontmatterRefused(f"has a value YAML cannot read ({exc})") from None
+
+
+_DEEP_INDENT = re.compile(r"^ {%d,}" % (2 * MAX_YAML_DEPTH), re.MULTILINE)
+
+
+def _might_nest_or_alias(text: str) -> bool:
+    """Cheap: aliases need '*' and anchors '&'; deep nesting needs brackets or deep indentation.
+    Walking the events costs 4x the load itself, so plain frontmatter skips it."""
+    return any(c in text for c in "*&[{") or bool(_DEEP_INDENT.search(text))
+
+
+def _check_events(text: str) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=yaml.CSafeLoader):
         if isinstance(event, yaml.AliasEvent):
@@ -220,10 +238,6 @@ def load_yaml(text: str):
                 raise FrontmatterRefused(f"is nested deeper than {MAX_YAML_DEPTH} levels")
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
-    try:
-        return yaml.load(text, Loader=yaml.CSafeLoader)
-    except (ValueError, TypeError, OverflowError) as exc:  # raised by a constructor, e.g. a date
-        raise FrontmatterRefused(f"has a value YAML cannot read ({exc})") from None
 
 
 def parse_frontmatter(lines: list[str]) -> Frontmatter | None:

@@ -26,6 +26,9 @@ Tree = dict[str, bytes]
 NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})
 INDEX_NAME = "MEMORY.md"
 MAX_MEMORY_FILE_BYTES = 1_000_000  # MEMORY.md's own limit is 25 KB; a megabyte is not a memory file
+# What any read of a tree refuses outright (a device, a runaway file); a run refuses a live memory file above
+# MAX_MEMORY_FILE_BYTES before reading it, but an engine's archive of 50,000 requests may be a few MB.
+MAX_READ_BYTES = 64 * 1024 * 1024
 TEMP_SUFFIX = ".tmp"
 _TEMP_NAME_CHARS = 64  # a temporary file's name holds at most this much of its target's: 255-byte names stay legal
 
@@ -111,12 +114,12 @@ def read_tree(root: Path) -> Tree:
     """The memory files under `root`: regular files within the size cap, each one text dream can read.
 
     A FIFO, device, socket or folder where a memory file should be, a file
-    over `MAX_MEMORY_FILE_BYTES`, an index that is not UTF-8 or a topic file
+    over `MAX_READ_BYTES`, an index that is not UTF-8 or a topic file
     that is binary is a `BadInput` naming the file (exit 2), never a hang.
     """
     tree = {}
     for rel in scan_memory_paths(root).files:
-        data = read_regular(root / rel, "memory file", MAX_MEMORY_FILE_BYTES)
+        data = read_regular(root / rel, "memory file", MAX_READ_BYTES)
         problem = text_problem(rel, data)
         if problem:
             raise BadInput(f"{root / rel}: {problem}; dream reads memory files as UTF-8 text")

@@ -21,8 +21,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
+import orjson
+
 from dream.config import Settings
 from dream.errors import BadInput, Refused
+from dream.records import read_record_bytes
 from dream.store.tree import atomic_write, atomic_write_many
 from dream.transcripts import claude_code, codex
 from dream.transcripts.common import Session, as_dict, log_relpath
@@ -124,9 +127,9 @@ def load_state(store_root: Path) -> dict[str, dict]:
     A lost or damaged state only costs a full re-read: the logs it would
     produce are compared with the files on disk before anything is written.
     """
-    try:
-        data = json.loads(state_path(store_root).read_bytes())
-    except (OSError, ValueError):
+    try:  # a regular file of bounded size, parsed with a depth limit: a FIFO or a deep array is just damage
+        data = orjson.loads(read_record_bytes(state_path(store_root), "import state"))
+    except (OSError, BadInput, orjson.JSONDecodeError):
         return {}
     transcripts = data.get("transcripts") if isinstance(data, dict) else None
     return transcripts if isinstance(transcripts, dict) else {}
@@ -137,9 +140,9 @@ def save_state(store_root: Path, transcripts: dict[str, dict]) -> None:
     data = json.dumps({"transcripts": transcripts}, indent=1, sort_keys=True).encode() + b"\n"
     target = state_path(store_root)
     try:
-        if target.read_bytes() == data:
+        if read_record_bytes(target, "import state") == data:
             return
-    except OSError:
+    except (OSError, BadInput):
         pass
     atomic_write(target, data)
 

@@ -35,6 +35,7 @@ from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, LockBusy, Refused
 from dream.records import DamagedRecord, parse_record, read_record_bytes
+from dream.store import litter
 from dream.store.cas import NotRegular, compare_and_swap
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
@@ -308,12 +309,14 @@ LOCK_WAIT_SECONDS = 10
 class LockedStore:
     """Hold the store's lock for a decision, turning a busy lock into a clear refusal.
 
-    Entering also finishes (or safely gives up) a write a crash interrupted.
+    Entering also finishes (or safely gives up) a write a crash interrupted, and
+removes the temporary files and staging copies killed processes left.
     """
 
     def __init__(self, layout: Layout, purpose: str):
         self.cm = store_lock(layout, f"{purpose}-{os.getpid()}", purpose=purpose, wait=LOCK_WAIT_SECONDS)
         self.layout = layout
+        self.cleaned: list[str] = []  # litter of killed processes, removed on entering
 
     def __enter__(self):
         try:
@@ -322,9 +325,11 @@ class LockedStore:
             raise Refused(f"{self.layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
         try:
             recover(self.layout)
+            self.cleaned = litter.clean(self.layout)
         except BaseException as exc:
             self.cm.__exit__(type(exc), exc, exc.__traceback__)
             raise
+        return self
 
     def __exit__(self, *exc):
         return self.cm.__exit__(*exc)

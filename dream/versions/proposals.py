@@ -21,13 +21,16 @@ import secrets
 import shutil
 import sys
 import time
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import orjson
+
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, UnknownProposal
-from dream.records import DamagedRecord, read_json_object
+from dream.records import MAX_RECORD_BYTES, DamagedRecord, read_json_object, read_record_bytes
 from dream.store.layout import Layout
 from dream.store.tree import DurableBatch, Tree, atomic_write, fsync_dir
 from dream.versions.manifests import Blobs, Version, Versions, load_record, record_json
@@ -213,7 +216,7 @@ class Proposals:
             return review[key]
         path = self.dir(proposal.id) / old_name
         try:
-            return path.read_text(encoding="utf-8")
+            return read_record_bytes(path, f"proposal's {old_name}").decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise DamagedRecord(f"{path}: cannot read the proposal's {old_name}: {exc}") from None
 
@@ -221,10 +224,10 @@ class Proposals:
         """The diff and reports of a proposal; None for one written before they shared a file."""
         path = self.dir(proposal.id) / REVIEW
         try:
-            review = json.loads(gzip.decompress(path.read_bytes()))
+            review = orjson.loads(_gunzip_at_most(read_record_bytes(path, "proposal review"), MAX_RECORD_BYTES))
         except FileNotFoundError:
             return None
-        except (OSError, EOFError, ValueError, UnicodeDecodeError) as exc:
+        except (OSError, EOFError, ValueError, UnicodeDecodeError, zlib.error) as exc:
             raise DamagedRecord(f"{path}: cannot read the proposal's diff and report: {exc}") from None
         if not (isinstance(review, dict) and isinstance(review.get("diff"), str)
                 and isinstance(review.get("report"), dict) and isinstance(review.get("report_md"), str)):
@@ -238,3 +241,12 @@ class Proposals:
             proposal.accepted_version = accepted_version
         self._save(proposal)
         return proposal
+
+
+def _gunzip_at_most(data: bytes, limit: int) -> bytes:
+    """gzip's payload, refused past `limit` bytes: a small file can inflate to gigabytes."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = inflater.decompress(data, limit + 1)
+    if len(out) > limit:
+        raise ValueError(f"inflates past {limit:,} bytes")
+    return out

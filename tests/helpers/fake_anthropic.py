@@ -41,6 +41,7 @@ import pytest
 CONTEXT_BETA = "context-management-2025-06-27"
 LOOKBACK = 20  # blocks the real API looks back from a breakpoint for a cache hit
 CLEARED = "[tool result cleared to save context]"
+MAX_BREAKPOINTS = 4  # cache_control blocks per request; the top-level (automatic) one takes a slot
 
 
 @dataclass
@@ -221,6 +222,8 @@ class FakeAnthropic:
                 return "context_management: Extra inputs are not permitted"
             if CONTEXT_BETA not in headers.get("anthropic-beta", ""):
                 return f"context_management: requires the beta header {CONTEXT_BETA}"
+        if _breakpoints(body) > MAX_BREAKPOINTS:
+            return f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {_breakpoints(body)}."
         messages = body["messages"]
         for i, message in enumerate(messages[:-1]):
             if message["role"] != "assistant" or not isinstance(message["content"], list):
@@ -414,6 +417,14 @@ def _clear_tool_uses(body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[st
         block["content"] = CLEARED
     applied = {"type": "clear_tool_uses_20250919", "cleared_tool_uses": len(victims), "cleared_input_tokens": freed}
     return {**body, "messages": messages}, [applied]
+
+
+def _breakpoints(body: dict[str, Any]) -> int:
+    """The request's cache breakpoints: marked blocks in tools, system and messages, and the top-level one."""
+    system = body.get("system")
+    blocks = [*body.get("tools", []), *(system if isinstance(system, list) else [])]
+    blocks += [b for m in body.get("messages", []) if isinstance(m.get("content"), list) for b in m["content"]]
+    return sum(1 for b in blocks if isinstance(b, dict) and b.get("cache_control")) + bool(body.get("cache_control"))
 
 
 def _unmarked(value: Any) -> Any:

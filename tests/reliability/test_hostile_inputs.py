@@ -169,7 +169,10 @@ def test_folders_1100_deep(store):
         os.close(old)
     os.close(os.open("x.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
     os.close(fd)
-    assert_exit_2_naming(dream(store, "run", "--force"), "folders nested deeper than")
+    try:
+        assert_exit_2_naming(dream(store, "run", "--force"), "folders nested deeper than")
+    finally:  # pytest removes old temporary folders recursively: 1,100 levels would break every later run
+        subprocess.run(["rm", "-rf", str(store / "d")], check=True)
 
 
 def test_file_name_that_is_not_utf8(store):
@@ -227,3 +230,33 @@ def test_symlinked_dream_folder_is_refused(dreamed, tmp_path, rel):
     for command in (["run", "--force"], ["accept"], ["status"], ["rollback", "1"]):
         assert_exit_2_naming(dream(dreamed, *command), f"{rel}: is a symlink")
     assert sorted(p.relative_to(outside) for p in outside.rglob("*")) == before  # nothing written through it
+
+
+@pytest.mark.parametrize("damage", ["fifo", "deep"])
+def test_damaged_import_state_is_read_as_none(tmp_path, damage):
+    from dream.transcripts.importer import load_state, state_path
+
+    store = tmp_path / "store"
+    state_path(store).parent.mkdir(parents=True)
+    if damage == "fifo":
+        os.mkfifo(state_path(store))
+    else:
+        state_path(store).write_bytes(DEEP_JSON)
+    assert load_state(store) == {}  # a lost state costs a full re-read, never a hang
+
+
+@pytest.mark.parametrize("damage", ["fifo", "gzip-bomb", "deep"])
+def test_damaged_proposal_review_is_named_not_hung(dreamed, damage):
+    import gzip
+
+    review = next((dreamed / ".dream" / "proposals").glob("*/review.json.gz"))
+    review.unlink()
+    if damage == "fifo":
+        os.mkfifo(review)
+    elif damage == "gzip-bomb":  # 200 KB that inflates to 200 MB, over the 64 MB cap
+        review.write_bytes(gzip.compress(b" " * (200 << 20), compresslevel=9))
+    else:
+        review.write_bytes(gzip.compress(DEEP_JSON))
+    res = dream(dreamed, "diff")
+    assert res.returncode == 2 and "review.json.gz" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1

@@ -170,3 +170,4 @@ def test_no_secret_reaches_anything_dream_writes(imported_store):
     print(f"\n{len(SECRETS)} secrets of {len({k for k, _, _ in SECRETS})} kinds; {len(written)} names and files "
           f"searched; leaks: {len(leaks)}")
     assert leaks == []
+

@@ -88,3 +88,13 @@ def test_not_a_regular_file_is_refused(tmp_path):
     os.mkfifo(path)
     with pytest.raises(cas.NotRegular):
         cas.compare_and_swap(path, b"x", b"y")
+
+
+def test_without_an_exchange_an_append_inside_the_window_is_still_merged(tmp_path, racing, monkeypatch):
+    monkeypatch.setattr(cas, "_renameat2", None)  # a file system or kernel without renameat2
+    path = tmp_path / "a.md"
+    path.write_bytes(b"one\ntwo\n")
+    racing(_append(b"agent\n"))
+    result = cas.compare_and_swap(path, b"one\ntwo\n", b"ONE\ntwo\n")
+    assert path.read_bytes() == b"ONE\ntwo\nagent\n" and result.merged
+    assert os.listdir(tmp_path) == ["a.md"]

@@ -13,6 +13,11 @@ deterministic finish (`finish.py`) runs. `max_tokens`, `refusal` and
 leave the context (`context.py`). Every failure carries the usage spent so
 far, and the pipeline discards the staging copy, so nothing partial is
 proposed.
+
+Secrets already in the memory files are hidden from the model and put back
+where it keeps them (`secrets.py`): one table per engine instance, so a
+marker means the same secret in the first message, every view and the
+corrective turn.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from dream.engines.claude.finish import drop_unaccounted, prune_staged
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.prompts import render_dream, render_system
+from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
 from dream.errors import EngineFailed, RunFailed
 from dream.outcomes import Usage
@@ -72,6 +78,7 @@ class ClaudeEngine:
         self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
         self._ended_on_final_reply = False  # the last conversation ended on end_turn, so it can go on
         self._context_mode: str | None = None  # server | client (see context.py), fixed at the first request
+        self._secrets = SecretTable()  # memory secrets shown to the model as numbered markers
 
     # -- the engine contract -----------------------------------------------------
 
@@ -90,7 +97,7 @@ class ClaudeEngine:
         fresh instance, a new conversation starts from the store as the first
         pass left it, with a fresh budget.
         """
-        listed = "\n".join(f"- {p}" for p in problems) or "- (no details)"
+        listed = "\n".join(f"- {self._secrets.hide(p)}" for p in problems) or "- (no details)"
         if self._budget is None or not self._ended_on_final_reply:  # never continue a cut-off conversation
             self._budget = Budget(inp.settings)
             first = (
@@ -114,14 +121,14 @@ class ClaudeEngine:
         assert self._budget is not None
         before = read_tree(inp.staging)
         spent_before = Usage(**vars(self._budget.usage))
-        memory = StagingMemoryTool(inp.staging)
+        memory = StagingMemoryTool(inp.staging, self._secrets)
         self._ended_on_final_reply = False
         try:
             final = self._run_tools(inp, memory)
         finally:
             self.refusals.extend(memory.refusals)
         self._ended_on_final_reply = True
-        summary = _text_of(final)
+        summary = without_numbers(_text_of(final))  # the report names a kept secret's kind, never its number
         dropped = drop_unaccounted(inp, before, summary)  # a scratch note is neither the model's change nor kept
         changes = describe_changes(before, read_tree(inp.staging), summary)
         done = dropped + prune_staged(inp)
@@ -259,8 +266,10 @@ class ClaudeEngine:
         return self._client
 
     def _dream_prompt(self, inp: EngineInput) -> str:
-        since = since_last_dream(inp.store_root, read_tree(inp.staging))
-        return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since)
+        hide = self._secrets.hide
+        since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
+        return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
+                            hide=hide)
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})

@@ -12,12 +12,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from dream.engines.claude.log_tools import session_title
 from dream.engines.offline.requests import gather_requests
 from dream.errors import BadInput
 from dream.store.layout import Layout
@@ -45,7 +47,7 @@ def session_digests(sessions: pl.DataFrame, catalog: list[Any]) -> list[SessionD
     """One digest per session, in date order."""
     if sessions.is_empty():
         return []
-    slugs = {str(getattr(s, "session_id", "")): getattr(s, "title", "") or "" for s in catalog}
+    slugs = {str(getattr(s, "session_id", "")): session_title(s) for s in catalog}
     requests: dict[str, list[str]] = {}
     for req in gather_requests(sessions):
         requests.setdefault(req.session, []).append(f"{req.kind}: {req.text}")
@@ -71,8 +73,11 @@ def _add_user_lines(digest: SessionDigest, lines: list[str]) -> None:
         used += len(cut)
 
 
-def since_last_dream(store_root: Path, base: Tree) -> str | None:
-    """The diff from the last accepted dream's version to `base`; None when no dream was accepted yet."""
+def since_last_dream(store_root: Path, base: Tree, hide: Callable[[str], str]) -> str | None:
+    """The diff from the last accepted dream's version to `base`; None when no dream was accepted yet.
+
+    `hide` takes the secrets out of the diff before it is cut, so a cut never leaves half a secret unseen.
+    """
     try:
         versions = Versions(Layout.open(store_root))
         last = next((n for n in reversed(versions.numbers()) if versions.get(n).source == "accept"), None)
@@ -81,6 +86,7 @@ def since_last_dream(store_root: Path, base: Tree) -> str | None:
         diff = tree_diff(versions.tree(last), base)
     except (BadInput, OSError):
         return None  # no readable history: the agent works without the diff
+    diff = hide(diff)
     if len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS] + f"\n[… {len(diff) - MAX_DIFF_CHARS} more characters of diff; view the files]\n"
     return diff

@@ -26,6 +26,7 @@ import polars as pl
 from anthropic.lib.tools import BetaFunctionTool, ToolError
 
 from dream.engines.claude.paging import capped
+from dream.pipeline.redact import redact
 
 MAX_WINDOW = 200  # entries per read_session call
 MAX_HITS = 50  # hits per search_logs call
@@ -66,7 +67,7 @@ def make_log_tools(sessions: pl.DataFrame, catalog: list[Any]) -> list[BetaFunct
         lines = ["session | date | slug | entries | chars"]
         for sid, frame in by_session.items():
             meta = titles.get(sid)
-            title = getattr(meta, "title", "") or ""
+            title = session_title(meta)
             day = frame["date"][0] if "date" in frame.columns else getattr(meta, "date", "")
             chars = sum(len(t or "") for t in frame["text"])
             lines.append(f"{sid} | {day} | {title} | {frame.height} | {chars}")
@@ -123,6 +124,11 @@ def make_log_tools(sessions: pl.DataFrame, catalog: list[Any]) -> list[BetaFunct
         return f"{total} matching entries{more}:\n" + "\n".join(hits)
 
     return [LogTool(list_sessions), LogTool(read_session), LogTool(search_logs)]
+
+
+def session_title(meta: Any) -> str:
+    """A session's title, from its log file name: redacted, as a name a person wrote may hold a secret."""
+    return redact(getattr(meta, "title", "") or "")[0]
 
 
 def _ordered(sessions: pl.DataFrame) -> pl.DataFrame:

@@ -17,7 +17,14 @@ Refused:
   duplicates within ``team/`` can be merged;
 - a file over 100 KB, content that is not text (NUL or other control bytes,
   unpaired surrogates), a file that is not ``.md``;
-- deleting or renaming a folder, and malformed commands.
+- deleting or renaming a folder, and malformed commands;
+- a new file name that holds a redaction marker.
+
+Secrets already in the memory files never reach the model: every text and
+name the tool shows goes through the run's `SecretTable`, and every text and
+path the model sends comes back through it, so a secret the model left in
+place is written back byte for byte. The edits apply to the text as the
+model saw it (line numbers and ``old_str`` included).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from anthropic.types.beta import (
 )
 
 from dream.engines.claude.paging import capped
+from dream.engines.claude.secrets import SecretTable
 from dream.store.tree import NOT_MEMORY_DIRS, atomic_write
 
 ROOT = "/memories"
@@ -59,9 +67,10 @@ _COMMANDS: dict[str, type[pydantic.BaseModel]] = {
 class StagingMemoryTool(BetaAbstractMemoryTool):
     """`memory_20250818` over one staging folder, with dream's refusals."""
 
-    def __init__(self, staging: Path) -> None:
+    def __init__(self, staging: Path, secrets: SecretTable | None = None) -> None:
         super().__init__()
         self.root = Path(staging).resolve()
+        self.secrets = SecretTable() if secrets is None else secrets
         self.refusals: list[str] = []  # every refused call, for the run's log and the tests
 
     # -- input -----------------------------------------------------------------
@@ -95,7 +104,22 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
                 f"Refused: {ROOT}/{parts[0]}/ is not memory; read sessions with list_sessions, "
                 "read_session and search_logs"
             )
-        return "/".join(parts)
+        rel = "/".join(parts)
+        return self._named(rel, path) if "[REDACTED:" in rel else rel
+
+    def _named(self, shown: str, path: str) -> str:
+        """The existing file whose name the model was shown as `shown` (its secret hidden), or a refusal.
+
+        A marker never becomes part of a new name: a secret stays out of file names.
+        """
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in NOT_MEMORY_DIRS]
+            for name in [*dirnames, *filenames]:
+                rel = (Path(dirpath) / name).relative_to(self.root).as_posix()
+                if self.secrets.hide(f"{ROOT}/{rel}") == f"{ROOT}/{shown}":  # as the listing shows it
+                    return rel
+        raise ToolError(f"Refused: {path!r} holds a redaction marker and names no existing file; "
+                        "a file name must not carry a secret")
 
     def _full(self, rel: str) -> Path:
         """The real path for `rel`, refusing symlinks on the way and anything resolving outside the root."""
@@ -132,14 +156,17 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
     # -- content ---------------------------------------------------------------
 
     def _read(self, full: Path, path: str) -> str:
+        """The file as the model sees it: its secrets replaced by numbered markers."""
         data = full.read_bytes()
         try:
-            return data.decode("utf-8")
+            return self.secrets.hide(data.decode("utf-8"))
         except UnicodeDecodeError:
             raise ToolError(f"Refused: {path} is not UTF-8 text") from None
 
-    def _write(self, full: Path, path: str, text: str) -> None:
-        _check_text(text, path)
+    def _write(self, full: Path, path: str, shown: str) -> None:
+        """Write text given as the model sees it: the secrets its markers stand for go back in."""
+        _check_text(shown, path)
+        text = self.secrets.restore(shown)
         data = text.encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             raise ToolError(
@@ -172,6 +199,7 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(shown) + more
 
     def _listing(self, folder: Path, shown: str) -> str:
+        hide = self.secrets.hide
         rows = [f"{_size(folder)}\t{shown}"]
         for dirpath, dirnames, filenames in os.walk(folder):
             here = Path(dirpath)
@@ -179,11 +207,11 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
             prefix = "" if rel_dir == Path(".") else rel_dir.as_posix() + "/"
             visible = sorted(d for d in dirnames if not d.startswith(".") and not (here / d).is_symlink())
             for d in visible:
-                rows.append(f"{_size(here / d)}\t{shown}/{prefix}{d}/")
+                rows.append(f"{_size(here / d)}\t{hide(f'{shown}/{prefix}{d}/')}")
             for name in sorted(filenames):
                 entry = here / name
                 if not name.startswith(".") and not entry.is_symlink():
-                    rows.append(f"{_size(entry)}\t{shown}/{prefix}{name}")
+                    rows.append(f"{_size(entry)}\t{hide(f'{shown}/{prefix}{name}')}")
             dirnames[:] = visible if len(rel_dir.parts) < 1 else []  # two levels deep, like the SDK's tool
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         return header + "\n" + "\n".join(rows)

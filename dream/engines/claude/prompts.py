@@ -9,6 +9,7 @@ since the last dream, a digest per session and the user's own instructions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -18,7 +19,9 @@ import jinja2
 import polars as pl
 
 from dream.engines.claude.digest import session_digests
+from dream.engines.claude.log_tools import session_title
 from dream.engines.claude.memory_tool import MAX_FILE_BYTES, ROOT
+from dream.engines.claude.secrets import SecretTable
 from dream.store.model import VALID_TYPES
 from dream.store.tree import INDEX_NAME, read_tree
 from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES, MAX_LINE_CHARS
@@ -55,21 +58,28 @@ def render_system() -> str:
 
 
 def render_dream(staging: Path, catalog: list[Any], today: date, instructions: str | None,
-                 sessions: pl.DataFrame | None = None, since: str | None = None) -> str:
-    """Tonight's first message; `sessions` adds a digest per session, `since` the diff since the last dream."""
+                 sessions: pl.DataFrame | None = None, since: str | None = None,
+                 hide: Callable[[str], str] | None = None) -> str:
+    """Tonight's first message; `sessions` adds a digest per session, `since` the diff since the last dream.
+
+    `hide` (the run's `SecretTable.hide`; a table of its own when not given)
+    takes the secrets out of the memory text shown: names, index, diff.
+    """
+    hide = SecretTable().hide if hide is None else hide
     tree = read_tree(staging)
     files = [
-        {"path": f"{ROOT}/{rel}", "size": len(data), "lines": data.count(b"\n") + (0 if data.endswith(b"\n") else 1)}
+        {"path": hide(f"{ROOT}/{rel}"), "size": len(data),
+         "lines": data.count(b"\n") + (0 if data.endswith(b"\n") else 1)}
         for rel, data in sorted(tree.items())
     ]
     index = tree.get(INDEX_NAME)
-    full_index = None if index is None else index.decode("utf-8", errors="replace")
+    full_index = None if index is None else hide(index.decode("utf-8", errors="replace"))
     index_text = None if full_index is None else full_index[:MAX_INDEX_CHARS_SHOWN]
     listed = [
         {
             "id": getattr(s, "session_id", ""),
             "date": getattr(s, "date", ""),
-            "title": getattr(s, "title", "") or "",
+            "title": session_title(s),
             "size": getattr(s, "size", 0),
         }
         for s in catalog
@@ -85,7 +95,7 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             index_cut=full_index is not None and len(full_index) > MAX_INDEX_CHARS_SHOWN,
             index_size=len(full_index or ""),
             index_shown=MAX_INDEX_CHARS_SHOWN,
-            since=since,
+            since=None if since is None else hide(since),
             sessions=[] if sessions is None else session_digests(sessions, catalog),
             catalog=listed,
             instructions=instructions,

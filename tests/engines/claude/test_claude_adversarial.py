@@ -7,6 +7,8 @@ copy, the store (with its logs) and a folder outside both keep their bytes.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import os
 from pathlib import Path
 
@@ -97,7 +99,9 @@ def test_every_adversarial_call_is_refused_and_nothing_changes(hostile, fake_api
     fake_api.play(*turns, Reply([text("Nothing to change.")]))
 
     engine = ClaudeEngine()
-    result = engine.consolidate(inp)
+    # The 1 MB create stays in the history (a tool call's input is never cleared), about 260K
+    # tokens a turn: past the default input budget. This test is about refusals, not budgets.
+    result = engine.consolidate(replace(inp, settings=inp.settings.model_copy(update={"max_input_tokens": 10**7})))
 
     results = fake_api.tool_results()
     assert len(ATTACKS) >= 15 and len(results) == len(ATTACKS)

@@ -56,6 +56,20 @@ def test_used_results_are_cleared_client_side_and_the_context_stays_bounded(
     assert max(sizes) <= CLIENT.trigger + 12_000  # never more than the trigger and one turn of results
 
 
+def test_each_clearing_reads_the_cleared_history_from_the_cache(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    reads = reading_script()[:-1]
+    fake_api.play(*reads, *reads, *reads, Reply([text("- nothing to change")]))  # every session three times
+    ClaudeEngine().consolidate(big_input(tmp_path))
+    assert fake_api.protocol_errors == []  # never more than the API's four breakpoints
+    first_message = fake_api.usages[1]["cache_read_input_tokens"]  # what every request reads at least
+    clearings = [n for n in range(1, len(fake_api.requests))
+                 if cleared_results(fake_api.requests[n]) > cleared_results(fake_api.requests[n - 1])]
+    assert len(clearings) >= 2
+    # the first clearing falls back to the first message; each later one reads up to the one before it
+    assert [fake_api.usages[n]["cache_read_input_tokens"] > first_message for n in clearings[1:]] == \
+        [True] * len(clearings[1:])
+
+
 def test_without_clearing_the_same_run_grows_without_bound(
     tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
