@@ -21,6 +21,10 @@ from dream.engines.offline.similarity import normalize
 _NOT = re.compile(
     r"^(?P<right>.+?),?\s+(?:not|instead of|rather than|no|nicht|pas|não|а не|не)\s+"
     r"(?P<wrong>[^,;]+?)\s*(?:[,;.]\s.*)?$", re.I)
+# "no longer W but R", "nicht mehr W, sondern R", "ya no W sino R", "não mais W, mas R"
+_NO_LONGER = re.compile(
+    r"^(?P<pre>.*?)\b(?:no longer|nicht mehr|ya no|não mais)\s+(?P<wrong>[^,;]+?),?\s+"
+    r"(?:but|sondern|sino|mas|mais)\s+(?P<right>.+)$", re.I)
 # "… moved from W to R", "we switched from W to R"
 _FROM_TO = re.compile(
     r"\b(?:moved|changed|switched|migrated|upgraded|went|changes|moves)\s+from\s+(?P<wrong>.+?)\s+to\s+(?P<right>.+)$",
@@ -55,7 +59,7 @@ def parse(text: str, strict: bool = False) -> Correction | None:
     `strict` (a change said without "actually" or "correction"): the new value
     must look like the old one (same shape and alike, or sharing a word).
     """
-    for pattern in (_FROM_TO, _OUTDATED, _NOT):
+    for pattern in (_NO_LONGER, _FROM_TO, _OUTDATED, _NOT):
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
             continue
@@ -63,6 +67,8 @@ def parse(text: str, strict: bool = False) -> Correction | None:
         right = _NOW.sub("", match.group("right").strip().rstrip(".!"))
         if pattern is _FROM_TO:
             right = f"{text[:match.start()]} {right}"  # the subject comes before "moved from"
+        elif pattern is _NO_LONGER:
+            right = f"{match.group('pre')} {right}"
         wrong = re.sub(r"^(?:the|el|la|der|die|das|le|o|a|na|no)\s+", "", wrong, flags=re.I) or wrong
         value = align(wrong, right, 0.75 if strict else 0.5)
         if len(wrong) >= 2 and value and value.lower() != wrong.lower():

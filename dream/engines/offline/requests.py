@@ -17,13 +17,19 @@ import polars as pl
 
 # kind, pattern (matched at the start of a sentence; group "text" is the memory)
 _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
+    # "don't forget that …" asks to remember: before the forget and rule patterns it would match.
+    # ("don't forget to …" stays a rule.)
+    ("remember", re.compile(r"^(?:please\s+)?(?:don'?t forget|do not forget|n'oublie pas|no olvides|não esqueça|"
+                            r"nao esqueca|vergiss nicht|не забудь)(?:\s*,)?(?:\s+(?:that|que|dass|что))?[\s:,]+"
+                            r"(?!(?:to|de|zu|d')\b)(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:please\s+)?forget(?:\s+(?:what i (?:said|told you|wrote) )?(?:about|that))?[\s:,]+"
                           r"(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:please\s+)?(?:delete|remove|drop|erase)\s+(?:the\s+|your\s+|that\s+)?"
                           r"(?:memory|memories|note|notes|entry)\s+(?:about|on|for|of)\s+(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:please\s+)?(?:delete|remove|drop|erase)\s+(?:the\s+|your\s+|that\s+)?(?P<text>.+?)\s+"
                           r"(?:memory|note|entry)(?:\s+from (?:your )?memory)?$", re.I)),
-    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь)(?:\s+(?:que|de|das|dass|про|о))?"
+    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь|esquece|esqueça|dimentica)"
+                          r"(?:\s+(?:que|de|das|dass|про|о|di))?"
                           r"[\s:,]+(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:忘记|忘掉|忘了)[\s:：,，]*(?P<text>.+)$")),
     # Japanese and Korean put the verb last: "…のメモは忘れて", "… 메모는 잊어줘".
@@ -35,6 +41,9 @@ _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
     ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|"
                             r"ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
     ("remember", re.compile(r"^(?:记住|请记住|记一下|覚えておいて|기억해)[\s:：,，]*(?P<text>.+)$")),
+    # Japanese and Korean verb last: "…ことを覚えておいて", "… 있다는 거 기억해 줘".
+    ("remember", re.compile(r"^(?P<text>.+?)(?:ということ|こと)?(?:を)?覚えておいて(?:ください|下さい)?$")),
+    ("remember", re.compile(r"^(?P<text>.+?)(?:는 거|는 것|을|를)?\s*기억해\s*(?:줘|주세요|둬|둬요|놔)?$")),
     ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no|wait|oops|sorry|"
                               r"hold on|my bad)\s*[,:;.!-]\s*"
                               r"(?P<text>.+)$", re.I)),
@@ -63,7 +72,8 @@ _ASKED = re.compile(r"^(?:(?:can|could|would|will) you(?: please)?|please|pls)\s
 # for nothing, and polars rules it out without a Python call per line (a long
 # log has hundreds of thousands). Keep in step with _REQUESTS.
 _LEADS = "(?i)" + "|".join([
-    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "忘记", "忘掉", "忘了", "忘れて", "잊어",
+    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "esquece", "esqueça", "dimentica", "olvides",
+    "esqueca", "忘记", "忘掉", "忘了", "忘れて", "잊어",
     "remember", "keep in mind", "recuerda", "recuérdalo", "souviens", "rappelle", "merk", "запомни",
     "lembre", "ricorda", "记住", "记一下", "覚えておいて", "기억해",
     "actually", "correction", "wrong", "not right", r"\bno\b", "en realidad", "de hecho", "corrección",

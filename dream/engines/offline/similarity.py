@@ -198,8 +198,13 @@ def forget_query(query: str) -> str:
     return " ".join(w for w in words if w not in _STOPWORDS) or " ".join(words)
 
 
+# CJK words for "that entry", "the note about": no spaces to find them by, so they are cut out.
+_CJK_FILLER = re.compile(r"那条|这条|那个|这个|笔记|记录|备忘|关于|有关|的|のメモ|メモ|について|메모|관련")
+
+
 def forget_keys(query: str) -> frozenset[str]:
     """The forget request's words, as lookup keys (CJK as character pairs)."""
+    query = _CJK_FILLER.sub(" ", query)
     return frozenset(t[:KEY_CHARS] for t in tokens(forget_query(query)) if t not in _STOPWORDS)
 
 

@@ -488,3 +488,15 @@ def test_next_weekday_in_other_languages_is_resolved_and_ambiguous(said, written
     assert has_relative_dates([said])
     new, found = rewrite_line(said, day)
     assert new == written and [ambiguous(phrase, day) for phrase, _ in found] == [True]
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("don't forget that the demo is at 10", ("remember", "the demo is at 10")),
+    ("Don't forget to run the migrations", ("rule", "Don't forget to run the migrations")),
+    ("n'oublie pas que la démo est demain", ("remember", "la démo est demain")),
+    ("vergiss nicht, dass der Server umzieht", ("remember", "der Server umzieht")),
+    ("esquece o Heroku", ("forget", "o Heroku")),
+    ("내일 고객 데모가 있다는 거 기억해 줘", ("remember", "내일 고객 데모가 있다")),
+])
+def test_dont_forget_means_remember(sentence, expected):
+    assert extract(sentence) == expected
