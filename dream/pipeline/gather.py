@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from dream.pipeline.redact import redact_column
+from dream.pipeline.redact import REDACT_MARGIN, redact_column
 from dream.pipeline.sessions import SessionFile
 from dream.store.regular import kind_of
 
@@ -273,8 +273,10 @@ def _table(frames: list[pl.DataFrame], max_chars: int) -> tuple[pl.DataFrame, in
     """All batches in one table, redacted, then cut; and the redaction count."""
     if not frames:
         return pl.DataFrame(schema=SCHEMA), 0
-    text, redactions = redact_column(pl.concat([f.get_column("text") for f in frames], rechunk=False))
-    text = _cut(text, max_chars)
+    text, dropped = _trim_past_margin(pl.concat([f.get_column("text") for f in frames], rechunk=False),
+                                      max_chars + REDACT_MARGIN)
+    text, redactions = redact_column(text)
+    text = _cut(text, max_chars, dropped)
     # Back in the batches' chunks: a text column in one chunk beside columns in
     # many would make polars copy those into one chunk too (+110 MB per 500 MB).
     parts, at = [], 0
@@ -284,15 +286,34 @@ def _table(frames: list[pl.DataFrame], max_chars: int) -> tuple[pl.DataFrame, in
     return pl.concat(parts, rechunk=False).select(list(SCHEMA)), redactions
 
 
-def _cut(text: pl.Series, max_chars: int) -> pl.Series:
-    """Entries longer than `max_chars` keep their start and say how much was cut."""
+def _trim_past_margin(text: pl.Series, keep: int) -> tuple[pl.Series, pl.Series | None]:
+    """Entries longer than `keep` lose their tail before redaction; per row, how many characters went.
+
+    Only the start of a long entry is kept after the cut, and redacting a
+    50 MB line whole takes minutes (detect-secrets' patterns are Python
+    regexes). What is kept past the cut, `REDACT_MARGIN`, is longer than any
+    secret, so a secret across the cut is still seen whole and redacted.
+    """
+    long = (text.str.len_bytes() > keep).arg_true()  # bytes >= characters: a superset, read for free
+    if not len(long):
+        return text, None
+    candidates = text.gather(long)
+    gone = (candidates.str.len_chars().cast(pl.Int64) - keep).clip(lower_bound=0)
+    dropped = pl.zeros(len(text), pl.Int64, eager=True).scatter(long, gone)
+    return text.clone().scatter(long, candidates.str.slice(0, keep)), dropped
+
+
+def _cut(text: pl.Series, max_chars: int, dropped: pl.Series | None = None) -> pl.Series:
+    """Entries longer than `max_chars` keep their start and say how much was cut (`dropped` included)."""
     # A string has at least as many bytes as characters, and its byte length
     # is free to read: only the few long ones need their characters counted.
     long = (text.str.len_bytes() > max_chars).arg_true()
     if not len(long):
         return text
     candidates = text.gather(long)
-    length = candidates.str.len_chars()
+    length = candidates.str.len_chars().cast(pl.Int64)
+    if dropped is not None:
+        length = length + dropped.gather(long)
     marker = pl.concat_str(
         candidates.str.slice(0, max_chars),
         pl.lit(" […cut "),

@@ -285,6 +285,12 @@ PATTERNS: tuple[SecretPattern, ...] = (
     ),
 )
 
+# Secrets are redacted before a text is cut, so that cutting can never leave
+# half a secret the redactor no longer recognises. To keep redaction cheap on
+# huge texts, readers keep only this much beyond the cut (longer than any
+# secret the redactor knows, PEM keys included).
+REDACT_MARGIN = 8192
+
 # Most text holds no secret. Every match contains its pattern's hint, so text
 # without any hint (one fast multi-literal scan) needs no further work.
 HINTS = "|".join(dict.fromkeys(p.hint for p in PATTERNS))

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 import orjson
 
+from dream.pipeline.redact import REDACT_MARGIN
+
 from dream.pipeline.redact import redact
 
 _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
@@ -32,11 +34,6 @@ def _loads(line: bytes | bytearray | memoryview) -> Any:
 Kind = Literal["user", "assistant", "tool"]
 PREFIX: dict[str, str] = {"user": "> ", "assistant": "< ", "tool": ". "}
 
-# Secrets are redacted before a text is cut, so that cutting can never leave
-# half a secret the redactor no longer recognises. To keep redaction cheap on
-# huge texts, readers keep only this much beyond the cut (longer than any
-# secret the redactor knows, PEM keys included).
-REDACT_MARGIN = 8192
 TOOL_SUMMARY_CHARS = 200
 SLUG_MAX_CHARS = 40
 SLUG_MAX_WORDS = 6

@@ -341,14 +341,16 @@ def test_gathered_text_matches_redact_on_each_entry(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_50_mb_single_line_log_is_read_and_cut(tmp_path: Path) -> None:
-    size = 50 * 1024 * 1024
-    body = ("word " * (size // 5)).encode()
-    write_log(tmp_path, "2025/03/04", "big-one-line.md", b"< " + body + b" AKIAIOSFODNN7EXAMPLE")
+    # A secret across the cut (at 2,000 characters) is redacted whole before the cut; one 50 MB
+    # further on is never looked at (only REDACT_MARGIN past the cut is redacted), nor kept.
+    secret, marker = "AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws-access-key-id]"
+    entry = "word " * 399 + secret + " " + "word " * (50 * 1024 * 1024 // 5) + secret
+    write_log(tmp_path, "2025/03/04", "big-one-line.md", b"< " + entry.encode())
     gathered = read_sessions(scan_sessions(tmp_path))
     (text,) = gathered.sessions.get_column("text").to_list()
-    assert text.startswith("word word ")
     kept = 2000
-    assert text == ("word " * 400)[:kept] + f" […cut {len(body) + 29 - kept} chars]"
+    cut = len(entry) + len(marker) - len(secret) - kept  # the characters the table does not hold
+    assert text == ("word " * 399 + marker)[:kept] + f" […cut {cut} chars]"
     assert gathered.redactions == 1
 
 
