@@ -10,6 +10,10 @@ scratch folder and returns a `Scorecard`.
 
 from __future__ import annotations
 
+import os
+
+from dream.engines import resolve_engine_name
+from dream.errors import ConfigError
 from dream.eval.cases import Case, default_cases_dir, load_cases
 from dream.eval.runner import run_case
 from dream.eval.scorecard import CaseResult, Scorecard
@@ -17,6 +21,10 @@ from dream.eval.scorecard import CaseResult, Scorecard
 
 def evaluate(cases_dir=None, engine: str = "offline", only: str | None = None) -> Scorecard:
     """Run every case (or those whose category or id contains `only`) with `engine`."""
+    engine = resolve_engine_name(engine)
+    if engine == "claude" and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise ConfigError("dream eval --engine claude: ANTHROPIC_API_KEY is not set; set it (the cases cost tokens) "
+                          "or use --engine offline")
     cases = load_cases(cases_dir or default_cases_dir())
     if only:
         cases = [c for c in cases if only in c.category or only in c.id]

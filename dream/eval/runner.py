@@ -27,6 +27,9 @@ from dream.store.tree import read_tree
 from dream.versions.proposals import Proposals
 
 STEP_SECONDS = 3600
+# What the cases assume whatever the user's config says; the model, instructions and budgets
+# stay the user's, so `--engine claude` compares models and prompts on the same cases.
+PINNED = {"enabled": True, "auto_accept": False, "similarity_threshold": 90.0, "transcripts": None}
 
 
 def run_case(case: Case, engine: str) -> CaseResult:
@@ -52,7 +55,7 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
                 runs += 1
                 since = None if name == "run_all" else Since.LAST_CONSOLIDATION
                 result = run(store, engine=engine, force=True, now=base + runs * STEP_SECONDS,
-                             overrides=case.settings, since=since)
+                             overrides={**PINNED, **case.settings}, since=since)
                 _record_run(store, result, outcome)
             elif name == "logs":
                 written += 1
@@ -62,6 +65,8 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
                 _decide(store, name, arg, outcome)
         except DreamError as exc:
             outcome.errors.append(f"step {name}: {exc}")
+        except Exception as exc:  # an engine's bug fails its case, not the whole scorecard
+            outcome.errors.append(f"step {name}: internal error: {type(exc).__name__}: {exc}")
     outcome.after = {p: d.decode("utf-8", "replace") for p, d in read_tree(store).items()}
     return outcome
 

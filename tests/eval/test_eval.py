@@ -119,3 +119,14 @@ def test_eval_command_prints_table_and_json(tmp_path):
     assert table.code == 0 and "forget" in table.stdout and "1/1" in table.stdout
     data = in_process("eval", "--cases", str(folder), "--json").json
     assert data["engine"] == "offline" and data["overall"] == {"passed": 1, "total": 1, "percent": 100.0}
+
+
+def test_an_engine_crash_fails_its_case_not_the_scorecard(tmp_path, monkeypatch):
+    from dream.eval import runner
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setattr(runner, "run", broken)
+    card = evaluate(write_case(tmp_path / "cases", CASE), "offline")
+    assert card.results[0].failures[0] == "step run: internal error: RuntimeError: engine bug"

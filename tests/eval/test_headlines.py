@@ -42,3 +42,11 @@ def test_offline_run_report_counts_archived(cli, tmp_path: Path):
     shown = cli("diff", "--store", str(store), env={"COLUMNS": "200"})
     assert "moved out of the index (archived)" in shown.stdout
     assert "0 dropped" in shown.stdout
+
+
+def test_the_page_lists_what_needs_a_person():
+    base = {"MEMORY.md": b"- [A](a.md)\n", "a.md": b"Alpha.\n"}
+    report = {"needs_person": ["forget “the staging notes”: several memories match; nothing removed"]}
+    page = render(title="t", old=base, new=base, report=report)
+    assert 'id="needs-person"' in page and "several memories match" in page
+    assert 'id="needs-person"' not in render(title="t", old=base, new=base, report={})

@@ -22,6 +22,7 @@ from dream.engines.offline.orient import (
     memories,
     scope_of,
 )
+from dream.engines.offline.placement import title_of
 from dream.engines.offline.requests import Request
 from dream.engines.offline.similarity import (
     group_pairs,
@@ -79,8 +80,9 @@ def _with_named_pairs(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, 
                       ) -> list[tuple[int, int, float]]:
     """Add pairs alike by name and description: one's words all in the other's, both named alike."""
     topics = [ws.store.topics[m.key] for m in pool]
-    metas = [meta_tokens(t.name or t.heading, t.description) for t in topics]
-    names = [meta_tokens(t.name or t.heading, "") for t in topics]
+    titles = [title_of(t) for t in topics]  # a slug name ("feedback_run_tests") as words
+    metas = [meta_tokens(title, t.description) for title, t in zip(titles, topics)]
+    names = [meta_tokens(title, "") for title in titles]
     known = {(i, j) for i, j, _ in pairs}
     extra = [(i, j, score) for i, j, score in subset_pairs(metas)
              if (i, j) not in known and names[i] & names[j]]
@@ -214,6 +216,10 @@ def absolute_dates(ws: Workspace) -> None:
         topic.text.lines[:] = new_lines
         topic.reparse()
         key = next(k for k, v in found.items() if v == base)
+        for r in rewrites:
+            if dates.ambiguous(r.phrase, base):
+                ws.ask(f"{path}: “{r.phrase}”, written {base:%A} {base.isoformat()}, was read as {r.absolute}; "
+                       "check it")
         detail = "; ".join(f"{r.phrase} → {r.absolute}" for r in rewrites)
         ws.change("dated", path, f"relative dates made absolute from its {key} date {base}", detail)
 
@@ -236,6 +242,10 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
         elif request.kind == "correction":
             if not correct_existing(ws, catalog, request):
                 file_memory(ws, catalog, request)
+        elif request.kind == "update":  # said without a lead: only a memory stating the old value makes it one
+            if not correct_existing(ws, catalog, request):
+                ws.note(f"“{shorten(request.text, 80)}” (session {request.session}) reads like a change, but no "
+                        "memory states the old value; nothing changed")
         else:
             file_memory(ws, catalog, request)
 
@@ -299,7 +309,7 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     sharing most words with the correction is rewritten: body lines, the
     description and its index lines (or the inline rule), old value kept as history.
     """
-    correction = corrections.parse(request.text)
+    correction = corrections.parse(request.text, strict=request.kind == "update")
     if correction is None:
         return False
     found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]

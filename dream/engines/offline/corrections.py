@@ -21,6 +21,10 @@ from dream.engines.offline.similarity import normalize
 _NOT = re.compile(
     r"^(?P<right>.+?),?\s+(?:not|instead of|rather than|no|nicht|pas|não|а не|не)\s+"
     r"(?P<wrong>[^,;]+?)\s*(?:[,;.]\s.*)?$", re.I)
+# "no longer W but R", "nicht mehr W, sondern R", "ya no W sino R", "não mais W, mas R"
+_NO_LONGER = re.compile(
+    r"^(?P<pre>.*?)\b(?:no longer|nicht mehr|ya no|não mais)\s+(?P<wrong>[^,;]+?),?\s+"
+    r"(?:but|sondern|sino|mas|mais)\s+(?P<right>.+)$", re.I)
 # "… moved from W to R", "we switched from W to R"
 _FROM_TO = re.compile(
     r"\b(?:moved|changed|switched|migrated|upgraded|went|changes|moves)\s+from\s+(?P<wrong>.+?)\s+to\s+(?P<right>.+)$",
@@ -49,9 +53,13 @@ class Correction:
         return content_words(self.right) - content_words(self.wrong) - content_words(self.value)
 
 
-def parse(text: str) -> Correction | None:
-    """The stale value and the new one, if the sentence names both."""
-    for pattern in (_FROM_TO, _OUTDATED, _NOT):
+def parse(text: str, strict: bool = False) -> Correction | None:
+    """The stale value and the new one, if the sentence names both.
+
+    `strict` (a change said without "actually" or "correction"): the new value
+    must look like the old one (same shape and alike, or sharing a word).
+    """
+    for pattern in (_NO_LONGER, _FROM_TO, _OUTDATED, _NOT):
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
             continue
@@ -59,8 +67,10 @@ def parse(text: str) -> Correction | None:
         right = _NOW.sub("", match.group("right").strip().rstrip(".!"))
         if pattern is _FROM_TO:
             right = f"{text[:match.start()]} {right}"  # the subject comes before "moved from"
+        elif pattern is _NO_LONGER:
+            right = f"{match.group('pre')} {right}"
         wrong = re.sub(r"^(?:the|el|la|der|die|das|le|o|a|na|no)\s+", "", wrong, flags=re.I) or wrong
-        value = align(wrong, right)
+        value = align(wrong, right, 0.75 if strict else 0.5)
         if len(wrong) >= 2 and value and value.lower() != wrong.lower():
             return Correction(wrong, right, value)
     return None
@@ -75,6 +85,8 @@ def _shape(token: str) -> str:
         return "number"
     if re.search(r"\w[./:@]\w", token):
         return "address"
+    if re.search(r"\d", token) and re.search(r"[^\W\d]", token):
+        return "code"  # v2, r3fa2c1, node18
     return "word"
 
 
@@ -82,7 +94,7 @@ def _tokens(text: str) -> list[str]:
     return [t.strip(",;:()\"'“”") for t in text.split() if t.strip(",;:()\"'“”")]
 
 
-def align(wrong: str, right: str) -> str:
+def align(wrong: str, right: str, least: float = 0.5) -> str:
     """The words of `right` that stand where `wrong` stood: same length, shape and context.
 
     "15" in "we're on Postgres 16 now" is "16"; "Node 18" in "der Build
@@ -106,7 +118,7 @@ def align(wrong: str, right: str) -> str:
                 score += 0.5 + fuzz.ratio(a.lower(), b.lower()) / 200
         if score > best_score:
             best, best_score = " ".join(gram), score
-    return best if best_score >= 0.5 * size else ""
+    return best if best_score >= least * size else ""
 
 
 def content_words(text: str) -> set[str]:
@@ -126,13 +138,25 @@ def about(text: str, correction: Correction) -> bool:
 
 
 def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:
-    """`line` with the stale value replaced outside history notes; `note` adds "(was W until DAY)"."""
+    """`line` with the stale value replaced outside history notes.
+
+    With `note`, the first new value is followed by "(was W until DAY)", in
+    place, so the history reads right even in a paragraph wrapped over lines.
+    """
     pattern = correction.pattern()
+    noted = not note
+
+    def replace(_: re.Match[str]) -> str:
+        nonlocal noted
+        if noted:
+            return correction.value
+        noted = True
+        return f"{correction.value} (was {correction.wrong} until {day})"
+
     pieces, last = [], 0
     for kept in _HISTORY.finditer(line):
-        pieces.append(pattern.sub(correction.value, line[last:kept.start()]))
+        pieces.append(pattern.sub(replace, line[last:kept.start()]))
         pieces.append(kept.group(0))
         last = kept.end()
-    pieces.append(pattern.sub(correction.value, line[last:]))
-    new = "".join(pieces)
-    return f"{new.rstrip()} (was {correction.wrong} until {day})" if note and new != line else new
+    pieces.append(pattern.sub(replace, line[last:]))
+    return "".join(pieces)

@@ -17,6 +17,19 @@ from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# Weekday names where dateparser reads no "next Friday": resolved here (see `weekday_phrase`).
+_WEEKDAY_NAMES_BY_LANG = {
+    "en": _WEEKDAYS.split("|"),
+    "es": ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"],
+    "de": ["montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"],
+    "fr": ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"],
+    "pt": ["segunda", "terça", "quarta", "quinta", "sexta", "sábado", "domingo"],
+}
+_THIS_WORDS = ("this", "este", "diesen", "ce", "nesta", "neste", "esta")
+
+
+def _names(lang: str) -> str:
+    return "|".join(_WEEKDAY_NAMES_BY_LANG[lang])
 _NUMBER = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|a|an"
 
 # (pattern, dateparser language, granularity, needs word boundaries)
@@ -40,6 +53,10 @@ _PHRASES: list[tuple[str, str, str]] = [
     # Korean
     (r"그저께|어제|오늘|내일|모레", "ko", "day"),
     (r"지난주|다음 주|다음주|이번 주|이번주", "ko", "week"),
+    (rf"(?:el )?(?:próximo|proximo|este) (?:{_names('es')})|(?:el )?(?:{_names('es')}) que viene", "es", "weekday"),
+    (rf"(?:nächsten|kommenden|diesen) (?:{_names('de')})", "de", "weekday"),
+    (rf"(?:{_names('fr')}) prochain|ce (?:{_names('fr')})", "fr", "weekday"),
+    (rf"(?:na |no )?(?:próxima|próximo|nesta|neste|esta) (?:{_names('pt')})(?:-feira)?", "pt", "weekday"),
     # Spanish
     (r"anteayer|ayer|hoy|pasado mañana|(?<!la )(?<!esta )mañana", "es", "day"),  # "por la mañana" is a morning
     (r"la semana pasada|la próxima semana|la semana que viene", "es", "week"),
@@ -113,6 +130,8 @@ def _format(day: date, granularity: str) -> str:
 @lru_cache(maxsize=4096)
 def resolve(phrase: str, lang: str, granularity: str, base: date) -> str | None:
     """The absolute form of `phrase` written on `base`, or None if unknown."""
+    if granularity == "weekday":
+        return _weekday_date(phrase, base)
     cleaned = phrase.lower().replace("’", "'")
     if cleaned == "tonight":
         cleaned = "today"
@@ -126,6 +145,26 @@ def resolve(phrase: str, lang: str, granularity: str, base: date) -> str | None:
     if granularity == "year" and "year" not in cleaned:
         day = _year_by_word(cleaned, base) or day
     return _format(day, granularity)
+
+
+def weekday_phrase(phrase: str) -> tuple[bool, int] | None:
+    """(says "this", weekday number) for "next Friday", "el próximo viernes", "ce lundi" …; else None."""
+    words = phrase.lower().replace("-feira", "").split()
+    for names in _WEEKDAY_NAMES_BY_LANG.values():
+        for number, name in enumerate(names):
+            if name in words and len(words) > 1:
+                return any(w in _THIS_WORDS for w in words), number
+    return None
+
+
+def _weekday_date(phrase: str, base: date) -> str | None:
+    """The coming such weekday; "next" on that very weekday means a week on, "this" means today."""
+    found = weekday_phrase(phrase)
+    if found is None:
+        return None
+    this, target = found
+    ahead = (target - base.weekday()) % 7
+    return (base + timedelta(days=ahead if this or ahead else 7)).isoformat()
 
 
 def _year_by_word(phrase: str, base: date) -> date | None:
@@ -176,21 +215,23 @@ def _rewrite_segment(segment: str, base: date, pattern: re.Pattern[str],
         if absolute is None:
             return match.group(0)
         found.append((match.group(0), absolute))
-        return phrased(match.group(0), day_of_week or absolute, lang, granularity, segment[:match.start()])
+        shown = "day" if granularity == "weekday" else granularity
+        return phrased(match.group(0), day_of_week or absolute, lang, shown, segment[:match.start()])
 
     return pattern.sub(replace, segment)
 
 
-_WEEKDAY_NAMES = _WEEKDAYS.split("|")
 
 
 def ambiguous(phrase: str, base: date) -> bool:
     """Whether people read the phrase two ways: "next Friday" said on a Tuesday may be in 3 or 10 days."""
-    match = re.fullmatch(rf"(next|this)\s+({_WEEKDAYS})", phrase.strip().lower())
-    if not match:
+    found = weekday_phrase(phrase)
+    if found is None or not re.search(r"next|this|próxim|proxim|este|esta|nächst|kommend|diesen|prochain|ce |nest|"
+                                      r"que viene",
+                                      phrase.lower() + " "):
         return False
-    target = _WEEKDAY_NAMES.index(match.group(2))
-    return target >= base.weekday() if match.group(1) == "next" else target < base.weekday()
+    this, target = found
+    return target < base.weekday() if this else target >= base.weekday()
 
 
 def rewrite_line(line: str, base: date, pattern: re.Pattern[str] = _DEFAULT
@@ -233,6 +274,9 @@ _ANCHORS = (
     "ayer", "hoy", "mañana", "semana", "mes", "ontem", "hoje", "amanhã",
     "gestern", "heute", "morgen", "woche", "monat", "hier", "demain", "aujourd", "semaine", "mois",
     "ieri", "oggi", "domani", "settimana", "вчера", "сегодня", "завтра", "недел", "месяц",
+    "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo", "montag", "dienstag", "mittwoch",
+    "donnerstag", "freitag", "samstag", "sonntag", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi",
+    "dimanche", "segunda", "terça", "quarta", "quinta", "sexta",
 )
 
 

@@ -33,10 +33,15 @@ def insert_at(lines: list[str], type_: str = "") -> int:
         for number, line in enumerate(parsed):
             if line.kind == "heading" and re.search(rf"\b(?:{words})\b", line.text, re.I):
                 return _end_of_section(parsed, number)
-    entries = [n for n, line in enumerate(parsed) if line.is_entry]
+    entries = [n for n, line in enumerate(parsed) if line.is_entry and not _is_archive_entry(line)]
     if not entries:
         return _after_preamble(parsed)
     return entries[-1] + 1 + _continuations(parsed, entries[-1] + 1)
+
+
+def _is_archive_entry(line) -> bool:
+    """The archive's own line stays below the entries, like a footer."""
+    return line.kind == "link" and posixpath.basename(line.target).endswith("archive.md")
 
 
 def _end_of_section(parsed: list, heading: int) -> int:

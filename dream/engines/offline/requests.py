@@ -17,41 +17,70 @@ import polars as pl
 
 # kind, pattern (matched at the start of a sentence; group "text" is the memory)
 _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
-    ("forget", re.compile(r"^(?:please\s+)?forget(?:\s+(?:about|that))?[\s:,]+(?P<text>.+)$", re.I)),
-    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь)(?:\s+(?:que|de|das|dass|про|о))?"
+    # "don't forget that …" asks to remember: before the forget and rule patterns it would match.
+    # ("don't forget to …" stays a rule.)
+    ("remember", re.compile(r"^(?:please\s+)?(?:don'?t forget|do not forget|n'oublie pas|no olvides|não esqueça|"
+                            r"nao esqueca|vergiss nicht|не забудь)(?:\s*,)?(?:\s+(?:that|que|dass|что))?[\s:,]+"
+                            r"(?!(?:to|de|zu|d')\b)(?P<text>.+)$", re.I)),
+    ("forget", re.compile(r"^(?:please\s+)?forget(?:\s+(?:what i (?:said|told you|wrote) )?(?:about|that))?[\s:,]+"
+                          r"(?P<text>.+)$", re.I)),
+    ("forget", re.compile(r"^(?:please\s+)?(?:delete|remove|drop|erase)\s+(?:the\s+|your\s+|that\s+)?"
+                          r"(?:memory|memories|note|notes|entry)\s+(?:about|on|for|of)\s+(?P<text>.+)$", re.I)),
+    ("forget", re.compile(r"^(?:please\s+)?(?:delete|remove|drop|erase)\s+(?:the\s+|your\s+|that\s+)?(?P<text>.+?)\s+"
+                          r"(?:memory|note|entry)(?:\s+from (?:your )?memory)?$", re.I)),
+    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь|esquece|esqueça|dimentica)"
+                          r"(?:\s+(?:que|de|das|dass|про|о|di))?"
                           r"[\s:,]+(?P<text>.+)$", re.I)),
     ("forget", re.compile(r"^(?:忘记|忘掉|忘了)[\s:：,，]*(?P<text>.+)$")),
     # Japanese and Korean put the verb last: "…のメモは忘れて", "… 메모는 잊어줘".
     ("forget", re.compile(r"^(?P<text>.+?)(?:のこと|のメモ)?(?:は|を)?(?:もう)?忘れて(?:ください|下さい|いい)?$")),
     ("forget", re.compile(r"^(?P<text>.+?)(?:은|는|을|를)?\s*(?:잊어\s*줘|잊어\s*버려|잊어\s*주세요|잊어)$")),
-    ("remember", re.compile(r"^(?:please\s+)?(?:remember|keep in mind)(?:\s+that)?[\s:,]+(?P<text>.+)$", re.I)),
+    ("remember", re.compile(r"^(?:please\s+)?(?:remember|keep in mind|note that|note:|make a note that|fyi|"
+                            r"for future reference|save to memory|add to memory|memorize)(?:\s+that)?[\s:,]+"
+                            r"(?P<text>.+)$", re.I)),
     ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|"
                             r"ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
     ("remember", re.compile(r"^(?:记住|请记住|记一下|覚えておいて|기억해)[\s:：,，]*(?P<text>.+)$")),
-    ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no)\s*[,:;.!-]\s*"
+    # Japanese and Korean verb last: "…ことを覚えておいて", "… 있다는 거 기억해 줘".
+    ("remember", re.compile(r"^(?P<text>.+?)(?:ということ|こと)?(?:を)?覚えておいて(?:ください|下さい)?$")),
+    ("remember", re.compile(r"^(?P<text>.+?)(?:는 거|는 것|을|를)?\s*기억해\s*(?:줘|주세요|둬|둬요|놔)?$")),
+    ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no|wait|oops|sorry|"
+                              r"hold on|my bad)\s*[,:;.!-]\s*"
                               r"(?P<text>.+)$", re.I)),
     ("correction", re.compile(r"^(?:actually|en realidad|de hecho|corrección|eigentlich|korrektur|en fait|na verdade|"
                               r"correção|на самом деле|поправка)\s*[,:;.!-]?\s+(?P<text>.+)$", re.I)),
-    # Said without a lead: "the deploy day moved from Thursdays to Tuesdays", "3.10 is outdated, it's 3.12".
-    ("correction", re.compile(r"^(?P<text>.*\b(?:moved|changed|switched|migrated|upgraded)\s+from\s+\S.*\sto\s+\S.*)$",
-                              re.I)),
-    ("correction", re.compile(r"^(?P<text>.+?\s(?:is|are)\s+(?:outdated|out of date|no longer true)\b.+)$", re.I)),
+
     ("rule", re.compile(r"^(?:from now on|going forward|de ahora en adelante|ab jetzt|désormais|a partir de agora)"
                         r"[\s,:]+(?P<text>.+)$", re.I)),
     ("rule", re.compile(r"^(?P<text>(?:always|never|don't|dont|do not|siempre|nunca|immer|niemals|nie|toujours|jamais|"
                         r"sempre|всегда|никогда)\s+.+)$", re.I)),
     ("rule", re.compile(r"^(?P<text>(?:必ず|絶対に|总是|永远不要|务必|一定要|항상|절대).+)$")),
+    # Said without a lead, last so that a rule or a request wins: an *update* changes a memory
+    # that states the old value, and is dropped (noted) when none does: "we moved from the old
+    # office" is small talk unless a memory says so.
+    ("update", re.compile(r"^(?P<text>.*\b(?:moved|changed|switched|migrated|upgraded)\s+from\s+\S.*\sto\s+\S.*)$",
+                          re.I)),
+    ("update", re.compile(r"^(?P<text>.+?\s(?:is|are)\s+(?:outdated|out of date|no longer true)\b.+)$", re.I)),
+    ("update", re.compile(r"^(?P<text>.+?(?:\b(?:now|these days)\b,?|,)\s+(?:not|instead of|rather than)\s+\S.*)$",
+                          re.I)),
 ]
+# "can you forget …?", "could you remember that …?": a request asked as a question.
+# "Can you remember the port?" asks to recall, not to store: "remember that …" is needed.
+_ASKED = re.compile(r"^(?:(?:can|could|would|will) you(?: please)?|please|pls)\s+(?=forget\b|delete\b|remove\b|drop\b|"
+                    r"(?:remember|note|keep in mind) that\b)", re.I)
 # Words every request above starts with. A user line holding none of them asks
 # for nothing, and polars rules it out without a Python call per line (a long
 # log has hundreds of thousands). Keep in step with _REQUESTS.
 _LEADS = "(?i)" + "|".join([
-    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "忘记", "忘掉", "忘了", "忘れて", "잊어",
+    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "esquece", "esqueça", "dimentica", "olvides",
+    "esqueca", "忘记", "忘掉", "忘了", "忘れて", "잊어",
     "remember", "keep in mind", "recuerda", "recuérdalo", "souviens", "rappelle", "merk", "запомни",
     "lembre", "ricorda", "记住", "记一下", "覚えておいて", "기억해",
     "actually", "correction", "wrong", "not right", r"\bno\b", "en realidad", "de hecho", "corrección",
     "eigentlich", "korrektur", "en fait", "na verdade", "correção", "на самом деле", "поправка", " from ",
     "outdated", "out of date", "no longer true",
+    "note", "fyi", "future reference", "memory", "memorize", "delete", "remove", "drop", "erase", "wait", "oops",
+    "sorry", "hold on", "my bad", " not ", "instead of", "rather than",
     "always", "never", "don't", "dont", "do not", "from now on", "going forward", "ahora en adelante", "ab jetzt",
     "désormais", "a partir de agora", "siempre", "nunca", "immer", "niemals", r"\bnie\b", "toujours", "jamais",
     "sempre", "всегда", "никогда", "必ず", "絶対に", "总是", "永远不要", "务必", "一定要", "항상", "절대",
@@ -105,6 +134,9 @@ def extract(sentence: str) -> tuple[str, str] | None:
     mind" or "…, no" start nothing.
     """
     sentence = sentence.strip().strip("\"'“”").strip()
+    asked = _ASKED.match(sentence)
+    if asked:
+        sentence = sentence[asked.end():].rstrip("?？ ")
     if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
         return None
     hit = _at_start(sentence)
@@ -125,9 +157,9 @@ def _at_start(sentence: str) -> tuple[str, str] | None:
         match = pattern.match(sentence)
         if match:
             text = match.group("text").strip().rstrip(".。!！").strip()
-            if kind == "correction" and len(text) < len(sentence):
+            if kind in ("correction", "update") and len(text) < len(sentence):
                 inner = extract(text)  # "no, remember that …" is a remember request
-                if inner and inner[0] != "correction":
+                if inner and inner[0] not in ("correction", "update"):
                     return inner
             if kind == "rule":
                 text = text[0].upper() + text[1:]

@@ -138,8 +138,9 @@ def subset_pairs(token_sets: list[frozenset[str]], min_size: int = 3) -> list[tu
 
 
 def meta_tokens(name: str, description: str) -> frozenset[str]:
-    """The words of a memory's name and description that say what it is about."""
-    return frozenset(t for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
+    """The words of a memory's name and description that say what it is about, by their stem
+    (first four letters: "tests" and "test", "pushing" and "push" are one word)."""
+    return frozenset(t[:4] for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
 
 
 def covers(needle: str, hay: str, threshold: float) -> bool:
@@ -197,8 +198,13 @@ def forget_query(query: str) -> str:
     return " ".join(w for w in words if w not in _STOPWORDS) or " ".join(words)
 
 
+# CJK words for "that entry", "the note about": no spaces to find them by, so they are cut out.
+_CJK_FILLER = re.compile(r"那条|这条|那个|这个|笔记|记录|备忘|关于|有关|的|のメモ|メモ|について|메모|관련")
+
+
 def forget_keys(query: str) -> frozenset[str]:
     """The forget request's words, as lookup keys (CJK as character pairs)."""
+    query = _CJK_FILLER.sub(" ", query)
     return frozenset(t[:KEY_CHARS] for t in tokens(forget_query(query)) if t not in _STOPWORDS)
 
 

@@ -49,6 +49,9 @@ i my me we our you your now today please also just really very there here which 
 """.split())
 
 
+_DANGLING = _FILLER | frozenset("after before into than from then so but if when while not no".split())
+
+
 def short_slug(text: str, words: int = 4) -> str:
     """A short file-name stem: the first content words, without dates or fillers."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -58,13 +61,17 @@ def short_slug(text: str, words: int = 4) -> str:
     return slug(text, words)
 
 
-def short_title(text: str, words: int = 6) -> str:
+def short_title(text: str, words: int = 8) -> str:
     """A title of a few words: the first clause, without a leading article or "that"."""
     head = re.split(r",\s|;\s|\s[-–—]\s|\s(?:because|since|so that|which)\s|[:：。，]", text, maxsplit=1)[0]
     head = re.sub(r"^(?:that|the|a|an)\s+", "", head.strip(), flags=re.I)
-    if " " in head:
-        head = " ".join(head.split()[:words])
-    elif len(head) > 40:  # CJK: no spaces
+    head = re.sub(r"\s+(?:on|as of|in the week of|in|since|until)\s+\d{4}-\d{2}(?:-\d{2})?$", "", head)  # in the hook
+    if " " in head and len(head.split()) > words:
+        kept = head.split()[:words]
+        while len(kept) > 2 and kept[-1].lower() in _DANGLING:  # "… into the" reads cut off
+            kept.pop()
+        head = " ".join(kept)
+    elif " " not in head and len(head) > 40:  # CJK: no spaces
         head = head[:20]
     head = head.rstrip(" ,;:.")
     return head[:1].upper() + head[1:]

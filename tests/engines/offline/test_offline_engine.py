@@ -171,7 +171,7 @@ def test_correction_updates_the_contradicted_memory(tmp_path):
     out, result = run(tmp_path, tree, rows)
     assert actions(result) == [("updated", "db.md")]
     assert out["db.md"] == topic("db", "database", "project",
-                                 "- The staging database listens on port 5433. (was 5432 until 2026-03-09)")
+                                 "- The staging database listens on port 5433 (was 5432 until 2026-03-09).")
     assert out["MEMORY.md"] == "- [DB](db.md) — database on 5433\n".encode()
 
 
@@ -183,13 +183,13 @@ def test_correction_with_trailing_clause_rewrites_only_related_lines(tmp_path):
     out, result = run(tmp_path, tree, rows)
     assert actions(result) == [("updated", "db.md")]
     assert out["db.md"] == topic("db", "Primary database is Postgres 16", "project",
-                                 "The primary database is Postgres 16 on RDS. (was 15 until 2026-03-09)\n"
+                                 "The primary database is Postgres 16 (was 15 until 2026-03-09) on RDS.\n"
                                  "Backups are kept 15 days.")
 
 
 def test_correction_applied_before_files_nothing_new(tmp_path):
     tree = {"MEMORY.md": b"- [DB](db.md) \xe2\x80\x94 database\n",
-            "db.md": topic("db", "database", "project", "Production runs Postgres 16. (was 15 until 2026-03-09)")}
+            "db.md": topic("db", "database", "project", "Production runs Postgres 16 (was 15 until 2026-03-09).")}
     rows = sessions(("s4", date(2026, 3, 9), "user", "actually, we're on Postgres 16 now, not 15"))
     out, result = run(tmp_path, tree, rows)
     assert result.changes == [] and out == tree
@@ -421,3 +421,82 @@ def test_entry_titled_by_its_file_name_gets_the_memory_title(tmp_path):
     assert actions(result) == [("retitled", "MEMORY.md")]
     expected = "- [Backend developer](user_role.md) — role\n- [Config-Pattern](c.md) — config\n"
     assert out["MEMORY.md"] == expected.encode()
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    ("can you forget the note about the staging VPN?", "forget"),
+    ("could you remember that I'm in CET?", "remember"),
+    ("Delete the memory about Heroku", "forget"),
+    ("remove the Heroku note", "forget"),
+    ("note that the CI runners are ARM64", "remember"),
+    ("wait, the admin UI is on 8443 not 8080", "correction"),
+    ("we indent with 4 spaces now, not 2 spaces", "update"),
+    ("remove the unused imports", None),
+    ("this is not working", None),
+    ("I always forget the flags for tar", None),
+    ("Can you remember the port?", None),
+])
+def test_requests_as_people_phrase_them(sentence, kind):
+    found = extract(sentence)
+    assert (found[0] if found else None) == kind
+
+
+def test_a_change_said_without_a_lead_touches_only_a_memory_stating_the_old_value(tmp_path):
+    tree = {"MEMORY.md": b"- [Office](office.md) \xe2\x80\x94 office\n",
+            "office.md": topic("office", "office", "project", "The team sits on floor 3.")}
+    rows = sessions(("s1", date(2026, 3, 9), "user", "we moved from the old office to the new one last month"),
+                    ("s1", date(2026, 3, 9), "user", "the team sits on floor 5 now, not floor 3"))
+    out, result = run(tmp_path, tree, rows)
+    assert actions(result) == [("updated", "office.md")]
+    assert "The team sits on floor 5 (was floor 3 until 2026-03-09)." in out["office.md"].decode()
+    assert "reads like a change, but no memory states the old value" in result.summary
+
+
+@pytest.mark.parametrize("text, title", [
+    ("Always use ROUND_HALF_EVEN through `ledger.money.quantize`, don't call Decimal.quantize directly",
+     "Always use ROUND_HALF_EVEN through `ledger.money.quantize`"),
+    ("Don't run pip install into the system python, ever", "Don't run pip install into the system python"),
+    ("Check that the nightly export has finished before you start the import",
+     "Check that the nightly export has finished"),
+    ("the checkout load test failed at 300 rps because the pool was capped", "Checkout load test failed at 300 rps"),
+])
+def test_short_titles_read_as_titles(text, title):
+    from dream.engines.offline.text import short_title
+
+    assert short_title(text) == title
+
+
+def test_an_ambiguous_date_in_a_topic_file_is_resolved_and_asked_about(tmp_path):
+    tree = {"MEMORY.md": b"- [Audit](audit.md) \xe2\x80\x94 audit\n",
+            "audit.md": topic("audit", "audit", "project", "The audit is next Friday.", created="2026-11-17")}
+    out, result = run(tmp_path, tree)
+    assert "The audit is on 2026-11-20." in out["audit.md"].decode()
+    assert result.needs_person == ["audit.md: “next Friday”, written Tuesday 2026-11-17, was read as 2026-11-20; "
+                                   "check it"]
+
+
+@pytest.mark.parametrize("said, written", [
+    ("la demo es el próximo viernes", "la demo es el 2026-11-20"),
+    ("das Audit ist nächsten Freitag", "das Audit ist am 2026-11-20"),
+    ("l'audit est vendredi prochain", "l'audit est le 2026-11-20"),
+    ("a reunião é na próxima sexta-feira", "a reunião é em 2026-11-20"),
+])
+def test_next_weekday_in_other_languages_is_resolved_and_ambiguous(said, written):
+    from dream.engines.offline.dates import ambiguous, has_relative_dates, rewrite_line
+
+    day = date(2026, 11, 17)  # a Tuesday: "next Friday" may be in 3 or 10 days
+    assert has_relative_dates([said])
+    new, found = rewrite_line(said, day)
+    assert new == written and [ambiguous(phrase, day) for phrase, _ in found] == [True]
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("don't forget that the demo is at 10", ("remember", "the demo is at 10")),
+    ("Don't forget to run the migrations", ("rule", "Don't forget to run the migrations")),
+    ("n'oublie pas que la démo est demain", ("remember", "la démo est demain")),
+    ("vergiss nicht, dass der Server umzieht", ("remember", "der Server umzieht")),
+    ("esquece o Heroku", ("forget", "o Heroku")),
+    ("내일 고객 데모가 있다는 거 기억해 줘", ("remember", "내일 고객 데모가 있다")),
+])
+def test_dont_forget_means_remember(sentence, expected):
+    assert extract(sentence) == expected
