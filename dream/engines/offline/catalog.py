@@ -336,10 +336,12 @@ class Catalog:
             return self.by_named.get(k, set()) | self.by_key.get(k, set())
 
         present = sorted((posting(k) for k in wanted if k in self.by_named or k in self.by_key), key=len)
-        need = -(-len(wanted) * FORGET_MIN // 100)  # keys a match holds at least
-        rarest = present[:max(1, len(wanted) - int(need) + 1)]
-        if not rarest:
-            return set()
+        need = int(-(-len(wanted) * FORGET_MIN // 100))  # keys a match holds at least
+        if len(present) < need:
+            return set()  # too few of its words are in any memory: a request that names nothing here
+        # A match misses at most len(present) - need of the keys found in the store, so it holds
+        # one of any len(present) - need + 1 of them: the rarest lists hold every candidate.
+        rarest = present[:len(present) - need + 1]
         if len(rarest[-1]) <= MAX_BLOCK:
             return set().union(*rarest)
         return _narrow(present)

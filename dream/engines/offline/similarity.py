@@ -27,7 +27,8 @@ MAX_BLOCK = 40  # tokens in more texts than this are not used to pick candidates
 def normalize(text: str) -> str:
     """Lowercase, unify Unicode forms, drop punctuation and extra spaces."""
     text = unicodedata.normalize("NFKC", text).lower()
-    text = re.sub(r"[^\w\s]", " ", text)
+    # "_" too: names like feedback_small_prs are words, not one key that starts like every other name
+    text = re.sub(r"[^\w\s]|_", " ", text)
     return " ".join(text.split())
 
 
