@@ -10,10 +10,8 @@ scratch folder and returns a `Scorecard`.
 
 from __future__ import annotations
 
-import os
-
-from dream.engines import resolve_engine_name
-from dream.errors import ConfigError
+from dream.engines import require_configured, resolve_engine_name
+from dream.errors import BadInput
 from dream.eval.cases import Case, default_cases_dir, load_cases
 from dream.eval.runner import run_case
 from dream.eval.scorecard import CaseResult, Scorecard
@@ -22,12 +20,13 @@ from dream.eval.scorecard import CaseResult, Scorecard
 def evaluate(cases_dir=None, engine: str = "offline", only: str | None = None) -> Scorecard:
     """Run every case (or those whose category or id contains `only`) with `engine`."""
     engine = resolve_engine_name(engine)
-    if engine == "claude" and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise ConfigError("dream eval --engine claude: ANTHROPIC_API_KEY is not set; set it (the cases cost tokens) "
-                          "or use --engine offline")
-    cases = load_cases(cases_dir or default_cases_dir())
+    require_configured(engine)
+    folder = cases_dir or default_cases_dir()
+    cases = load_cases(folder)
     if only:
         cases = [c for c in cases if only in c.category or only in c.id]
+        if not cases:
+            raise BadInput(f"{folder}: no case's category or id contains {only} (--only)")
     return Scorecard(engine, [run_case(case, engine) for case in cases])
 
 

@@ -66,8 +66,10 @@ class Case:
 
 
 def default_cases_dir() -> Path:
-    """The cases shipped beside the package in a checkout (``data/eval``)."""
-    return Path(__file__).resolve().parents[2] / "data" / "eval"
+    """The cases shipped with dream: ``data/eval`` in a checkout, installed as ``dream.eval.cases_data``."""
+    from importlib.resources import files  # start-up: only `dream eval` reads the cases
+
+    return Path(str(files("dream.eval.cases_data")))  # a folder: dream is installed unzipped
 
 
 def load_cases(folder: Path | str) -> list[Case]:

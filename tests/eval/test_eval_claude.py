@@ -62,4 +62,4 @@ def test_claude_engine_runs_the_cases_through_the_pipeline(fake_api: FakeAnthrop
 
 def test_claude_engine_without_a_key_is_one_clear_error(cli, tmp_path):
     result = cli("eval", "--engine", "claude", "--cases", str(write_cases(tmp_path / "cases")))
-    assert result.code == 2 and "ANTHROPIC_API_KEY is not set" in result.stderr and "Traceback" not in result.stderr
+    assert result.code == 2 and "the claude engine needs ANTHROPIC_API_KEY" in result.stderr and "Traceback" not in result.stderr

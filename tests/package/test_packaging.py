@@ -127,6 +127,14 @@ def test_installed_dream_run_proposes_with_the_offline_engine(venv, tmp_path):
 
 
 @pytest.mark.slow
+def test_installed_dream_eval_finds_its_cases(venv, tmp_path):
+    run = _outside(venv, tmp_path, "dream", "eval", "--only", "forget", "--json")
+    assert run.code == 0, run.stderr
+    card = json.loads(run.stdout)
+    assert card["engine"] == "offline" and card["overall"]["total"] > 0, run.stdout
+
+
+@pytest.mark.slow
 def test_installed_dream_run_proposes_with_the_claude_engine(venv, tmp_path, fake_api: FakeAnthropic):
     store = _store(tmp_path)
     index = (store / "MEMORY.md").read_text().splitlines(keepends=True)

@@ -1,0 +1,1 @@
+"""The labelled cases of `dream eval`, shipped inside the package as `dream.eval.cases_data`."""
