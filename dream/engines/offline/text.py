@@ -61,8 +61,13 @@ def short_slug(text: str, words: int = 4) -> str:
     return slug(text, words)
 
 
+_MARKER = re.compile(r"\s*\[REDACTED:[^\]\s]*\]")
+_MARKER_TAIL = re.compile(r"\s+(?:is|are|=|:)?\s*$")
+
+
 def short_title(text: str, words: int = 8) -> str:
-    """A title of a few words: the first clause, without a leading article or "that"."""
+    """A title of a few words: the first clause, without a leading article or "that", nor a redacted secret."""
+    text = _MARKER_TAIL.sub("", _MARKER.sub("", text)) or text  # "the key is [REDACTED:…]" -> "the key"
     head = re.split(r",\s|;\s|\s[-–—]\s|\s(?:because|since|so that|which)\s|[:：。，]", text, maxsplit=1)[0]
     head = re.sub(r"^(?:that|the|a|an)\s+", "", head.strip(), flags=re.I)
     head = re.sub(r"\s+(?:on|as of|in the week of|in|since|until)\s+\d{4}-\d{2}(?:-\d{2})?$", "", head)  # in the hook

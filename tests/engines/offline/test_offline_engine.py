@@ -459,6 +459,8 @@ def test_a_change_said_without_a_lead_touches_only_a_memory_stating_the_old_valu
     ("Check that the nightly export has finished before you start the import",
      "Check that the nightly export has finished"),
     ("the checkout load test failed at 300 rps because the pool was capped", "Checkout load test failed at 300 rps"),
+    ("the stripe live key is [REDACTED:stripe-key]", "Stripe live key"),  # not "Stripe live key is (REDACTED"
+    ("the deploy key is [REDACTED:private-key] on prod", "Deploy key is on prod"),
 ])
 def test_short_titles_read_as_titles(text, title):
     from dream.engines.offline.text import short_title
