@@ -4,7 +4,7 @@ Each family has one exit code, which the CLI uses as it is:
 
 | family | exit | meaning |
 | --- | --- | --- |
-| `BadInput` (and `StoreNotFound`, `ConfigError`, `UnknownProposal`, `UnknownVersion`, `DamagedRecord`) | 2 | the input or a file of the store cannot be used as given |
+| `BadInput` (and `StoreNotFound`, `ConfigError`, `UnknownProposal`, `UnknownVersion`, `DamagedRecord`; `versions.journal.JournalBlocked`) | 2 | the input or a file of the store cannot be used as given |
 | `Refused` (and `StaleBase`, `MergeConflict`, `ProposalClosed`, `LockBusy`) | 1 | doing it would be unsafe, or it is already done |
 | `RunFailed` (and `BudgetExceeded`, `ValidationFailed`, `EngineFailed`) | 1 | a run ended without a valid proposal |
 

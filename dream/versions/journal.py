@@ -52,8 +52,11 @@ from dream.versions.manifests import Blobs, Versions
 from dream.versions.proposals import ACCEPTED, Proposals
 
 
-class JournalBlocked(Refused):
-    """An interrupted write cannot be finished; the journal stays until someone acts."""
+class JournalBlocked(BadInput):
+    """An interrupted write cannot be finished (its journal is damaged); the journal stays until someone acts.
+
+    Damaged input like any other damaged record: exit 2, one line naming the file.
+    """
 
 
 class StoreChangedDuringWrite(Refused):
@@ -298,7 +301,7 @@ def finish_interrupted_write(layout: Layout) -> str | None:
             recover(layout)
     except LockBusy:
         pass  # the holder recovers it itself
-    except Refused as problem:
+    except (Refused, JournalBlocked) as problem:
         return str(problem)
     return None
 

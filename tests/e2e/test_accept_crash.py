@@ -218,7 +218,7 @@ def _assert_blocked_but_status_works(demo_store, cli, base_like: dict, words: st
     assert status.code == 0, status.stderr
     assert status.json["interrupted_accept"] is True and words in status.json["interrupted_accept_problem"]
     refused = cli("accept", "--store", str(demo_store))
-    assert refused.code == 1 and "internal error" not in refused.stderr and "Traceback" not in refused.stderr
+    assert refused.code == 2 and "internal error" not in refused.stderr and "Traceback" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and str(layout.journal) in refused.stderr
     assert read_tree(demo_store) == base_like
     layout.journal.rename(layout.journal.with_suffix(".aside"))  # what the message says to do

@@ -107,8 +107,8 @@ def test_fifo_in_place_of_a_record(dreamed, rel, what):
 
 def test_fifo_in_place_of_the_journal_is_refused_not_hung(dreamed):
     _fifo(dreamed / ".dream" / "accept.journal.json")
-    res = dream(dreamed, "accept")
-    assert res.returncode == 1 and "journal is a FIFO" in res.stderr and len(res.stderr.splitlines()) == 1
+    assert_exit_2_naming(dream(dreamed, "accept"), "accept.journal.json")
+    assert "journal is a FIFO" in dream(dreamed, "accept").stderr
 
 
 def test_yaml_alias_bomb(store):
