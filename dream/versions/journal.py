@@ -94,8 +94,10 @@ def load_journal(layout: Layout) -> Journal | None:
         raise _blocked(layout, f"cannot be read ({exc})") from None
     try:
         orjson.loads(data)
-    except orjson.JSONDecodeError:
-        # The journal is written atomically, so one that is not JSON was never committed.
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):  # whole, but nested past any journal: not one dream wrote
+            raise _blocked(layout, f"is not a journal dream wrote ({exc})") from None
+        # The journal is written atomically, so one that is cut short was never committed.
         layout.journal.unlink(missing_ok=True)
         return None
     try:

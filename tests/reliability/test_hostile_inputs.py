@@ -129,6 +129,13 @@ def test_deep_json_record(dreamed, rel):
     assert_exit_2_naming(dream(dreamed, "run", "--force"), f"{rel}")
 
 
+def test_deep_json_journal_is_named_and_kept(dreamed):
+    journal = dreamed / ".dream" / "accept.journal.json"
+    journal.write_bytes(DEEP_JSON)
+    assert_exit_2_naming(dream(dreamed, "accept"), "accept.journal.json: an interrupted accept or rollback is not")
+    assert journal.read_bytes() == DEEP_JSON  # kept for a person to look at, as the message says
+
+
 def test_deep_json_proposal_is_one_warning_and_the_store_still_works(dreamed):
     proposal = next((dreamed / ".dream" / "proposals").glob("*/proposal.json"))
     proposal.write_bytes(DEEP_JSON)
