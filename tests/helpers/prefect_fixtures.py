@@ -60,14 +60,26 @@ def read_artifacts(key: str) -> list:
         )
 
 
-def task_run_names(flow_run_id) -> list[str]:
-    """The task names of a flow run, in the order they started."""
+def task_run_names(flow_run_id, expected: int, wait: float = 30.0) -> list[str]:
+    """The task names of a flow run, in the order they started, once `expected` of them are on the server.
+
+    Prefect records task runs through events, after the flow has returned: the
+    last ones can reach the server a moment later, more so on a loaded machine.
+    """
+    import time
+
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
     from prefect.client.schemas.sorting import TaskRunSort
 
+    deadline = time.monotonic() + wait
     with get_client(sync_client=True) as client:
-        runs = client.read_task_runs(
-            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])), sort=TaskRunSort.EXPECTED_START_TIME_ASC,
-        )
+        while True:
+            runs = client.read_task_runs(
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])),
+                sort=TaskRunSort.EXPECTED_START_TIME_ASC,
+            )
+            if len(runs) >= expected or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
     return [run.name.rsplit("-", 1)[0] for run in sorted(runs, key=lambda r: r.start_time or r.expected_start_time)]
