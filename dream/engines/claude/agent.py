@@ -57,6 +57,8 @@ _FAILURES = {
     "refusal": ("refusal", "the model declined to go on"),
     "model_context_window_exceeded": ("context", "the conversation outgrew the model's context window"),
 }
+_FINAL = {"end_turn", "stop_sequence"}  # the only replies a dream is proposed after
+_GOES_ON = {"tool_use", "pause_turn", "compaction"}  # the runner runs the tools or sends the turn back
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 
 
@@ -209,8 +211,11 @@ class ClaudeEngine:
         if stop in _FAILURES:
             reason, why = _FAILURES[stop]
             raise EngineFailed(f"the model stopped with {stop}: {why}; nothing is proposed", reason=reason)
+        if stop not in _FINAL | _GOES_ON:
+            raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
+                               reason="api")
         wants_tools = stop == "tool_use"
-        self._budget.check(wants_more=wants_tools or stop == "pause_turn")
+        self._budget.check(wants_more=stop in _GOES_ON)
         if self._context_mode == "client" and wants_tools:
             # before the tools run: the runner adds their results after the history set here
             runner.set_messages_params(self._cleared)
@@ -220,7 +225,7 @@ class ClaudeEngine:
         if results is not None:
             self._transcript.append(results)
         # pause_turn: the server paused a long turn and the runner sends it back to be continued
-        return stop != "pause_turn" and results is None
+        return stop in _FINAL
 
     def _cleared(self, params: Any) -> Any:
         """The runner's params with used results cleared; the transcript follows, so a resume stays small."""

@@ -139,3 +139,10 @@ def test_an_api_that_cannot_be_reached_fails_after_the_sdk_s_retries_only(tmp_pa
         ClaudeEngine(client=client).consolidate(engine_input(tmp_path))
     assert caught.value.reason == "api" and "connection to the Anthropic API at http://127.0.0.1:9" in str(caught.value)
     assert caught.value.usage.turns == 0
+
+
+def test_a_stop_reason_dream_does_not_know_is_no_final_reply(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    fake_api.play(Reply([text("- merged everything")], stop_reason="sleepy"))
+    with pytest.raises(EngineFailed) as caught:
+        ClaudeEngine().consolidate(engine_input(tmp_path))
+    assert caught.value.reason == "api" and "'sleepy'" in str(caught.value)
