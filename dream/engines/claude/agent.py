@@ -151,6 +151,9 @@ class ClaudeEngine:
                 if self._context_mode == "server" and context.is_unsupported(err):
                     self._context_mode = "client"  # the endpoint lacks the beta: clear on this side instead
                     continue
+                if err.status_code == 200 and resumes < MAX_RETRIES:
+                    resumes += 1  # an error event inside a reply that had started (overloaded mid-stream)
+                    continue
                 raise self._with_usage(self._status_failure(err, client)) from None
             except (anthropic.APIConnectionError, httpx2.TransportError, UnreadableReply) as err:
                 self._raise_if_out_of_time()
