@@ -4,8 +4,9 @@ The real `anthropic` client talks to it through `base_url` (or
 ``ANTHROPIC_BASE_URL``). It plays a script: each ``POST /v1/messages`` takes
 the next step, which is a scripted reply (text and tool_use blocks, with any
 stop reason the real API sends), a function of the request that returns one,
-an HTTP error (429 with ``retry-after``, 529 overloaded, ...), or a
-connection dropped half way through the response. It answers in JSON, or as
+an HTTP error (429 with ``retry-after``, 529 overloaded, ...), an error
+event in the middle of a streamed reply, or a connection dropped half way
+through the response. It answers in JSON, or as
 server-sent events when the request asks to stream. Every request body is
 recorded.
 
@@ -71,7 +72,16 @@ class Drop:
     times: int = 1
 
 
-Step = Reply | HttpError | Drop | Callable[[dict[str, Any]], Reply]
+@dataclass
+class StreamError:
+    """Start a streamed reply, then send an ``error`` event, as the real API does when it overloads mid-reply."""
+
+    kind: str = "overloaded_error"
+    message: str = "Overloaded"
+    times: int = 1
+
+
+Step = Reply | HttpError | Drop | StreamError | Callable[[dict[str, Any]], Reply]
 
 
 def text(value: str) -> dict[str, Any]:
@@ -196,6 +206,8 @@ class FakeAnthropic:
             self._send_error(handler, step.status, step.kind, step.message, retry_after=step.retry_after)
         elif isinstance(step, Drop):
             self._drop(handler, body)
+        elif isinstance(step, StreamError):
+            self._stream_error(handler, body, step)
         else:
             reply = step if isinstance(step, Reply) else step(body)
             self._reply(handler, body, reply)
@@ -204,7 +216,7 @@ class FakeAnthropic:
         if not self.script:
             return None
         step = self.script[0]
-        if isinstance(step, (HttpError, Drop)):
+        if isinstance(step, (HttpError, Drop, StreamError)):
             self._repeat += 1
             if self._repeat >= step.times:
                 self.script.pop(0)
@@ -358,6 +370,24 @@ class FakeAnthropic:
         handler.end_headers()
         handler.wfile.write(data[: len(data) // 2])
         handler.wfile.flush()
+        handler.close_connection = True
+
+    def _stream_error(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], step: StreamError) -> None:
+        """200 and the start of a reply, then an error event (a JSON request gets the error as a 529)."""
+        if not body.get("stream"):
+            self._send_error(handler, 529, step.kind, step.message)
+            return
+        with self._lock:
+            usage, _ = self._prepare(body)
+            message = self._message(body, Reply([text("this reply breaks off")]), usage or {})
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.send_header("connection", "close")
+        handler.end_headers()
+        error = {"type": "error", "error": {"type": step.kind, "message": step.message}}
+        for event in [*_events(message)[:2], error]:
+            handler.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+            handler.wfile.flush()
         handler.close_connection = True
 
     def _send_error(self, handler: BaseHTTPRequestHandler, status: int, kind: str, message: str,

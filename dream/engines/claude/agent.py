@@ -63,6 +63,8 @@ _FAILURES = {
     "refusal": ("refusal", "the model declined to go on"),
     "model_context_window_exceeded": ("context", "the conversation outgrew the model's context window"),
 }
+_FINAL = {"end_turn", "stop_sequence"}  # the only replies a dream is proposed after
+_GOES_ON = {"tool_use", "pause_turn", "compaction"}  # the runner runs the tools or sends the turn back
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 
 
@@ -156,6 +158,9 @@ class ClaudeEngine:
                 if self._context_mode == "server" and context.is_unsupported(err):
                     self._context_mode = "client"  # the endpoint lacks the beta: clear on this side instead
                     continue
+                if err.status_code == 200 and resumes < MAX_RETRIES:
+                    resumes += 1  # an error event inside a reply that had started (overloaded mid-stream)
+                    continue
                 raise self._with_usage(self._status_failure(err, client)) from None
             except (anthropic.APIConnectionError, httpx2.TransportError, UnreadableReply) as err:
                 self._raise_if_out_of_time()
@@ -216,8 +221,11 @@ class ClaudeEngine:
         if stop in _FAILURES:
             reason, why = _FAILURES[stop]
             raise EngineFailed(f"the model stopped with {stop}: {why}; nothing is proposed", reason=reason)
+        if stop not in _FINAL | _GOES_ON:
+            raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
+                               reason="api")
         wants_tools = stop == "tool_use"
-        self._budget.check(wants_more=wants_tools or stop == "pause_turn")
+        self._budget.check(wants_more=stop in _GOES_ON)
         if self._context_mode == "client" and wants_tools:
             # before the tools run: the runner adds their results after the history set here
             runner.set_messages_params(self._cleared)
@@ -227,7 +235,7 @@ class ClaudeEngine:
         if results is not None:
             self._transcript.append(results)
         # pause_turn: the server paused a long turn and the runner sends it back to be continued
-        return stop != "pause_turn" and results is None
+        return stop in _FINAL
 
     def _cleared(self, params: Any) -> Any:
         """The runner's params with used results cleared; the transcript follows, so a resume stays small."""

@@ -66,8 +66,12 @@ def request_timeout(budget_seconds: float) -> float:
 
 def describe_status(err: anthropic.APIStatusError, client: anthropic.Anthropic) -> str:
     body = err.body if isinstance(err.body, dict) else {}
-    detail = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else None
+    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    detail = error.get("message") if error else None
     message = detail or (err.message if isinstance(err.message, str) else str(err))
+    if err.status_code == 200:  # an error event inside a streamed reply
+        kind = error.get("type", "error") if error else "error"
+        return f"the Anthropic API broke off its reply {MAX_RETRIES + 1} times with {kind}: {message}"[:500]
     retried = err.status_code in (408, 409, 429) or err.status_code >= 500
     after = f" after {client.max_retries} retries" if retried else ""
     return f"the Anthropic API answered {err.status_code}{after}: {message}"[:500]

@@ -15,6 +15,7 @@ from helpers.claude_store import engine_input, four_phase_script
 from helpers.fake_anthropic import (  # noqa: F401
     FakeAnthropic,
     Reply,
+    StreamError,
     fake_api,
     memory,
     overloaded,
@@ -139,3 +140,31 @@ def test_an_api_that_cannot_be_reached_fails_after_the_sdk_s_retries_only(tmp_pa
         ClaudeEngine(client=client).consolidate(engine_input(tmp_path))
     assert caught.value.reason == "api" and "connection to the Anthropic API at http://127.0.0.1:9" in str(caught.value)
     assert caught.value.usage.turns == 0
+
+
+def test_a_stop_reason_dream_does_not_know_is_no_final_reply(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    fake_api.play(Reply([text("- merged everything")], stop_reason="sleepy"))
+    with pytest.raises(EngineFailed) as caught:
+        ClaudeEngine().consolidate(engine_input(tmp_path))
+    assert caught.value.reason == "api" and "'sleepy'" in str(caught.value)
+
+
+def test_overloaded_in_the_middle_of_a_streamed_reply_is_asked_for_again(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    script = four_phase_script()
+    fake_api.play(script[0], StreamError(), *script[1:])
+    result = ClaudeEngine().consolidate(engine_input(tmp_path))
+    assert result.usage.turns == 7 and len(fake_api.requests) == 8 and "merged" in result.summary
+
+
+def test_a_stream_that_keeps_breaking_with_errors_fails_as_api_and_changes_nothing(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    inp = engine_input(tmp_path)
+    before = read_tree(inp.staging)
+    fake_api.play(StreamError(times=99))
+    with pytest.raises(EngineFailed) as caught:
+        ClaudeEngine().consolidate(inp)
+    assert caught.value.reason == "api" and "overloaded_error" in str(caught.value)
+    assert read_tree(inp.staging) == before
