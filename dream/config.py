@@ -11,11 +11,11 @@ file and the key.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+import msgspec
+from msgspec import Meta
 
 from dream.errors import ConfigError
 from dream.store.regular import read_regular
@@ -23,45 +23,52 @@ from dream.store.regular import read_regular
 MAX_INSTRUCTIONS = 4096
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+NonNegative = Meta(ge=0)
+Positive = Meta(ge=1)
+
+
+class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Every setting with its default. Built unchecked from code; `load_settings` checks what files and flags set.
+
+    A msgspec Struct, like the records (see dream/records.py for why not pydantic).
+    """
 
     # gate
     enabled: bool = True
-    min_hours: float = Field(24.0, ge=0)
-    min_sessions: int = Field(5, ge=0)
+    min_hours: Annotated[float, NonNegative] = 24.0
+    min_sessions: Annotated[int, NonNegative] = 5
     # engine
     engine: Literal["auto", "offline", "claude"] = "auto"
     model: str = "claude-sonnet-5-5"  # a current Sonnet from anthropic.types.Model
-    instructions: str | None = None
-    similarity_threshold: float = Field(90.0, ge=0, le=100)
+    instructions: Annotated[str, Meta(max_length=MAX_INSTRUCTIONS)] | None = None
+    similarity_threshold: Annotated[float, Meta(ge=0, le=100)] = 90.0
     # claude engine budgets: twice what the reference dream of bench/bench_claude_context.py uses
     # (19 turns, 561K input tokens), so a model that batches half as many tool calls a turn, or a
     # store twice the size, still finishes; see docs/claude-engine.md, "Budgets"
-    max_turns: int = Field(40, ge=1)
-    max_input_tokens: int = Field(1_200_000, ge=1)
-    max_output_tokens: int = Field(64_000, ge=1)
-    timeout_seconds: float = Field(900.0, gt=0)
-    max_tokens_per_turn: int = Field(8192, ge=1)
+    max_turns: Annotated[int, Positive] = 40
+    max_input_tokens: Annotated[int, Positive] = 1_200_000
+    max_output_tokens: Annotated[int, Positive] = 64_000
+    timeout_seconds: Annotated[float, Meta(gt=0)] = 900.0
+    max_tokens_per_turn: Annotated[int, Positive] = 8192
     # after a failed run the gate waits backoff_minutes * 2**(failures-1), at most backoff_max_hours
-    backoff_minutes: float = Field(30.0, ge=0)
-    backoff_max_hours: float = Field(24.0, ge=0)
+    backoff_minutes: Annotated[float, NonNegative] = 30.0
+    backoff_max_hours: Annotated[float, NonNegative] = 24.0
     # review policy
     auto_accept: bool = False
     # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None
     transcripts_path: str | None = None
     include_sidechains: bool = False
-    max_entry_chars: int = Field(2000, ge=80)
+    max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
 
-    @field_validator("instructions")
-    @classmethod
-    def _instructions_fit(cls, value: str | None) -> str | None:
-        if value is not None and len(value) > MAX_INSTRUCTIONS:
-            raise ValueError(
-                f"is {len(value)} characters, the limit is {MAX_INSTRUCTIONS}"
-            )
-        return value
+    def as_dict(self) -> dict[str, Any]:
+        return msgspec.structs.asdict(self)
+
+    def replace(self, **changes: Any) -> Settings:
+        return msgspec.structs.replace(self, **changes)
+
+
+SETTING_NAMES: tuple[str, ...] = Settings.__struct_fields__
 
 
 def global_config_path() -> Path:
@@ -84,6 +91,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raw = read_regular(path, "config", MAX_CONFIG_BYTES, ConfigError)
     except FileNotFoundError:
         return {}
+    import tomllib  # start-up: most stores have no config file, and every command reads settings
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -97,15 +106,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _check_keys(data: dict[str, Any], where: str) -> None:
-    unknown = sorted(set(data) - set(Settings.model_fields))
+    unknown = sorted(set(data) - set(SETTING_NAMES))
     if unknown:
         raise ConfigError(f"{where}: unknown setting {unknown[0]!r}")
 
 
-def _describe(exc: ValidationError, where: str) -> str:
-    err = exc.errors()[0]
-    key = ".".join(str(p) for p in err["loc"]) or "?"
-    return f"{where}: setting {key!r} {err['msg'].removeprefix('Value error, ')}"
+def _describe(exc: msgspec.ValidationError, where: str) -> str:
+    """'…/config.toml: setting 'min_hours' expected `float` >= 0' from msgspec's message."""
+    what, _, at = str(exc).partition(" - at `$.")
+    key = at.rstrip("`").split("[")[0] or "?"
+    return f"{where}: setting {key!r} {what[:1].lower()}{what[1:]}"
 
 
 def _layers(store: Path | None, overrides: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
@@ -121,7 +131,7 @@ def _layers(store: Path | None, overrides: dict[str, Any] | None) -> list[tuple[
 
 def setting_sources(store: Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, str]:
     """Where each setting's value comes from: a file path, "command line" or "default"."""
-    sources = {name: "default" for name in Settings.model_fields}
+    sources = {name: "default" for name in SETTING_NAMES}
     for where, layer in _layers(store, overrides):
         sources.update({key: where for key in layer})
     return sources
@@ -133,7 +143,7 @@ def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = 
     for where, layer in _layers(store, overrides):
         merged.update(layer)
         try:
-            Settings(**merged)
-        except ValidationError as exc:
+            settings = msgspec.convert(merged, Settings, strict=False)
+        except msgspec.ValidationError as exc:
             raise ConfigError(_describe(exc, where)) from None
-    return Settings(**merged)
+    return settings

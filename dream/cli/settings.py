@@ -15,7 +15,7 @@ def show_config(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
 
     layout = Layout.open(store)
-    settings = load_settings(layout.root).model_dump()
+    settings = load_settings(layout.root).as_dict()
     sources = setting_sources(layout.root)
     if as_json:
         emit_json({"settings": settings, "sources": sources})

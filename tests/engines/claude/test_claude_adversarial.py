@@ -101,7 +101,7 @@ def test_every_adversarial_call_is_refused_and_nothing_changes(hostile, fake_api
     engine = ClaudeEngine()
     # The 1 MB create stays in the history (a tool call's input is never cleared), about 260K
     # tokens a turn: past the default input budget. This test is about refusals, not budgets.
-    result = engine.consolidate(replace(inp, settings=inp.settings.model_copy(update={"max_input_tokens": 10**7})))
+    result = engine.consolidate(replace(inp, settings=inp.settings.replace(max_input_tokens=10**7)))
 
     results = fake_api.tool_results()
     assert len(ATTACKS) >= 15 and len(results) == len(ATTACKS)
