@@ -33,7 +33,7 @@ it ``history.duckdb.migrated`` (a damaged one: ``history.duckdb.damaged-<time>``
 from __future__ import annotations
 
 import getpass
-import socket
+import os
 import stat
 import sys
 import tempfile
@@ -85,7 +85,7 @@ def actor() -> str:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = "unknown"
-    return f"{user}@{socket.gethostname()}"
+    return f"{user}@{os.uname().nodename}"
 
 
 # ---------------------------------------------------------------- writing

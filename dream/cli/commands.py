@@ -17,6 +17,7 @@ from dream.cli.console import (
     human,
     out,
     print_diff,
+    say,
     short_paths,
     table,
     when,
@@ -146,17 +147,17 @@ def status(
     gate_text = "open" if g["open"] else f"closed ({g['reason']}: {g['message']})"
     lock = info["lock"]
     lock_text = "free" if not lock else f"held by run {lock['run_id']} pid {lock['pid']}@{lock['host']} since {when(lock['started_at'])}"
-    out.print(f"store            {info['store']}", markup=False)
-    out.print(f"gate             {gate_text}", markup=False)
-    out.print(f"sessions waiting {g['sessions_waiting']}")
-    out.print(f"last dream       {when(info['last_consolidated_at'])}")
-    out.print(f"lock             {lock_text}", markup=False)
-    out.print(f"current version  {human(info['current_version']) or 'none yet'}")
-    out.print(f"pending          {', '.join(info['pending']) or 'none'}")
+    say(f"store            {info['store']}")
+    say(f"gate             {gate_text}")
+    say(f"sessions waiting {g['sessions_waiting']}")
+    say(f"last dream       {when(info['last_consolidated_at'])}")
+    say(f"lock             {lock_text}")
+    say(f"current version  {human(info['current_version']) or 'none yet'}")
+    say(f"pending          {', '.join(info['pending']) or 'none'}")
     for why in info["damaged_proposals"].values():
-        out.print(f"damaged proposal {why}", markup=False)
+        say(f"damaged proposal {why}")
     if info["interrupted_accept_problem"]:
-        out.print(f"interrupted write {info['interrupted_accept_problem']}", markup=False)
+        say(f"interrupted write {info['interrupted_accept_problem']}")
 
 
 def _print_fleet(rows: list[dict], as_json: bool) -> None:

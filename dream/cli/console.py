@@ -1,4 +1,8 @@
-"""Output for people (Rich) and for scripts (one JSON object on stdout)."""
+"""Output for people (Rich) and for scripts (one JSON object on stdout).
+
+Rich is imported on first use (`_LazyConsole`, and inside `table`): it costs
+about 50 ms of start-up, and `dream status` prints only plain lines (`say`).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,42 @@ import os
 import sys
 import textwrap
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from rich.console import Console, Group, RenderableType
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+
+class _LazyConsole:
+    """A Rich `Console` made when first used."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def made(self) -> Console:
+        if self._console is None:
+            from rich.console import Console  # start-up: see the module docstring
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+
+out = cast("Console", _LazyConsole(highlight=False))
+err = cast("Console", _LazyConsole(stderr=True, highlight=False))
+
+
+def rich_console(console: Console) -> Console:
+    """The Console itself behind `out` or `err`, for Rich objects that take one (a Progress)."""
+    return console.made() if isinstance(console, _LazyConsole) else console
+
+
+def say(text: str) -> None:
+    """One plain line on stdout, as it is: no markup, no wrapping, no Rich."""
+    sys.stdout.write(f"{text}\n")
 
 
 def emit_json(obj: Any) -> None:
@@ -78,7 +110,7 @@ WRAPPING_MIN = 24
 
 
 def table(title: str, columns: list[str], rows: list[list[Any]], wrap: tuple[str, ...] = (),
-          width: int | None = None) -> RenderableType:
+          width: int | None = None) -> "RenderableType":
     """A table when it fits the terminal, else one stacked block per row; nothing is ever cut.
 
     A column header or cell cut to `sta…` tells nobody anything. The table is
@@ -91,6 +123,9 @@ def table(title: str, columns: list[str], rows: list[list[Any]], wrap: tuple[str
     columns, cells = [columns[i] for i in used], [[r[i] for i in used] for r in cells]  # no all-blank columns
     width = width or out.width
     if _table_width(columns, cells, wrap) <= width:
+        from rich.table import Table  # start-up: see the module docstring
+        from rich.text import Text  # start-up: see the module docstring
+
         t = Table(title=title, title_justify="left")
         for c in columns:
             wraps = c in wrap
@@ -112,7 +147,10 @@ def _table_width(columns: list[str], cells: list[list[str]], wrap: tuple[str, ..
     return total
 
 
-def _stacked(title: str, columns: list[str], cells: list[list[str]], width: int) -> RenderableType:
+def _stacked(title: str, columns: list[str], cells: list[list[str]], width: int) -> "RenderableType":
+    from rich.console import Group  # start-up: see the module docstring
+    from rich.text import Text  # start-up: see the module docstring
+
     lines = [Text(title, style="italic")]
     for r in cells:
         pairs = [f"{c}: {v}" for c, v in zip(columns, r) if v != ""]
@@ -139,7 +177,7 @@ def _pack(pairs: list[str], width: int, first: str, rest: str) -> list[str]:
     return [(first if i == 0 else rest) + text for i, text in enumerate(lines)]
 
 
-def print_diff(diff: str, console: Console | None = None) -> None:
+def print_diff(diff: str, console: "Console | None" = None) -> None:
     console = console or out
     if not diff:
         console.print("(no differences)")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from dream.cli.console import err
+from dream.cli.console import err, rich_console
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -42,7 +42,7 @@ class _Display:
         from rich.progress import BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn  # start-up
 
         self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                            console=err, transient=True)
+                            console=rich_console(err), transient=True)
         self.bar.start()
         self.task = self.bar.add_task(description, total=total)
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.commands import print_decision, resume_paused_flow
@@ -229,7 +228,8 @@ def _confirm(screen, keys: Keys, choices, problem_of) -> bool:
         if not taken:
             answer = keys.ask("nothing to write: [e]dit the selection or [q]uit?", "eq", end_of_input="q")
         elif problem:
-            screen.print(f"[bold red]this selection cannot be written:[/bold red] {escape(problem)}")
+            screen.print("[bold red]this selection cannot be written:[/bold red] ", end="")
+            screen.print(problem, markup=False)
             answer = keys.ask("[e]dit the selection or [q]uit (the proposal stays pending)?", "eq", end_of_input="q")
         else:
             answer = keys.ask(f"write {len(taken)} file(s) into the store now? [y]es [n]o [e]dit", "yne",

@@ -22,7 +22,6 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,6 +163,8 @@ def run_fleet(stores: Iterable[Path], *, engine: str | None = None, force: bool 
             rows[index] = _heard(entry_row(entry), on_row)
     due = [index for index, entry in enumerate(entries) if entry.due]
     if due:
+        from concurrent.futures import ThreadPoolExecutor, as_completed  # start-up: brings logging, ~8 ms
+
         with ThreadPoolExecutor(max_workers=max(1, max_concurrency), thread_name_prefix="dream-fleet") as pool:
             running = {pool.submit(dream_one, entries[i].store, engine, force, overrides): i for i in due}
             for done in as_completed(running):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from contextlib import contextmanager
@@ -54,7 +53,7 @@ def current_holder(layout: Layout) -> LockHolder | None:
         holder = LockHolder(**json.loads(read_regular(layout.lock_info, "lock holder", 64 * 1024)))
     except (FileNotFoundError, BadInput, ValueError, TypeError):
         return None  # information only: what cannot be read names no holder
-    if holder.host == socket.gethostname() and not _pid_alive(holder.pid):
+    if holder.host == os.uname().nodename and not _pid_alive(holder.pid):
         return None
     return holder
 
@@ -91,7 +90,8 @@ def store_lock(layout: Layout, run_id: str, purpose: str = "run", wait: float = 
         raise LockBusy(current_holder(layout)) from None
     except OSError as exc:
         raise BadInput(f"{layout.lock}: cannot take the store's lock: {exc.strerror or exc}") from None
-    holder = LockHolder(os.getpid(), socket.gethostname(), run_id, time.time(), purpose)
+    # os.uname().nodename is socket.gethostname() on POSIX, without importing socket at start-up
+    holder = LockHolder(os.getpid(), os.uname().nodename, run_id, time.time(), purpose)
     try:
         _write_holder(layout, holder)
         yield holder

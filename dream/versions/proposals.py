@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import secrets
+import os
 import shutil
 import sys
 import time
@@ -78,7 +78,7 @@ def _artefacts(proposal: Proposal, diff: str, report: dict, report_md: str) -> l
 
 def new_proposal_id(now: float | None = None) -> str:
     stamp = datetime.fromtimestamp(now or time.time(), tz=timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{secrets.token_hex(2)}"
+    return f"{stamp}-{os.urandom(2).hex()}"
 
 
 class Proposals:

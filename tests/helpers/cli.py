@@ -100,17 +100,12 @@ def _working_folder(cwd: Path | None):
 
 def _consoles_as_in_a_new_process() -> None:
     # dream's Rich consoles read COLUMNS, LINES and whether stdout is a
-    # terminal once, when dream.cli is first imported: in this process that
-    # was before the call's environment was set (pytest-xdist workers even
-    # start with COLUMNS=80 LINES=24 in theirs), and perhaps with a terminal
-    # for stdout (pytest -s). A child process reads them with the call's
-    # environment, and its stdout is a pipe: no colours.
+    # terminal when they are first used: in this process perhaps in an
+    # earlier call, with that call's environment (pytest-xdist workers even
+    # start with COLUMNS=80 LINES=24 in theirs). A child process makes them
+    # anew with the call's environment, and so do we: the next use, inside
+    # the runner's isolation, makes them again (stdout is then not a terminal: no colours).
     from dream.cli import console
 
-    def number(name: str) -> int | None:
-        value = os.environ.get(name, "")
-        return int(value) if value.isdigit() else None
-
     for c in (console.out, console.err):
-        c._width, c._height = number("COLUMNS"), number("LINES")
-        c._color_system = None
+        c._console = None  # type: ignore[attr-defined]
