@@ -37,6 +37,7 @@ from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
 from dream.pipeline import fleet
 from dream.pipeline.fleet import FleetEntry, scan_fleet, store_slug
+from dream.pipeline.stages import STAGE_NAMES
 from dream.review import paused
 from dream.review.decide import accept, reject
 from dream.store.layout import Layout
@@ -57,18 +58,10 @@ def _stage_task(stage: Callable, name: str):
     return task(stage, name=name, cache_policy=NO_CACHE, persist_result=False)
 
 
-# Each stage of `pipeline.run` and the task that runs it; the names are what the UI shows.
-STAGE_TASKS = {stage: _stage_task(stage, name) for stage, name in [
-    (pipeline.recover_interrupted_write, "recover"),
-    (pipeline.import_logs, "import"),
-    (pipeline.gate, "gate"),
-    (pipeline.snapshot, "snapshot"),
-    (pipeline.gather, "gather"),
-    (pipeline.consolidate, "consolidate"),
-    (pipeline.validate, "validate"),
-    (pipeline.propose, "propose"),
-    (pipeline.finish, "record"),
-    (pipeline.apply_policy, "policy"),
+# Each stage of `pipeline.run` and the task that runs it, named as the terminal names it.
+STAGE_TASKS = {stage: _stage_task(stage, STAGE_NAMES[stage.__name__]) for stage in [
+    pipeline.recover_interrupted_write, pipeline.import_logs, pipeline.gate, pipeline.snapshot, pipeline.gather,
+    pipeline.consolidate, pipeline.validate, pipeline.propose, pipeline.finish, pipeline.apply_policy,
 ]}
 
 

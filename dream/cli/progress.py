@@ -16,16 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from dream.cli.console import err, rich_console
+from dream.pipeline.stages import STAGE_NAMES
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
-
-# What each stage of `dream.pipeline.run` is called on the screen; the Prefect flow uses the same words.
-STAGES = {
-    "recover_interrupted_write": "recover", "import_logs": "import", "gate": "gate", "snapshot": "snapshot",
-    "gather": "gather", "consolidate": "consolidate", "validate": "validate", "propose": "propose",
-    "finish": "record", "apply_policy": "policy",
-}
 
 
 def wanted(as_json: bool) -> bool:
@@ -61,7 +55,7 @@ class RunProgress(_Display):
 
     def call(self, stage: Callable, *args: Any, **kwargs: Any) -> Any:
         if self.bar is not None and self.task is not None:
-            name = STAGES.get(stage.__name__, stage.__name__)
+            name = STAGE_NAMES.get(stage.__name__, stage.__name__)
             self.bar.update(self.task, description=name, total=None, completed=0)
             self.bar.refresh()  # most stages take less than a refresh period: show each one at least once
         return stage(*args, **kwargs)
