@@ -6,6 +6,7 @@ The runs that tolerate bad input in a store are in tests/cli/test_bad_input_tole
 from __future__ import annotations
 
 import pytest
+from helpers.cli import assert_one_line_error
 
 
 @pytest.fixture
@@ -13,15 +14,6 @@ def cli(spawned_cli):
     """The installed command in a child process: no traceback may reach stderr from anywhere in it,
     including what the interpreter itself prints outside dream's own error handling."""
     return spawned_cli
-
-
-def assert_one_line_error(res, code, *needles):
-    assert res.code == code, (res.stdout, res.stderr)
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert "Traceback" not in res.stderr
-    for n in needles:
-        assert n in lines[0]
 
 
 def test_missing_store(tmp_path, cli):

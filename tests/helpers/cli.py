@@ -40,6 +40,15 @@ class Result:
         return json.loads(self.stdout)
 
 
+def assert_one_line_error(res: Result, code: int, *needles: str) -> None:
+    """What every bad input must give: exit `code`, one line on stderr naming each of `needles`, no traceback."""
+    assert res.code == code, (res.code, res.stdout[-2000:], res.stderr[-2000:])
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
 def in_process(*args: str, env: dict | None = None, cwd: Path | None = None, input: str | None = None) -> Result:
     """`dream *args` through `dream.cli.main` in this process; `env` overrides os.environ for the call only.
 

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers.cli import console_script
+from helpers.cli import Result, assert_one_line_error, console_script
 from helpers.stores import DEMO
 
 pytestmark = pytest.mark.slow
@@ -29,18 +29,16 @@ def _capped():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def dream(store: Path, *args: str) -> subprocess.CompletedProcess:
+def dream(store: Path, *args: str) -> Result:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
                                                                        os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([*console_script(), *args, "--store", str(store)], capture_output=True, text=True,
+    proc = subprocess.run([*console_script(), *args, "--store", str(store)], capture_output=True, text=True,
                           timeout=TIMEOUT, preexec_fn=_capped, env=env, stdin=subprocess.DEVNULL)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def assert_exit_2_naming(res: subprocess.CompletedProcess, needle: str) -> None:
-    lines = res.stderr.strip().splitlines()
-    assert res.returncode == 2, (res.returncode, res.stderr[-2000:])
-    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
-    assert needle in lines[0], lines[0]
+def assert_exit_2_naming(res: Result, needle: str) -> None:
+    assert_one_line_error(res, 2, needle)
 
 
 @pytest.fixture
@@ -54,7 +52,7 @@ def store(tmp_path) -> Path:
 def dreamed(store) -> Path:
     """The store after one run: .dream/ holds state, versions, a proposal."""
     res = dream(store, "run", "--force", "--json")
-    assert res.returncode == 0, res.stderr
+    assert res.code == 0, res.stderr
     return store
 
 
@@ -140,7 +138,7 @@ def test_deep_json_proposal_is_one_warning_and_the_store_still_works(dreamed):
     proposal = next((dreamed / ".dream" / "proposals").glob("*/proposal.json"))
     proposal.write_bytes(DEEP_JSON)
     res = dream(dreamed, "status")
-    assert res.returncode == 0 and str(proposal.relative_to(dreamed)) in res.stderr, res.stderr
+    assert res.code == 0 and str(proposal.relative_to(dreamed)) in res.stderr, res.stderr
 
 
 def test_deep_toml_config(dreamed):
@@ -197,8 +195,8 @@ def test_index_that_is_a_folder(store):
 def test_lock_holder_file_that_is_a_folder_is_moved_aside_not_a_block(dreamed):
     (dreamed / ".dream" / "run.lock.json").mkdir()
     res = dream(dreamed, "run", "--force")
-    assert res.returncode == 0 and "run.lock.json: was a folder" in res.stderr, res.stderr
-    assert dream(dreamed, "accept").returncode == 0
+    assert res.code == 0 and "run.lock.json: was a folder" in res.stderr, res.stderr
+    assert dream(dreamed, "accept").code == 0
     assert list((dreamed / ".dream").glob("run.lock.json.not-a-file-*"))
 
 
@@ -213,7 +211,7 @@ def test_blob_that_is_a_folder(dreamed):
     from dream.versions.manifests import Blobs, Versions
 
     layout = Layout.open(dreamed)
-    assert dream(dreamed, "accept").returncode == 0
+    assert dream(dreamed, "accept").code == 0
     blob = Blobs(layout).path(Versions(layout).get(1).files["MEMORY.md"])
     blob.unlink()
     blob.mkdir()
@@ -223,8 +221,8 @@ def test_blob_that_is_a_folder(dreamed):
 def test_255_byte_file_name_does_not_fail_every_run(store):
     (store / ("n" * 252 + ".md")).write_text("---\nname: long\ntype: user\ndescription: long\n---\nbody\n")
     res = dream(store, "run", "--force", "--json")
-    assert res.returncode == 0, res.stderr
-    assert dream(store, "accept").returncode == 0
+    assert res.code == 0, res.stderr
+    assert dream(store, "accept").code == 0
     assert not [p for p in os.listdir(store) if p.endswith(".tmp")]
 
 
@@ -265,5 +263,5 @@ def test_damaged_proposal_review_is_named_not_hung(dreamed, damage):
     else:
         review.write_bytes(gzip.compress(DEEP_JSON))
     res = dream(dreamed, "diff")
-    assert res.returncode == 2 and "review.json.gz" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert res.code == 2 and "review.json.gz" in res.stderr and "Traceback" not in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
