@@ -11,6 +11,7 @@ file and the key.
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -115,7 +116,19 @@ def _describe(exc: msgspec.ValidationError, where: str) -> str:
     """'…/config.toml: setting 'min_hours' expected `float` >= 0' from msgspec's message."""
     what, _, at = str(exc).partition(" - at `$.")
     key = at.rstrip("`").split("[")[0] or "?"
-    return f"{where}: setting {key!r} {what[:1].lower()}{what[1:]}"
+    choices = _choices(key)
+    return f"{where}: setting {key!r} {what[:1].lower()}{what[1:]}" + (f" (one of: {choices})" if choices else "")
+
+
+def _choices(key: str) -> str:
+    """'auto, offline, claude' for a setting that takes one of a few words; '' for any other."""
+    return ", ".join(_literal_words(typing.get_type_hints(Settings).get(key)))
+
+
+def _literal_words(hint: Any) -> list[str]:
+    if typing.get_origin(hint) is Literal:
+        return list(typing.get_args(hint))
+    return [word for part in typing.get_args(hint) for word in _literal_words(part)]  # inside `… | None`
 
 
 def _layers(store: Path | None, overrides: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
