@@ -295,6 +295,8 @@ REDACT_MARGIN = 8192
 # without any hint (one fast multi-literal scan) needs no further work.
 HINTS = "|".join(dict.fromkeys(p.hint for p in PATTERNS))
 _HINT_RE = re.compile(HINTS)
+# Rows that match neither dream's hints nor the detectors' need no look (`redact_column`).
+_GATE = f"{HINTS}|{HINT}"
 _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 
@@ -362,14 +364,9 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
         if sum(counts):
             texts = texts.scatter(detect, pl.Series(found, dtype=pl.Utf8))
             total += sum(counts)
-    if not total:
-        return column, 0
-    # scatter writes in place: the caller's series stays as it was.
+    # scatter writes in place: the caller's series stays as it was. (Scattered
+    # even when nothing was counted: cheap, and no changed text is ever lost.)
     return column.clone().scatter(rows, texts), total
-
-
-# Rows that match neither dream's hints nor the detectors' need no look.
-_GATE = f"{HINTS}|{HINT}"
 
 
 def _redact_patterns_column(texts: pl.Series) -> tuple[pl.Series, int]:
