@@ -13,8 +13,8 @@
 `find_spans` returns where the secrets are in one line of text; the caller
 replaces them with markers. Both are Python, so they run only on lines that
 two regexes in the dialect both Python and polars read (Rust's ``regex``)
-say may hold one: `HINT`, cheap (mostly literals, one fast scan of a whole
-column), then `prefilter()`, precise (the plugins' own regexes, translated by
+say may hold one: `HINT`, cheap (short pieces; the column form scans a
+whole column once for it and dream's hints together), then `prefilter()`, precise (the plugins' own regexes, translated by
 `common_dialect`, and the assignment shapes). A line that passes both holds
 a candidate; the column form runs both in polars, so that Python looks only
 at those lines, and both forms find the same.
