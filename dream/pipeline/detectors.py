@@ -11,9 +11,13 @@
   shell-style name (``export VENDOR_THING=…``), which no list of names covers.
 
 `find_spans` returns where the secrets are in one line of text; the caller
-replaces them with markers. Both are Python, so the column path runs them
-only on rows that `PREFILTER` (a regex in the dialect both Python and polars
-read) says may hold one.
+replaces them with markers. Both are Python, so they run only on lines that
+two regexes in the dialect both Python and polars read (Rust's ``regex``)
+say may hold one: `HINT`, cheap (short pieces; the column form scans a
+whole column once for it and dream's hints together), then `prefilter()`, precise (the plugins' own regexes, translated by
+`common_dialect`, and the assignment shapes). A line that passes both holds
+a candidate; the column form runs both in polars, so that Python looks only
+at those lines, and both forms find the same.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 
-# detect-secrets plugins used, with a regex every secret they find contains (for the prefilter).
+# detect-secrets plugins used, with a cheap regex every secret they find contains (for `HINT`).
 _PLUGINS = {
     "ArtifactoryDetector": r"AKC|AP[0-9A-F]",
     "AzureStorageKeyDetector": "AccountKey=",
@@ -47,7 +51,7 @@ _PLUGINS = {
     "SquareOAuthDetector": "sq0csp-",
     "StripeDetector": "k_live_",
     "TelegramBotTokenDetector": "[0-9]{8}:",
-    "TwilioKeyDetector": "AC|SK",
+    "TwilioKeyDetector": "AC[a-z0-9]|SK[a-z0-9]",
     "AWSKeyDetector": "A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws)",
 }
 
@@ -67,13 +71,127 @@ _PLACEHOLDER = re.compile(r"(?i:^(?:true|false|none|null|nil|undefined|required|
 _HEX = re.compile(r"^[0-9a-fA-F-]+$")
 _NOT_RANDOM = re.compile(r"^(?:[a-z]+(?:[._/-][a-z]+)*|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[0-9.:_/-]+)$")  # words, paths
 
-PREFILTER = "|".join([
+# A cheap first look: every line in which `find_spans` may find a secret matches it.
+HINT = "|".join([
     *_PLUGINS.values(),
     r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
     r"[A-Za-z0-9_.-]*[\"'`]?[ \t]*[:=]",
     r"[A-Z][A-Z0-9_]{2,}=[^ \t]{20,}",
 ])
-_PREFILTER_RE = re.compile(PREFILTER)
+_HINT_RE = re.compile(HINT)
+
+# The value of `_ASSIGNMENT`, at its shortest, and what stands before it.
+_VALUE = r"[\"'`]?[ \t]*{sep}[ \t]*[\"'`]?[^ \t\r\n\"'`,;<>(){{}}\[\]]{{{length}}}"
+# A line that holds a candidate matches it: a key-like name (`_KEYLIKE`) or a
+# shell-style name assigned a value long enough for `_looks_like_secret`.
+_ASSIGNMENT_PREFILTER = "|".join([
+    r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
+    r"[A-Za-z0-9_.-]*" + _VALUE.format(sep="[:=]", length=8),
+    r"[A-Z][A-Z0-9_]{2,}" + _VALUE.format(sep="=", length=20),
+])
+
+
+def prefilter() -> str:
+    """A regex that every line holding a secret `find_spans` finds matches (Python and Rust dialect).
+
+    The plugins' own regexes (a plugin finds only what they match) and the
+    shapes of a secret assignment; unlike `HINT`, a line matches it only
+    where a candidate really is: not the markers of secrets already replaced.
+    """
+    return _prefilter()[0]
+
+
+@cache
+def _prefilter() -> tuple[str, re.Pattern[str]]:
+    regexes = [common_dialect(r) for _, plugin in _plugins() for r in getattr(plugin, "denylist", ())]
+    regex = "|".join([*regexes, _ASSIGNMENT_PREFILTER])
+    return regex, re.compile(regex)
+
+
+# Non-ASCII characters, and what Python's and Rust's `\s` hold: Python's also holds \x1c-\x1f.
+_NON_ASCII = "\\x80-\U0010ffff"
+_SPACE = r"\s\x1c-\x1f"
+_ASSERTION = ("(?=", "(?!", "(?<=", "(?<!")
+
+
+def common_dialect(regex: re.Pattern[str]) -> str:
+    """`regex` in the dialect Python and Rust read alike, matching at least what it matches.
+
+    Look-around, ``^``, ``$`` and ``\\b`` (Rust has no look-around; ``$`` differs
+    before a final newline) are dropped, which can only widen it. ``\\s``
+    becomes what Python's means; ``\\d`` and ``\\w`` (whose Unicode sets
+    differ) become their ASCII set plus every non-ASCII character, or, in a
+    negated class, the ASCII set alone. Raises ValueError on what it cannot
+    translate (a new plugin needs a look then).
+    """
+    pattern, flags = regex.pattern, regex.flags
+    if flags & (re.DOTALL | re.MULTILINE | re.ASCII | re.LOCALE) or (
+            flags & re.VERBOSE and re.search(r"[\s#]", pattern)):
+        raise ValueError(f"cannot translate {pattern!r}")
+    out: list[str] = []
+    i, in_class, negated, class_start = 0, False, False, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(_escape(pattern, pattern[i + 1], in_class, negated))
+            i += 2
+        elif in_class:
+            if c == "[":
+                raise ValueError(f"cannot translate {pattern!r}")
+            in_class = c != "]" or i == class_start  # "]" first in a class is itself
+            out.append(c)
+            i += 1
+        elif c == "[":
+            in_class, negated = True, pattern.startswith("[^", i)
+            out.append("[^" if negated else "[")
+            i += 2 if negated else 1
+            class_start = i
+        elif pattern.startswith(_ASSERTION, i):
+            i = _group_end(pattern, i)
+        elif pattern.startswith("(?", i) and not pattern.startswith("(?:", i):
+            raise ValueError(f"cannot translate {pattern!r}")
+        else:
+            out.append("" if c in "^$" else c)
+            i += 1
+    body = "".join(out)
+    return f"(?i:{body})" if flags & re.IGNORECASE else f"(?:{body})"
+
+
+def _escape(pattern: str, c: str, in_class: bool, negated: bool) -> str:
+    """The translation of the escape ``\\c`` (see `common_dialect`)."""
+    sets = {"d": "0-9", "w": "0-9A-Z_a-z"}
+    if in_class:
+        if c == "s":
+            return _SPACE
+        if c in sets:
+            return sets[c] if negated else sets[c] + _NON_ASCII
+    elif c in "sSdDwW":
+        return {"s": f"[{_SPACE}]", "S": f"[^{_SPACE}]", "d": f"[0-9{_NON_ASCII}]", "D": "[^0-9]",
+                "w": f"[0-9A-Z_a-z{_NON_ASCII}]", "W": "[^0-9A-Z_a-z]"}[c]
+    elif c in "bBAZ":
+        return ""
+    if c.isalnum() and c not in "ntrfv":
+        raise ValueError(f"cannot translate {pattern!r}")
+    return "\\" + c
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """The index after the group that opens at `start`."""
+    depth, i, in_class = 0, start, False
+    while True:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+            if depth == 0:
+                return i + 1
+        i += 1
 
 
 @dataclass(frozen=True)
@@ -91,7 +209,7 @@ def entropy(text: str) -> float:
 
 def find_spans(line: str) -> list[Span]:
     """Secrets in one line that the patterns left: detect-secrets' finds, then random assigned values."""
-    if not _PREFILTER_RE.search(line):
+    if not _HINT_RE.search(line) or not _prefilter()[1].search(line):
         return []
     spans = _plugin_spans(line) + _assignment_spans(line)
     return _disjoint(spans)

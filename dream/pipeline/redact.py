@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dream.pipeline.detectors import PREFILTER, find_spans
+from dream.pipeline.detectors import HINT, find_spans, prefilter
 
 if TYPE_CHECKING:
     import polars as pl
@@ -295,6 +295,8 @@ REDACT_MARGIN = 8192
 # without any hint (one fast multi-literal scan) needs no further work.
 HINTS = "|".join(dict.fromkeys(p.hint for p in PATTERNS))
 _HINT_RE = re.compile(HINTS)
+# Rows that match neither dream's hints nor the detectors' need no look (`redact_column`).
+_GATE = f"{HINTS}|{HINT}"
 _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 
@@ -342,30 +344,33 @@ def _redact_detected(text: str, marker: Marker | None = None) -> tuple[str, int]
 def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     """`redact` on every string of a polars Series: (redacted series, count).
 
-    Kind after kind, as `redact`, but each kind looks only at the rows that
-    hold its own hint (most rows hold none, and the full patterns are slow
-    compared with the hints), and runs its pattern once: the replacements
-    are counted by the markers they leave, which no pattern can match.
+    One scan of the whole column for every hint (dream's patterns' and the
+    detectors') keeps the rows that may hold a secret; most rows hold none.
+    On those, kind after kind as `redact`, each kind looking only at the rows
+    that hold its own hint, and running its pattern once: the replacements
+    are counted by the markers they leave, which no pattern can match. Then
+    the detectors' two regexes pick the rows that `find_spans` looks at.
     """
     import polars as pl  # start-up: only gathering and import need polars
 
     column = column.cast(str)
-    column, total = _redact_patterns_column(column)
-    candidates = column.str.contains(PREFILTER).fill_null(False).arg_true()
-    if len(candidates):
-        texts, counts = zip(*(_redact_detected(t) for t in column.gather(candidates).to_list()))
-        if sum(counts):
-            column = column.clone().scatter(candidates, pl.Series(texts, dtype=pl.Utf8))
-            total += sum(counts)
-    return column, total
-
-
-def _redact_patterns_column(column: pl.Series) -> tuple[pl.Series, int]:
-    """Dream's patterns on a column, as `redact` applies them to one string."""
-    hinted = column.str.contains(HINTS).fill_null(False).arg_true()
-    if not len(hinted):
+    rows = column.str.contains(_GATE).fill_null(False).arg_true()
+    if not len(rows):
         return column, 0
-    texts = column.gather(hinted)
+    texts, total = _redact_patterns_column(column.gather(rows))
+    detect = (texts.str.contains(HINT) & texts.str.contains(prefilter())).fill_null(False).arg_true()
+    if len(detect):
+        found, counts = zip(*(_redact_detected(t) for t in texts.gather(detect).to_list()))
+        if sum(counts):
+            texts = texts.scatter(detect, pl.Series(found, dtype=pl.Utf8))
+            total += sum(counts)
+    # scatter writes in place: the caller's series stays as it was. (Scattered
+    # even when nothing was counted: cheap, and no changed text is ever lost.)
+    return column.clone().scatter(rows, texts), total
+
+
+def _redact_patterns_column(texts: pl.Series) -> tuple[pl.Series, int]:
+    """Dream's patterns on a column, as `redact` applies them to one string; the column may be changed in place."""
     total = 0
     for p in PATTERNS:
         rows = texts.str.contains(p.hint).fill_null(False).arg_true()
@@ -383,7 +388,4 @@ def _redact_patterns_column(column: pl.Series) -> tuple[pl.Series, int]:
             before.str.count_matches(marker, literal=True).sum()
         )
         texts = texts.scatter(rows.filter(changed), after)
-    if not total:
-        return column, 0
-    # scatter writes in place: the caller's series stays as it was.
-    return column.clone().scatter(hinted, texts), total
+    return texts, total
