@@ -25,7 +25,9 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -51,6 +53,7 @@ SCHEMA = {"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64, "role": pl.Utf8,
 # Files are parsed a batch of about this many bytes at a time: the memory
 # of one batch is reused by the next, and only the parsed table grows.
 _BATCH_BYTES = 16 << 20
+_WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 _PREFIXES = (b"> ", b"< ", b". ")
 _FIRST_ENTRY = re.compile(rb"\n[<>.] ")
 # Whitespace to Rust (and so to polars): ASCII, and wider characters.
@@ -77,25 +80,43 @@ def read_sessions(
     adds a one-line warning naming the file (the UTF-8 ones last).
     `Gathered.files` lists the files that were read (an empty file is read
     but gives no rows).
+
+    Batches are split into entries in worker threads while the next ones
+    are read, and the entries are redacted a slice per worker: polars lets
+    go of the GIL, and one polars operation on one Series runs on one core.
+    At most one batch per worker waits, so memory stays a few batches above
+    the table's own.
     """
     total = sum(f.size for f in files)
     read: list[SessionFile] = []
     warnings: list[str] = []
-    utf8_warnings: list[str] = []
+    parsed: list[_Parsed] = []
+    waiting: deque[tuple[Future[_Parsed], int]] = deque()
     seen: dict[str, int] = {}  # entries so far per session: a session may span days
-    frames = []
     done = 0
-    for batch in _batches(files):
-        texts, owners = _read_batch(batch, read, warnings)
-        if texts:
-            frames.append(_split(_as_utf8(texts, owners, utf8_warnings), owners, seen))
-        done += sum(f.size for f in batch)
+
+    def collect_oldest() -> None:
+        nonlocal done
+        future, size = waiting.popleft()
+        parsed.append(future.result().numbered(seen))
+        done += size
         if on_progress:
             on_progress(min(done, total), total)
+
+    with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="dream-gather") as pool:
+        for batch in _batches(files):
+            texts, owners = _read_batch(batch, read, warnings)
+            future = pool.submit(_parse, texts, owners) if texts else _nothing()
+            waiting.append((future, sum(f.size for f in batch)))
+            if len(waiting) > _WORKERS:
+                collect_oldest()
+        while waiting:
+            collect_oldest()
+        table, redactions = _table(parsed, max_entry_chars, pool)
     if on_progress:
         on_progress(total, total)
-    sessions, redactions = _table(frames, max_entry_chars)
-    return Gathered(sessions, read, redactions, warnings + utf8_warnings)
+    utf8_warnings = [w for p in parsed for w in p.warnings]
+    return Gathered(table, read, redactions, warnings + utf8_warnings)
 
 
 def _batches(files: list[SessionFile]) -> list[list[SessionFile]]:
@@ -217,10 +238,50 @@ def _as_utf8(texts: list[bytes], owners: list[SessionFile], warnings: list[str])
     return pl.Series(fixed, dtype=pl.Binary).cast(pl.Utf8)
 
 
-def _split(texts: pl.Series, owners: list[SessionFile], seen: dict[str, int]) -> pl.DataFrame:
-    """session, date, seq, role, text of every entry in `texts` (one file each), not yet redacted or cut.
+@dataclass
+class _Parsed:
+    """One batch's entries, redacted and cut, before they are numbered per session."""
 
-    `seen` counts the entries of each session so far, and is updated.
+    entries: pl.DataFrame  # file (index into owners), role, text
+    owners: list[SessionFile]
+    counts: list[int]  # entries per file
+    warnings: list[str] = field(default_factory=list)
+
+    def numbered(self, seen: dict[str, int]) -> _Parsed:
+        """With session, date and seq; `seen` (entries so far per session) is updated. Batches in file order."""
+        shift, row = [], 0
+        for f, count in zip(self.owners, self.counts):
+            before = seen.get(f.session_id, 0)
+            seen[f.session_id] = before + count
+            shift.append(before - row)
+            row += count
+        file = self.entries.get_column("file")
+        self.entries = pl.DataFrame({
+            "session": pl.Series([f.session_id for f in self.owners], dtype=pl.Utf8).gather(file),
+            "date": pl.Series([f.date for f in self.owners], dtype=pl.Date).gather(file),
+            "seq": pl.int_range(len(file), dtype=pl.Int64, eager=True) + pl.Series(shift, dtype=pl.Int64).gather(file),
+            "role": self.entries.get_column("role"),
+            "text": self.entries.get_column("text"),
+        })
+        return self
+
+
+def _nothing() -> Future[_Parsed]:
+    future: Future[_Parsed] = Future()
+    future.set_result(_Parsed(pl.DataFrame(schema={"file": pl.UInt32, "role": pl.Utf8, "text": pl.Utf8}), [], []))
+    return future
+
+
+def _parse(texts: list[bytes], owners: list[SessionFile]) -> _Parsed:
+    """One batch's entries (in a worker thread: nothing shared is touched)."""
+    warnings: list[str] = []
+    entries, counts = _split(_as_utf8(texts, owners, warnings))
+    return _Parsed(entries, owners, counts, warnings)
+
+
+def _split(texts: pl.Series) -> tuple[pl.DataFrame, list[int]]:
+    """file, role, text of every entry in `texts` (one file each), and the entries per file.
+
     `str.replace_many` (one Aho-Corasick pass) marks the entry starts; it
     leaves the newlines of blank lines closing an entry, which the texts
     that end in one lose afterwards (a regex taking them in the same pass
@@ -229,36 +290,14 @@ def _split(texts: pl.Series, owners: list[SessionFile], seen: dict[str, int]) ->
     pieces = texts.str.replace_many(_ENTRY_STARTS, _ROLE_MARKS).str.split("\x00")
     entries = pl.DataFrame(
         {
-            "file": pl.int_range(len(owners), dtype=pl.UInt32, eager=True),
+            "file": pl.int_range(len(texts), dtype=pl.UInt32, eager=True),
             "role": pieces.list.gather_every(2, offset=1),
             "text": pieces.list.gather_every(2, offset=2),
         }
     ).explode("role", "text", empty_as_null=False)  # never empty: each file has an entry
-    file = entries.get_column("file")
-    text = entries.get_column("text")
     if texts.str.contains("\n\n", literal=True).any():
-        text = _drop_closing_newlines(text)
-    return pl.DataFrame(
-        {
-            "session": pl.Series([f.session_id for f in owners], dtype=pl.Utf8).gather(file),
-            "date": pl.Series([f.date for f in owners], dtype=pl.Date).gather(file),
-            "seq": pl.int_range(len(file), dtype=pl.Int64, eager=True) + _seq_shift(owners, pieces, seen).gather(file),
-            "role": entries.get_column("role"),
-            "text": text,
-        }
-    )
-
-
-def _seq_shift(owners: list[SessionFile], pieces: pl.Series, seen: dict[str, int]) -> pl.Series:
-    """Per file: the seq of its first entry minus its first row's number in the batch."""
-    shift = []
-    row = 0
-    for f, count in zip(owners, (pieces.list.len() // 2).to_list()):
-        before = seen.get(f.session_id, 0)
-        seen[f.session_id] = before + count
-        shift.append(before - row)
-        row += count
-    return pl.Series(shift, dtype=pl.Int64)
+        entries = entries.with_columns(text=_drop_closing_newlines(entries.get_column("text")))
+    return entries, (pieces.list.len() // 2).to_list()
 
 
 def _drop_closing_newlines(text: pl.Series) -> pl.Series:
@@ -269,21 +308,23 @@ def _drop_closing_newlines(text: pl.Series) -> pl.Series:
     return text.scatter(rows, text.gather(rows).str.strip_chars_end("\n"))
 
 
-def _table(frames: list[pl.DataFrame], max_chars: int) -> tuple[pl.DataFrame, int]:
-    """All batches in one table, redacted, then cut; and the redaction count."""
+def _table(parsed: list[_Parsed], max_chars: int, pool: ThreadPoolExecutor) -> tuple[pl.DataFrame, int]:
+    """All batches in one table, redacted (a slice per worker), then cut; and the redaction count."""
+    frames = [p.entries for p in parsed if p.entries.height]
     if not frames:
         return pl.DataFrame(schema=SCHEMA), 0
     text, dropped = _trim_past_margin(pl.concat([f.get_column("text") for f in frames], rechunk=False),
                                       max_chars + REDACT_MARGIN)
-    text, redactions = redact_column(text)
-    text = _cut(text, max_chars, dropped)
+    step = -(-len(text) // _WORKERS)
+    done = list(pool.map(redact_column, [text.slice(at, step) for at in range(0, len(text), step)]))
+    text = _cut(pl.concat([t for t, _ in done], rechunk=False), max_chars, dropped)
     # Back in the batches' chunks: a text column in one chunk beside columns in
     # many would make polars copy those into one chunk too (+110 MB per 500 MB).
     parts, at = [], 0
     for f in frames:
         parts.append(f.with_columns(text=text.slice(at, f.height)))
         at += f.height
-    return pl.concat(parts, rechunk=False).select(list(SCHEMA)), redactions
+    return pl.concat(parts, rechunk=False).select(list(SCHEMA)), sum(count for _, count in done)
 
 
 def _trim_past_margin(text: pl.Series, keep: int) -> tuple[pl.Series, pl.Series | None]:
