@@ -202,9 +202,8 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
 
     The file keeps its permission bits (a new one gets `0o666 & ~umask`,
     like a plain `open()`), not the 0600 of the temporary file.
-    `sync=False` skips the per-file fsync for callers that write many files
-    and make them durable at once afterwards (`os.sync()`), before they record
-    that the files exist.
+    `sync=False` skips the fsync, for scratch copies that a later commit
+    makes durable (many files to make durable at once: `DurableBatch`).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
@@ -224,21 +223,6 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
         raise
     if sync:
         fsync_dir(path.parent)
-
-
-def atomic_write_many(files: list[tuple[Path, bytes]]) -> None:
-    """`atomic_write(path, data, sync=False)` for each file; raises the first failure.
-
-    Every file is attempted; each one is left at its old or its new bytes.
-    """
-    failures = []
-    for path, data in files:
-        try:
-            atomic_write(path, data, sync=False)
-        except OSError as exc:  # named after the target, not the temporary file
-            failures.append(OSError(exc.errno, exc.strerror, str(path)))
-    if failures:
-        raise failures[0]
 
 
 def _load_syncfs():
@@ -278,7 +262,7 @@ def _fsync_path(path: Path) -> None:
 
 
 class DurableBatch:
-    """New files made durable together: one sync for all of them instead of one fsync each.
+    """Files written and made durable together: one sync for all of them instead of one fsync each.
 
     `write` puts each file under a temporary name next to its target, without
     fsync. `commit` syncs once (syncfs(2): the cost of about one fsync,
@@ -286,9 +270,10 @@ class DurableBatch:
     so the names are durable before anything that refers to them is written.
     A crash therefore leaves each target absent or complete, never a
     half-written file under its final name (which a content-addressed store
-    would trust forever). Without syncfs (not Linux) each file and folder is
-    fsynced, as `atomic_write` does. Leaving the `with` block without a
-    commit removes the temporary files.
+    would trust forever). A replaced file keeps its permission bits. Without
+    syncfs (not Linux) each file and folder is fsynced, as `atomic_write`
+    does. Leaving the `with` block without a commit removes the temporary
+    files, so a failed write leaves every target as it was.
     """
 
     def __init__(self) -> None:
@@ -310,7 +295,7 @@ class DurableBatch:
         self._pending.append((Path(tmp), path))
         self._targets.add(path)
         with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), 0o666 & ~_process_umask())
+            os.fchmod(fh.fileno(), _mode_for(path))  # as `atomic_write`: a replaced file keeps its mode
             fh.write(data)
 
     def commit(self) -> None:

@@ -26,7 +26,7 @@ import orjson
 from dream.config import Settings
 from dream.errors import BadInput, Refused
 from dream.records import read_record_bytes
-from dream.store.tree import atomic_write, atomic_write_many
+from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, codex
 from dream.transcripts.common import Session, as_dict, log_relpath
 from dream.transcripts.discover import codex_home
@@ -208,11 +208,13 @@ class _Import:
         for start in range(0, len(changed), RENDER_GROUP):
             group = changed[start : start + RENDER_GROUP]
             self._import_group(group, [self._read(path) for path, _, _ in group], result, writes, removals)
-        # A failed write raises here, before any removal or state change. The
-        # logs are made durable together (one os.sync) before the state records them.
-        atomic_write_many(writes)
-        if writes:
-            os.sync()
+        # One durable commit (a sync of the store's file system, not of the
+        # machine) before the state records the logs; a failed write raises
+        # here, before any removal or state change.
+        with DurableBatch() as batch:
+            for target, data in writes:
+                batch.write(target, data)
+            batch.commit()
         self._apply(writes, removals, result)
         save_state(self.store, self.state)
         return result

@@ -16,8 +16,8 @@ from dream.pipeline import run as pipeline
 from dream.review import decide as accept_mod
 from dream.store.layout import Layout
 from dream.store.tree import (
+    DurableBatch,
     atomic_write,
-    atomic_write_many,
     read_tree,
     sha256,
     symlinked_memory,
@@ -210,25 +210,28 @@ def test_edit_colliding_with_the_write_is_refused_and_kept(demo_store, cli, monk
     json.dumps(cli("status", "--store", str(demo_store), "--json").json)  # the store is usable
 
 
-def test_atomic_write_many_writes_keeps_modes_and_leaves_no_temporary_files(tmp_path):
+def test_durable_batch_keeps_modes_and_leaves_no_temporary_files(tmp_path):
     kept = tmp_path / "kept.md"
     kept.write_bytes(b"old")
     kept.chmod(0o640)
     fresh = tmp_path / "fresh.md"
-    atomic_write_many([(kept, b"new"), (fresh, b"\x00binary\xff" * 1000)])
+    with DurableBatch() as batch:
+        batch.write(kept, b"new")
+        batch.write(fresh, b"\x00binary\xff" * 1000)
+        batch.commit()
     assert kept.read_bytes() == b"new" and stat.S_IMODE(kept.stat().st_mode) == 0o640
     assert fresh.read_bytes() == b"\x00binary\xff" * 1000
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~_umask()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.md", "kept.md"]
 
 
-def test_atomic_write_many_tries_every_file_and_raises_the_first_failure(tmp_path):
-    (tmp_path / "a-folder.md").mkdir()  # cannot be replaced by a file
+def test_durable_batch_that_fails_to_write_changes_nothing(tmp_path):
+    (tmp_path / "a-file").write_bytes(b"in the way")  # cannot hold a folder
     good = tmp_path / "good.md"
-    with pytest.raises(OSError) as failure:
-        atomic_write_many([(tmp_path / "a-folder.md", b"x"), (tmp_path / "new" / "x.md", b"y"), (good, b"z")])
-    assert failure.value.filename == str(tmp_path / "a-folder.md")
-    # The files after a failure are still written, folders made as needed; no temporary file is left.
-    assert good.read_bytes() == b"z" and (tmp_path / "new" / "x.md").read_bytes() == b"y"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder.md", "good.md", "new"]
-    assert list((tmp_path / "a-folder.md").iterdir()) == []
+    good.write_bytes(b"old")
+    with pytest.raises(OSError), DurableBatch() as batch:
+        batch.write(good, b"new")
+        batch.write(tmp_path / "a-file" / "x.md", b"y")
+        batch.commit()
+    assert good.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "good.md"]
