@@ -28,8 +28,8 @@ def format_entry(prefix: str, text: str) -> str:
     text = text.strip()
     if "\n" not in text and "\r" not in text:
         return prefix + text
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-    return "\n".join([prefix + lines[0], *("  " + line for line in lines[1:])])
+    # A line is blank when nothing is left of it after rstrip.
+    return prefix + "\n  ".join([kept for line in text.splitlines() if (kept := line.rstrip())])
 
 
 def redact_texts(texts: list[str]) -> tuple[list[str], int]:
