@@ -133,9 +133,8 @@ def _literal_words(hint: Any) -> list[str]:
 
 def _layers(store: Path | None, overrides: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
     """Each source of settings with what it sets, lowest precedence first."""
-    layers = [(str(global_config_path()), _read_toml(global_config_path()))]
-    if store is not None:
-        layers.append((str(store_config_path(store)), _read_toml(store_config_path(store))))
+    files = [global_config_path()] + ([store_config_path(store)] if store is not None else [])
+    layers = [(str(path), _read_toml(path)) for path in files]
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     _check_keys(flags, "command line")
     layers.append(("command line", flags))
