@@ -20,7 +20,6 @@ the store's lock (``.dream/run.lock``, flock) is fully safe from that.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import os
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from dream.crashpoints import crashpoint
-from dream.store.tree import TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
+from dream.store.tree import NOT_LOADED, TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
 from dream.versions.merge import merge_file
 
 _AT_FDCWD = -100
@@ -44,16 +43,21 @@ _CHANGED = object()  # `_swap`: the file changed after the last check, nothing w
 MAX_SWAPS = 8  # each extra round means another writer raced us again; give the file back after this many
 
 
-def _load_renameat2():
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    return fn
+_renameat2: Any = NOT_LOADED  # `_get_renameat2`; tests put None here
 
 
-_renameat2 = _load_renameat2()
+def _get_renameat2() -> Any:
+    """Linux's renameat2(2), or None; looked up on first use (ctypes costs ~6 ms of start-up)."""
+    global _renameat2
+    if _renameat2 is NOT_LOADED:
+        import ctypes  # start-up: ~6 ms, and most commands write nothing
+
+        try:
+            _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+            _renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        except (OSError, AttributeError):
+            _renameat2 = None
+    return _renameat2
 
 
 @dataclass(frozen=True)
@@ -214,9 +218,12 @@ def _exchange_in(tmp: Path, path: Path) -> Path | None:
             return None
         except FileExistsError:
             pass
-        if _renameat2 is not None:
-            if _renameat2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), _RENAME_EXCHANGE) == 0:
+        renameat2 = _get_renameat2()
+        if renameat2 is not None:
+            if renameat2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), _RENAME_EXCHANGE) == 0:
                 return tmp
+            import ctypes  # start-up: loaded by _get_renameat2 already
+
             err = ctypes.get_errno()
             if err == errno.ENOENT:
                 continue  # removed meanwhile: link again

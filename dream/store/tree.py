@@ -9,7 +9,6 @@ could point anywhere on the machine, so it is reported and left alone.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import stat
@@ -17,6 +16,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dream.errors import BadInput
 from dream.store.regular import read_regular
@@ -225,17 +225,25 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
         fsync_dir(path.parent)
 
 
-def _load_syncfs():
-    """Linux's syncfs(2), or None: it makes one file system durable in one call."""
-    try:
-        syncfs = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
-        return None
-    syncfs.argtypes = [ctypes.c_int]
-    return syncfs
+NOT_LOADED = object()
+_syncfs: Any = NOT_LOADED  # `_get_syncfs`; tests put a stand-in or None here
 
 
-_syncfs = _load_syncfs()
+def _get_syncfs() -> Any:
+    """Linux's syncfs(2), or None: it makes one file system durable in one call.
+
+    Looked up on first use: ctypes costs ~6 ms of every command's start-up.
+    """
+    global _syncfs
+    if _syncfs is NOT_LOADED:
+        import ctypes  # start-up: ~6 ms, and most commands write nothing
+
+        try:
+            _syncfs = ctypes.CDLL(None, use_errno=True).syncfs
+            _syncfs.argtypes = [ctypes.c_int]
+        except (OSError, AttributeError):
+            _syncfs = None
+    return _syncfs
 
 
 def _sync_file_systems(folders: set[Path]) -> None:
@@ -246,7 +254,9 @@ def _sync_file_systems(folders: set[Path]) -> None:
     for folder in devices.values():
         fd = os.open(folder, os.O_RDONLY)
         try:
-            if _syncfs(fd) != 0:
+            if _get_syncfs()(fd) != 0:
+                import ctypes  # start-up: loaded by _get_syncfs already
+
                 err = ctypes.get_errno()
                 raise OSError(err, os.strerror(err), str(folder))
         finally:
@@ -320,7 +330,7 @@ class DurableBatch:
 
     @staticmethod
     def _sync(files: list[Path], folders: set[Path]) -> None:
-        if _syncfs is not None:
+        if _get_syncfs() is not None:
             _sync_file_systems(folders)
             return
         for path in files:

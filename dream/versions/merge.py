@@ -20,7 +20,6 @@ import difflib
 from dataclasses import dataclass, field
 from typing import cast
 
-from merge3 import Merge3
 
 from dream.errors import MergeConflict
 from dream.store.tree import Tree
@@ -59,6 +58,8 @@ def merge_file(base: bytes, live: bytes, proposal: bytes) -> tuple[bytes | None,
     z, a, b = _lines(base), _lines(live), _lines(proposal)
     merged: list[bytes] = []
     hunks: list[str] = []
+    from merge3 import Merge3  # start-up: only accepting onto a changed store merges
+
     for region in Merge3(z, a, b).merge_regions():
         kind = region[0]
         if kind == "unchanged":
