@@ -37,6 +37,7 @@ from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
 from dream.pipeline import fleet
 from dream.pipeline.fleet import FleetEntry, scan_fleet, store_slug
+from dream.pipeline.report import proposal_markdown
 from dream.pipeline.stages import STAGE_NAMES
 from dream.review import paused
 from dream.review.decide import accept, reject
@@ -134,7 +135,7 @@ def publish_proposal(store: str | Path, outcome: RunOutcome) -> str:
         f"# Dream proposal {proposal.id}\n\n"
         f"Store: `{layout.root}`  \nBase version: {proposal.base_version}  \n"
         f"Files: `{proposals.dir(proposal.id)}`\n\n"
-        f"{proposals.report_md(proposal)}\n\n## Diff\n\n```diff\n{proposals.diff(proposal)}\n```\n"
+        f"{proposal_markdown(proposals, proposal)}\n\n## Diff\n\n```diff\n{proposals.diff(proposal)}\n```\n"
     )
     create_markdown_artifact(markdown=body, key=key, description=f"dream proposal {proposal.id} for {layout.root}")
     return key

@@ -234,6 +234,7 @@ def diff(
     """Show a proposal's report (dropped lines first) and diff, or compare two versions."""
     from dream.review import page as review_page  # start-up: see dream/cli/__init__.py
     from dream.review.retention import render_markdown as retention_markdown  # start-up: see dream/cli/__init__.py
+    from dream.pipeline.report import proposal_markdown  # start-up: see dream/cli/__init__.py
     from dream.review.retention import summarize  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
     from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
@@ -258,7 +259,7 @@ def diff(
         return
     if "retention" not in report:  # proposals made before the retention report existed
         out.print("\n".join(retention_markdown(retention)), markup=False)
-    out.print(props.report_md(proposal), markup=False)
+    out.print(proposal_markdown(props, proposal), markup=False)
     print_diff(text)
 
 

@@ -20,6 +20,7 @@ from dream.errors import DreamError
 from dream.eval.cases import Case, Log
 from dream.eval.checks import Outcome, run_checks
 from dream.eval.scorecard import CaseResult
+from dream.pipeline.report import proposal_markdown
 from dream.pipeline.run import Since, run
 from dream.review import decide
 from dream.store.layout import Layout
@@ -98,7 +99,7 @@ def _record_run(store: Path, result: Any, outcome: Outcome) -> None:
     proposals = Proposals(Layout.open(store))
     proposal = proposals.get(result.proposal_id)
     outcome.reports.append(proposals.report(proposal))
-    outcome.artefacts += proposals.report_md(proposal) + proposals.diff(proposal)
+    outcome.artefacts += proposal_markdown(proposals, proposal) + proposals.diff(proposal)
 
 
 def _decide(store: Path, name: str, arg: Any, outcome: Outcome) -> None:

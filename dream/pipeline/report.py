@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dream.engines.base import Change, EngineResult
 from dream.review.retention import render_markdown as retention_markdown
+
+if TYPE_CHECKING:  # types only: `dream diff` renders reports without loading the engines (polars)
+    from dream.engines.base import Change, EngineResult
+    from dream.versions.proposals import Proposal, Proposals
 
 
 def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: int,
@@ -37,21 +40,28 @@ def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: in
 def _change_line(c: dict) -> str:
     extra = f" — {c['detail']}" if c.get("detail") else ""
     src = f" (from {c['source']})" if c.get("source") else ""
-    return f"- **{c['action']}** `{c['path']}`: {c['reason']}{extra}{src}"
+    return f"- **{c.get('action', '?')}** `{c.get('path', '')}`: {c.get('reason', '')}{extra}{src}"
+
+
+def proposal_markdown(proposals: Proposals, proposal: Proposal) -> str:
+    """A proposal's report as people read it: rendered from its JSON report (older proposals stored it)."""
+    return proposals.stored_report_md(proposal) or render_markdown(proposals.report(proposal))
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    u = report["usage"]
+    """The report as markdown. Tolerant of a report missing keys (written by an older or a damaged dream)."""
+    u = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_creation_tokens": 0,
+         "turns": 0, "cost_usd": 0.0, **(report.get("usage") or {})}
     lines = [
-        f"# Dream proposal {report['proposal_id']}",
+        f"# Dream proposal {report.get('proposal_id', '')}".rstrip(),
         "",
-        f"- engine: {report['engine']}, base version: {report['base_version']}",
-        f"- sessions read: {report['sessions_read']}, secrets redacted: {report['redactions']}",
-        f"- files changed: {len(report['files_changed'])}",
+        f"- engine: {report.get('engine', '?')}, base version: {report.get('base_version', '?')}",
+        f"- sessions read: {report.get('sessions_read', 0)}, secrets redacted: {report.get('redactions', 0)}",
+        f"- files changed: {len(report.get('files_changed') or [])}",
         f"- tokens: {u['input_tokens']} in, {u['output_tokens']} out, "
         f"{u['cache_read_tokens']} cache read, {u['cache_creation_tokens']} cache write; "
         f"turns: {u['turns']}; est. cost ${u['cost_usd']:.4f}",
-        f"- duration: {report['duration_s']} s",
+        f"- duration: {report.get('duration_s', 0)} s",
         "",
     ]
     if report.get("retention"):  # dropped items first, with a count
@@ -60,7 +70,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         "## Changes",
         "",
     ]
-    lines += [_change_line(c) for c in report["changes"]] or ["(none)"]
+    lines += [_change_line(c) for c in report.get("changes") or []] or ["(none)"]
     if report.get("finish"):
         lines += ["", "## Finish (made by dream after the model, not by it)", ""]
         lines += [_change_line(c) for c in report["finish"]]
@@ -68,10 +78,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["", "## Needs a person", ""] + [f"- {item}" for item in report["needs_person"]]
     if report.get("summary"):
         lines += ["", "## Engine summary", "", report["summary"].strip()]
-    if report["findings"]:
+    if report.get("findings"):
         lines += ["", "## Findings", ""]
         lines += [f"- {f['severity']}: `{f['path']}` {f['rule']}: {f['message']}" for f in report["findings"]]
-    if report["warnings"]:
+    if report.get("warnings"):
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in report["warnings"]]
     return "\n".join(lines) + "\n"
 

@@ -41,7 +41,7 @@ from dream.errors import BadInput, LockBusy, RunFailed, ValidationFailed
 from dream.outcomes import NoopReason, RunOutcome, SkipReason, Status
 from dream.pipeline.gate import GateDecision, check_gate
 from dream.pipeline.gather import Gathered, read_sessions
-from dream.pipeline.report import build_report, render_markdown
+from dream.pipeline.report import build_report
 from dream.pipeline.sessions import scan_sessions
 from dream.pipeline.state import StoreState, backoff_seconds, load_state, save_state
 from dream.review import policy, retention
@@ -292,7 +292,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
-    proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, render_markdown(report), tree=staged.tree)
+    proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, tree=staged.tree)
     outcome.status, outcome.proposal_id = Status.PROPOSED, proposal.id
     outcome.changes = len(staged.result.changes) or len(staged.changed)
     return outcome

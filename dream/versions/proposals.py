@@ -39,7 +39,7 @@ PENDING = "pending"
 ACCEPTED = "accepted"
 REJECTED = "rejected"
 SUPERSEDED = "superseded"
-REVIEW = "review.json.gz"  # diff, report and report_md; older proposals have diff.patch, report.json, report.md
+REVIEW = "review.json.gz"  # diff and report (older ones: report_md too; older still: diff.patch, report.json, report.md)
 
 
 @dataclass
@@ -68,10 +68,11 @@ def _warn_once(message: str) -> None:
         sys.stderr.write(f"dream: warning: {' '.join(message.split())} (skipped)\n")
 
 
-def _artefacts(proposal: Proposal, diff: str, report: dict, report_md: str) -> list[tuple[str, bytes]]:
-    # The diff and reports are written once and read through `dream diff`, so they share one
-    # compressed file (a third of their size; `zcat review.json.gz` still shows them).
-    review = {"diff": diff, "report": report, "report_md": report_md}
+def _artefacts(proposal: Proposal, diff: str, report: dict) -> list[tuple[str, bytes]]:
+    # The diff and report are written once and read through `dream diff`, so they share one
+    # compressed file (a third of their size; `zcat review.json.gz` still shows them). The
+    # markdown is rendered from the report when shown (`dream.pipeline.report.proposal_markdown`).
+    review = {"diff": diff, "report": report}
     packed = gzip.compress(json.dumps(review, separators=(",", ":"), default=str).encode(), mtime=0)
     return [(REVIEW, packed), ("proposal.json", record_json(proposal))]
 
@@ -89,7 +90,7 @@ class Proposals:
     def dir(self, proposal_id: str) -> Path:
         return self.layout.proposals / proposal_id
 
-    def create(self, proposal: Proposal, diff: str, report: dict, report_md: str, tree: Tree | None = None) -> Proposal:
+    def create(self, proposal: Proposal, diff: str, report: dict, tree: Tree | None = None) -> Proposal:
         """Write the proposal as one durable commit; with `tree`, its files are stored too (`proposal.files`).
 
         Call with the store's lock held (it clears what an interrupted create left).
@@ -103,7 +104,7 @@ class Proposals:
             if tree is not None:
                 proposal.files = self.blobs.add_tree(batch, tree, base.files if base else None)
             proposal.tree = self.blobs.add_listing(batch, proposal.files, base.tree if base else None)
-            for name, data in _artefacts(proposal, diff, report, report_md):
+            for name, data in _artefacts(proposal, diff, report):
                 batch.write(incoming / name, data)
             batch.commit()
         crashpoint("propose-before-commit")
@@ -195,7 +196,8 @@ class Proposals:
         return self.blobs.get_tree(proposal.files)
 
     def diff(self, proposal: Proposal) -> str:
-        return self._text(proposal, "diff", "diff.patch")
+        review = self._review(proposal)
+        return review["diff"] if review is not None else self._old_text(proposal, "diff.patch")
 
     def report(self, proposal: Proposal) -> dict:
         review = self._review(proposal)
@@ -207,13 +209,16 @@ class Proposals:
         except FileNotFoundError:
             raise DamagedRecord(f"{path}: proposal report is missing") from None
 
-    def report_md(self, proposal: Proposal) -> str:
-        return self._text(proposal, "report_md", "report.md")
-
-    def _text(self, proposal: Proposal, key: str, old_name: str) -> str:
+    def stored_report_md(self, proposal: Proposal) -> str | None:
+        """The markdown report as a dream before 0.1 stored it; None for one written since (it is rendered)."""
         review = self._review(proposal)
-        if review is not None:
-            return review[key]
+        if review is None:
+            return self._old_text(proposal, "report.md")
+        md = review.get("report_md")
+        return md if isinstance(md, str) else None
+
+    def _old_text(self, proposal: Proposal, old_name: str) -> str:
+        """One of the three files of the oldest layout (diff.patch, report.md)."""
         path = self.dir(proposal.id) / old_name
         try:
             return read_record_bytes(path, f"proposal's {old_name}").decode("utf-8")
@@ -230,8 +235,8 @@ class Proposals:
         except (OSError, EOFError, ValueError, UnicodeDecodeError, zlib.error) as exc:
             raise DamagedRecord(f"{path}: cannot read the proposal's diff and report: {exc}") from None
         if not (isinstance(review, dict) and isinstance(review.get("diff"), str)
-                and isinstance(review.get("report"), dict) and isinstance(review.get("report_md"), str)):
-            raise DamagedRecord(f"{path}: damaged proposal review: expected diff, report and report_md")
+                and isinstance(review.get("report"), dict)):
+            raise DamagedRecord(f"{path}: damaged proposal review: expected diff and report")
         return review
 
     def set_status(self, proposal: Proposal, status: str, accepted_version: int | None = None) -> Proposal:

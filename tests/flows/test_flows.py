@@ -16,6 +16,7 @@ from prefect.flow_runs import resume_flow_run
 from helpers.prefect_fixtures import prefect_harness, read_artifacts, task_run_names  # noqa: F401  (sets env first)
 
 from dream import history
+from dream.pipeline.report import proposal_markdown
 from dream.pipeline import run as pipeline
 from dream.pipeline.fleet import store_slug
 from dream.store.layout import Layout
@@ -53,7 +54,7 @@ def test_a_due_store_runs_every_stage_as_a_task_and_publishes_its_proposal(demo_
     proposal = proposals.get(outcome["proposal_id"])
     [artifact] = read_artifacts(f"dream-{store_slug(demo_store)}")
     assert proposals.diff(proposal).strip() in artifact.data
-    assert proposals.report_md(proposal).strip() in artifact.data
+    assert proposal_markdown(proposals, proposal).strip() in artifact.data
 
 
 def test_a_nightly_run_applies_the_auto_accept_policy(demo_store):

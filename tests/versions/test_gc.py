@@ -97,7 +97,7 @@ def add_proposal(layout: Layout, pid: str, base: int, status: str, extra: dict[s
     versions, proposals = Versions(layout), Proposals(layout)
     files = dict(versions.get(base).files) | versions.blobs.put_tree(extra)
     proposal = Proposal(pid, 0.0, base, "offline", f"run-{pid}", files, sorted(extra), status=status)
-    return proposals.create(proposal, f"diff of {pid}\n", {"id": pid}, f"# {pid}\n")
+    return proposals.create(proposal, f"diff of {pid}\n", {"id": pid})
 
 
 def blob_exists(layout: Layout, data: bytes) -> bool:

@@ -48,7 +48,7 @@ def make_store(tmp_path, base: dict[str, bytes], proposed: dict[str, bytes]) -> 
     proposals = Proposals(layout)
     changed = sorted(p for p in base.keys() | proposed.keys() if base.get(p) != proposed.get(p))
     proposal = Proposal(new_proposal_id(), time.time(), 1, "offline", "test", proposals.blobs.put_tree(proposed), changed)
-    proposals.create(proposal, "", {"counts": {}, "changes": []}, "")
+    proposals.create(proposal, "", {"counts": {}, "changes": []})
     return layout, proposal.id
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import signal
@@ -9,6 +10,7 @@ import signal
 import pytest
 
 import dream.store.tree as tree_module
+from dream.pipeline.report import proposal_markdown
 from dream.records import DamagedRecord
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
@@ -100,6 +102,24 @@ def test_version_and_proposal_records_name_a_tree_not_every_file(demo_store, cli
     assert set(Proposals(layout).tree(proposal)) == set(proposal.files)
 
 
+def test_a_proposal_stores_its_report_once_and_renders_the_markdown(demo_store, cli):
+    run = cli("run", "--store", str(demo_store), "--json")
+    assert run.code == 0, run.stderr
+    layout = Layout.open(demo_store)
+    folder = layout.proposals / run.json["proposal_id"]
+    review = json.loads(gzip.decompress((folder / "review.json.gz").read_bytes()))
+    assert set(review) == {"diff", "report"}  # the markdown is the report rendered, not a third copy
+    proposals = Proposals(layout)
+    markdown = proposal_markdown(proposals, proposals.get(run.json["proposal_id"]))
+    assert markdown.startswith(f"# Dream proposal {run.json['proposal_id']}\n") and "\n## Changes\n" in markdown
+    shown = cli("diff", "--store", str(demo_store), env={"COLUMNS": "1000"}).stdout
+    assert all(line in shown for line in markdown.splitlines())
+    # A review written by an older dream keeps showing the markdown it stored.
+    review["report_md"] = "# Dream proposal, as an older dream wrote it\n"
+    (folder / "review.json.gz").write_bytes(gzip.compress(json.dumps(review).encode()))
+    assert proposal_markdown(proposals, proposals.get(run.json["proposal_id"])) == review["report_md"]
+
+
 def write_old_store(root) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """A store as the first layout left it: raw blobs, manifests listing every file, plain artefacts."""
     base = {"MEMORY.md": b"- [A](a.md) \xe2\x80\x94 a\n", "a.md": b"---\nname: a\ndescription: a\ntype: user\n---\n\nA.\n"}
@@ -135,7 +155,7 @@ def test_a_store_in_the_old_layout_is_read_and_accepted(tmp_path, cli):
     assert versions.tree(1) == base and versions.get(1).tree is None
     proposal = proposals.get("20260101-000000-abcd")
     assert proposals.tree(proposal) == new
-    assert proposals.diff(proposal).endswith("+More.\n") and proposals.report_md(proposal) == "# Dream proposal\n"
+    assert proposals.diff(proposal).endswith("+More.\n") and proposal_markdown(proposals, proposal) == "# Dream proposal\n"
     assert proposals.report(proposal)["files_changed"] == ["a.md"]
     shown = cli("diff", proposal.id, "--json", "--store", str(tmp_path))
     assert shown.code == 0, shown.stderr
@@ -258,7 +278,7 @@ def test_a_proposal_is_one_commit(tmp_path, monkeypatch):
     counts = count_syncs(monkeypatch)
     changed = {f"t{i:05d}.md": topic(i, "- changed\n") for i in range(0, 300, 3)}
     proposal = Proposal("p1", 0.0, 1, "offline", "r1", {}, sorted(changed))
-    Proposals(layout).create(proposal, "diff\n", {"id": "p1"}, "# p1\n", tree=dict(tree, **changed))
+    Proposals(layout).create(proposal, "diff\n", {"id": "p1"}, tree=dict(tree, **changed))
     assert counts == {"syncfs": 2, "fsync": 1}  # objects and folder synced together; then the folder's rename
     assert Proposals(layout).tree(Proposals(layout).get("p1")) == dict(tree, **changed)
 

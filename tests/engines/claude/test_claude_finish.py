@@ -15,6 +15,7 @@ from typing import Any
 
 from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
 
+from dream.pipeline.report import proposal_markdown
 from dream.outcomes import Status
 from dream.pipeline.run import run
 from dream.store.layout import Layout
@@ -105,7 +106,7 @@ def test_an_index_over_budget_gets_a_valid_proposal_from_a_model_that_never_touc
     assert "(topic-000.md)" in tree["archive.md"]
     assert not [f for f in got["findings"] if f["severity"] == "error"]
     proposals = Proposals(Layout.open(store))
-    markdown = proposals.report_md(proposals.get(outcome.proposal_id))
+    markdown = proposal_markdown(proposals, proposals.get(outcome.proposal_id))
     assert "## Finish (made by dream after the model, not by it)" in markdown and "**archived** `MEMORY.md`" in markdown
 
 
@@ -158,7 +159,7 @@ def test_a_contradiction_the_model_cannot_settle_is_listed_for_a_person(
     got = report(store, outcome.proposal_id)
     assert got["needs_person"] == ["deploy day: s1 says Thursdays, deploy.md says Fridays; neither is clearly later"]
     proposals = Proposals(Layout.open(store))
-    assert "## Needs a person" in proposals.report_md(proposals.get(outcome.proposal_id))
+    assert "## Needs a person" in proposal_markdown(proposals, proposals.get(outcome.proposal_id))
 
 
 def test_the_first_message_shows_what_changed_since_the_last_dream(
