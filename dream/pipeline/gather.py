@@ -106,8 +106,7 @@ def read_sessions(
     with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="dream-gather") as pool:
         for batch in _batches(files):
             texts, owners = _read_batch(batch, read, warnings)
-            future = pool.submit(_parse, texts, owners) if texts else _nothing()
-            waiting.append((future, sum(f.size for f in batch)))
+            waiting.append((pool.submit(_parse, texts, owners), sum(f.size for f in batch)))
             if len(waiting) > _WORKERS:
                 collect_oldest()
         while waiting:
@@ -240,7 +239,7 @@ def _as_utf8(texts: list[bytes], owners: list[SessionFile], warnings: list[str])
 
 @dataclass
 class _Parsed:
-    """One batch's entries, redacted and cut, before they are numbered per session."""
+    """One batch's entries, split into rows; redacted, cut and numbered per session later."""
 
     entries: pl.DataFrame  # file (index into owners), role, text
     owners: list[SessionFile]
@@ -264,12 +263,6 @@ class _Parsed:
             "text": self.entries.get_column("text"),
         })
         return self
-
-
-def _nothing() -> Future[_Parsed]:
-    future: Future[_Parsed] = Future()
-    future.set_result(_Parsed(pl.DataFrame(schema={"file": pl.UInt32, "role": pl.Utf8, "text": pl.Utf8}), [], []))
-    return future
 
 
 def _parse(texts: list[bytes], owners: list[SessionFile]) -> _Parsed:
