@@ -27,7 +27,7 @@ def test_index_line_kinds():
     assert parse_index_line("## Feedback").kind == "heading"
     assert parse_index_line("   ").kind == "blank"
     prose = parse_index_line("See [the plan](plan.md) first.")
-    assert (prose.kind, prose.links) == ("prose", ["plan.md"])
+    assert (prose.kind, prose.links) == ("prose", ("plan.md",))
 
 
 def test_link_resolution_is_relative_and_external_links_are_none():
