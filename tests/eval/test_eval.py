@@ -11,6 +11,7 @@ from dream.eval import evaluate, load_cases
 from dream.eval.cases import default_cases_dir
 from dream.eval.checks import CHECKS, Outcome, run_checks
 from helpers.cli import in_process
+from helpers.eval_cases import jenkins_case
 
 CATEGORIES = {
     "duplicates", "remember", "forget", "correction", "rules", "pointers", "orphans", "long-lines",
@@ -34,36 +35,7 @@ def write_case(folder: Path, body: str) -> Path:
     return folder
 
 
-CASE = """
-category: forget
-cases:
-  - id: forget-jenkins
-    store:
-      MEMORY.md: |
-        - [Jenkins](reference_jenkins.md) — old CI
-        - [Tests](feedback_tests.md) — run make test
-      reference_jenkins.md: |
-        ---
-        name: Jenkins
-        description: old CI
-        type: reference
-        ---
-        Builds ran on jenkins.internal.
-      feedback_tests.md: |
-        ---
-        name: Tests
-        description: run make test
-        type: feedback
-        ---
-        Run make test.
-    logs:
-      - date: 2026-11-20
-        text: |
-          > forget about Jenkins
-    expect:
-      - gone: reference_jenkins.md
-      - exists: feedback_tests.md
-"""
+CASE = jenkins_case("forget", ["gone: reference_jenkins.md", "exists: feedback_tests.md"], "forget-jenkins")
 
 
 def test_a_case_runs_through_the_pipeline_and_scores(tmp_path):

@@ -10,43 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from dream.eval import evaluate
+from helpers.eval_cases import jenkins_case
 from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, text  # noqa: F401  (fixture)
-
-CASES = """
-category: {category}
-cases:
-  - id: {category}-case
-    store:
-      MEMORY.md: |
-        - [Jenkins](reference_jenkins.md) — old CI
-        - [Tests](feedback/feedback_tests.md) — run make test
-      reference_jenkins.md: |
-        ---
-        name: Jenkins
-        description: old CI
-        type: reference
-        ---
-        Builds ran on jenkins.internal.
-      feedback_tests.md: |
-        ---
-        name: Tests
-        description: run make test
-        type: feedback
-        ---
-        Run make test.
-    logs:
-      - date: 2026-11-20
-        text: |
-          > forget about Jenkins
-    expect:
-      - {check}
-"""
 
 
 def write_cases(folder: Path) -> Path:
     folder.mkdir()
-    (folder / "pointers.yaml").write_text(CASES.format(category="pointers", check="pointers_ok: true"))
-    (folder / "forget.yaml").write_text(CASES.format(category="forget", check="gone: reference_jenkins.md"))
+    moved = "feedback/feedback_tests.md"  # a link to where the file is not: the finish repairs it
+    (folder / "pointers.yaml").write_text(jenkins_case("pointers", ["pointers_ok: true"], tests_link=moved))
+    (folder / "forget.yaml").write_text(jenkins_case("forget", ["gone: reference_jenkins.md"], tests_link=moved))
     return folder
 
 
