@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
+
+import msgspec
 
 from dream.transcripts.common import (
+    SKIPPED,
     Session,
     as_str,
     is_blank,
     iter_lines,
     make_entry,
-    parse_json_line,
     parse_timestamp,
     relative_to,
     summarize_arguments,
@@ -61,6 +63,52 @@ _INJECTED_PREFIXES = (
 )
 
 
+# The record as the reader sees it. Only these fields are decoded: the rest
+# (thinking text, signatures, ids, usage…) is skipped inside the decoder, and
+# a record is decoded straight into these classes, with no dict per object.
+# Every field takes any JSON value, so that a record of unexpected shape is
+# judged by the reader below, as a dict would be, rather than refused whole.
+_Scalar = Union[str, int, float, bool, None]
+
+
+class _Block(msgspec.Struct):
+    type: Any = None
+    text: Any = None
+    name: Any = None
+    input: Any = None
+
+
+class _Message(msgspec.Struct):
+    content: Union[str, list[Union[_Block, _Scalar, list]], int, float, bool, None, dict,
+                   msgspec.UnsetType] = msgspec.UNSET
+
+
+class _Record(msgspec.Struct):
+    type: Any = None
+    message: Union[_Message, _Scalar, list] = None
+    summary: Any = None
+    timestamp: Any = None
+    cwd: Any = None
+    isSidechain: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+
+
+_decode = msgspec.json.Decoder(_Record).decode
+
+
+def parse_record(line: bytes | bytearray | memoryview) -> _Record | None:
+    """The record on one line, or None if it is not a JSON object (cut mid-JSON, a bare value).
+
+    Bytes that are not UTF-8 make the line malformed where the reader keeps
+    them; inside a field it never reads (a tool's output), they are passed over.
+    """
+    try:
+        return _decode(line)
+    except (msgspec.DecodeError, RecursionError):  # RecursionError: nesting deeper than the decoder goes
+        return None
+
+
 def is_tool_result_line(line: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
     """True if the record on ``line[start:end]`` has message content starting with a tool_result block.
 
@@ -79,11 +127,11 @@ def is_tool_result_line(line: bytes | bytearray, start: int = 0, end: int | None
 def read_session(path: Path, include_sidechains: bool, max_chars: int) -> Session:
     """Read one transcript; the session id is the file name without ``.jsonl``.
 
-    Most of a transcript's bytes are tool results, skipped after a look at
-    their head, without a copy.
+    Most of a transcript's bytes are tool results: they are passed over after
+    a look at their head, never held whole.
     """
     reader = _Reader(Session(session_id=path.stem), include_sidechains, max_chars)
-    for block, start, end in iter_lines(path):
+    for block, start, end in iter_lines(path, skip=is_tool_result_line, head=_HEAD_BYTES):
         reader.feed(block, start, end)
     return reader.session
 
@@ -98,57 +146,58 @@ class _Reader:
         self.max_chars = max_chars
         self.cwd: str | None = None
 
-    def feed(self, data: bytes | bytearray, start: int, end: int) -> None:
-        """Take the record on ``data[start:end]``; tool results are skipped without copying them."""
-        if is_blank(data, start, end):
-            return
-        self.session.records += 1
-        if not is_tool_result_line(data, start, end):
-            self.take(parse_json_line(data[start:end]))
+    def feed(self, data: bytearray, start: int, end: int) -> None:
+        """Take the record on ``data[start:end]`` (`end` is `SKIPPED` for a tool result passed over)."""
+        if end == SKIPPED:
+            self.session.records += 1
+        elif not is_blank(data, start, end):
+            self.session.records += 1
+            with memoryview(data) as view:  # no copy of the line
+                self.take(parse_record(view[start:end]))
 
-    def take(self, record: dict | None) -> None:
+    def take(self, record: _Record | None) -> None:
         """Take one parsed record (None: the line was not a JSON object)."""
         if record is None:
             self.session.skipped += 1
             self.session.malformed += 1
             return
-        kind = record.get("type")
+        kind = record.type
         if kind in ("user", "assistant"):
             if not self._message(record, kind):
                 self.session.skipped += 1
         elif kind == "summary":
-            self._summary(record.get("summary"))
+            self._summary(record.summary)
         elif kind not in IGNORED_TYPES:
             self.session.skipped += 1
 
-    def _message(self, record: dict, role: str) -> bool:
+    def _message(self, record: _Record, role: str) -> bool:
         """Add the entries of one message; False if the record is not usable."""
-        message = record.get("message")
-        if not isinstance(message, dict) or "content" not in message:
+        message = record.message
+        if not isinstance(message, _Message) or message.content is msgspec.UNSET:
             return False
-        sidechain = record.get("isSidechain") is True
+        sidechain = record.isSidechain is True
         if sidechain and not self.include_sidechains:
             return True
         if self.session.started is None:
-            self.session.started = parse_timestamp(record.get("timestamp"))
-        if self.cwd is None and isinstance(record.get("cwd"), str):
-            self.cwd = record["cwd"]
-        if record.get("isMeta") is True:
+            self.session.started = parse_timestamp(record.timestamp)
+        if self.cwd is None and isinstance(record.cwd, str):
+            self.cwd = record.cwd
+        if record.isMeta is True:
             return True
-        content = message["content"]
+        content = message.content
         if isinstance(content, str):  # the common form of what a person typed
-            if record.get("isCompactSummary") is not True:
+            if record.isCompactSummary is not True:
                 self._text(content, role, sidechain)
                 return True
-            content = [{"type": "text", "text": content}]
+            content = [_Block(type="text", text=content)]
         if not isinstance(content, list):
             return False
-        if record.get("isCompactSummary") is True:
-            texts = [b.get("text") for b in content if isinstance(b, dict)]
+        if record.isCompactSummary is True:
+            texts = [b.text for b in content if isinstance(b, _Block)]
             self._summary("\n".join(t for t in texts if isinstance(t, str)))
             return True
         for block in content:
-            if isinstance(block, dict):
+            if isinstance(block, _Block):
                 self._block(block, role, sidechain)
         return True
 
@@ -158,15 +207,15 @@ class _Reader:
         if text.strip():
             self.entries.append(make_entry(role, text, self.max_chars, sidechain))  # type: ignore[arg-type]
 
-    def _block(self, block: dict, role: str, sidechain: bool) -> None:
-        kind = block.get("type")
+    def _block(self, block: _Block, role: str, sidechain: bool) -> None:
+        kind = block.type
         if kind == "text":
-            text = block.get("text")
+            text = block.text
             if isinstance(text, str):
                 self._text(text, role, sidechain)
         elif kind == "tool_use" and role == "assistant":
-            name = as_str(block.get("name"), "tool")
-            summary = summarize_tool(name, block.get("input"), self.cwd)
+            name = as_str(block.name, "tool")
+            summary = summarize_tool(name, block.input, self.cwd)
             self.entries.append(tool_entry(name, summary, self.max_chars, sidechain))
 
     def _summary(self, text: Any) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dream.transcripts.common import (
+    SKIPPED,
     Entry,
     Session,
     as_dict,
@@ -69,6 +70,12 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh"})
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 
 
+def is_unparsed_line(line: bytes | bytearray, start: int, end: int) -> bool:
+    """True if the record on ``line[start:end]`` is an output or reasoning, judged from its head."""
+    head = _PAYLOAD_TYPE.search(line, start, min(end, start + _HEAD_BYTES))
+    return bool(head and head.group(1) in _UNPARSED_PAYLOADS)
+
+
 def session_id_from_name(path: Path) -> str | None:
     """The UUID at the end of ``rollout-<time>-<uuid>.jsonl``, if there is one."""
     found = _ROLLOUT_ID.search(path.stem)
@@ -79,7 +86,7 @@ def read_session(path: Path, max_chars: int) -> Session:
     """Read one rollout file into a session."""
     named = session_id_from_name(path)
     reader = _Reader(Session(session_id=named or path.stem), max_chars, named_by_file=named is not None)
-    for block, start, end in iter_lines(path):
+    for block, start, end in iter_lines(path, skip=is_unparsed_line, head=_HEAD_BYTES):
         reader.feed(block, start, end)
     reader.session.entries = reader.finish()
     return reader.session
@@ -95,13 +102,13 @@ class _Reader:
         self.cwd: str | None = None
 
     def feed(self, data: bytearray, start: int, end: int) -> None:
-        """Take the record on ``data[start:end]``; large outputs are skipped without copying them."""
+        """Take the record on ``data[start:end]`` (`end` is `SKIPPED` for an output passed over)."""
+        if end == SKIPPED:
+            self.session.records += 1
+            return
         if is_blank(data, start, end):
             return
         self.session.records += 1
-        head = _PAYLOAD_TYPE.search(data, start, min(end, start + _HEAD_BYTES))
-        if head and head.group(1) in _UNPARSED_PAYLOADS:
-            return
         record = parse_json_line(data[start:end])
         if record is None:
             self.session.skipped += 1

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from io import RawIOBase
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -39,52 +40,61 @@ SLUG_MAX_CHARS = 40
 SLUG_MAX_WORDS = 6
 
 
-# Fewer, larger reads: full import of 512 MB, 4 MB vs 1 MB blocks, 0.25-0.33 vs 0.29-0.34 s.
-BLOCK_CHUNK = 4 << 20
+# Reads of a size that stays in the CPU's cache while the newlines are found:
+# the bytes are touched once, as `cat` touches them.
+BLOCK_CHUNK = 256 << 10
+# What `iter_lines` yields as a line's end when `skip` passed it over unread.
+SKIPPED = -1
+
+Skip = Callable[[bytearray, int, int], bool]
 
 
-def iter_lines(path: Path) -> Iterator[tuple[bytearray, int, int]]:
+def iter_lines(path: Path, skip: Skip | None = None, head: int = 0) -> Iterator[tuple[bytearray, int, int]]:
     """Each line of a file, without its newline, as ``(buf, start, end)``: ``buf[start:end]``.
 
-    Transcripts hold multi-megabyte lines (tool output) that readers mostly
-    skip after a glance at their first bytes, so no object is made per line:
-    the file is read in blocks of whole lines into one reused buffer, valid
-    only until the next line is asked for. Plain reads let the kernel read
-    ahead: an mmap walked the same way was no faster with a warm cache and
-    1.5x slower with a cold one (0.73 vs 0.49 s per 512 MB).
+    Transcripts hold multi-megabyte lines (tool output) that readers skip
+    after a glance at their first bytes. So no object is made per line: the
+    file is read in blocks into one reused buffer, and a line is valid only
+    until the next one is asked for. `skip(buf, start, end)` is asked about
+    each line as soon as its first `head` bytes are in (or all of it, if it is
+    shorter), and must judge from those alone; a line it skips comes out as
+    ``(buf, start, SKIPPED)`` and is never held whole: the rest of its bytes
+    are passed over as they are read. Plain reads let the kernel read ahead:
+    an mmap was no faster with a warm cache and 1.5x slower with a cold one.
     """
-    for buf, size in _line_blocks(path):
-        start = 0
-        while start < size:
-            end = buf.find(b"\n", start, size)
-            if end < 0:
-                end = size  # a last line without newline
-            yield buf, start, end
-            start = end + 1
-
-
-def _line_blocks(path: Path) -> Iterator[tuple[bytearray, int]]:
-    """The file in blocks of whole lines: ``(buf, end)``, where ``buf[:end]`` ends at
-    a line end (or at the end of the file). `buf` is reused from block to block."""
     with open(path, "rb", buffering=0) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        buf = bytearray(min(BLOCK_CHUNK, size + 4096))  # small files, small buffer
+        size = os.fstat(fh.fileno()).st_size + 1  # +1: the end of the file is seen in one read
+        buf = bytearray(max(min(BLOCK_CHUNK, size), head))  # small files, small buffer; room for a head
         filled = 0  # buf[:filled] holds bytes read but not yet handed out
-        while True:
-            if filled == len(buf):  # a line longer than the buffer: grow
-                buf.extend(bytes(len(buf)))
-            with memoryview(buf) as view:
-                got = fh.readinto(view[filled:])
-            if not got:
-                if filled:
-                    yield buf, filled  # a last line without newline
-                return
+        passing = False  # inside a skipped line: its bytes up to the newline are dropped
+        while got := _read_more(fh, buf, filled):
             filled += got
-            end = buf.rfind(b"\n", 0, filled) + 1
-            if end:
-                yield buf, end
-                buf[: filled - end] = buf[end:filled]  # keep the partial line
-                filled -= end
+            start = 0
+            if passing:
+                start = buf.find(b"\n", 0, filled) + 1
+                if not start:
+                    filled = 0
+                    continue
+                passing = False
+            while (end := buf.find(b"\n", start, filled)) >= 0:
+                yield buf, start, (SKIPPED if skip and skip(buf, start, end) else end)
+                start = end + 1
+            if skip and filled - start >= head and skip(buf, start, start + head):
+                yield buf, start, SKIPPED
+                passing, filled = True, 0
+            elif start:  # keep the partial line for the next read
+                buf[: filled - start] = buf[start:filled]
+                filled -= start
+        if filled and not passing:  # a last line without newline
+            yield buf, 0, (SKIPPED if skip and skip(buf, 0, filled) else filled)
+
+
+def _read_more(fh: RawIOBase, buf: bytearray, filled: int) -> int:
+    """Read into ``buf[filled:]``, first doubling `buf` if a line has filled it; 0 at the end of the file."""
+    if filled == len(buf):
+        buf.extend(bytes(len(buf)))
+    with memoryview(buf) as view:
+        return fh.readinto(view[filled:]) or 0
 
 
 def is_blank(data: bytes | bytearray, start: int, end: int) -> bool:

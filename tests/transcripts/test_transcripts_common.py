@@ -33,6 +33,24 @@ def test_iter_lines_matches_split_at_any_block_size(tmp_path, monkeypatch, chunk
         assert [bytes(buf[start:end]) for buf, start, end in iter_lines(path)] == expected
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 64, 4096])
+@pytest.mark.parametrize("head", [1, 5, 40])
+def test_iter_lines_passes_over_skipped_lines_at_any_block_size(tmp_path, monkeypatch, chunk, head):
+    """A line `skip` judges from its head comes out once, as SKIPPED; every other line whole."""
+    monkeypatch.setattr(common, "BLOCK_CHUNK", chunk)
+
+    def skip(buf, start, end):  # judged from the head alone, as iter_lines requires
+        return buf.count(b"{", start, min(end, start + head)) >= 2
+
+    for path, data in random_files(tmp_path, chunk * head):
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        expected = [common.SKIPPED if skip(line, 0, len(line)) else line for line in lines]
+        got = [end if end == common.SKIPPED else bytes(buf[start:end]) for buf, start, end in iter_lines(path, skip, head)]
+        assert got == expected
+
+
 def test_format_entry_indents_continuations_and_drops_blank_lines():
     assert format_entry("< ", "  one\n\n> two\r\n. three  \n") == "< one\n  > two\n  . three"
     assert format_entry("> ", "single") == "> single"
