@@ -152,9 +152,12 @@ def setting_sources(store: Path | None = None, overrides: dict[str, Any] | None 
 def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     """Merge defaults, the global file, the store file and `overrides` (in that order)."""
     merged: dict[str, Any] = {}
+    settings = Settings()
     for where, layer in _layers(store, overrides):
+        if not layer:  # most stores have no config file: nothing new to check
+            continue
         merged.update(layer)
-        try:
+        try:  # checked layer by layer, so that an error names the file that caused it
             settings = msgspec.convert(merged, Settings, strict=False)
         except msgspec.ValidationError as exc:
             raise ConfigError(_describe(exc, where)) from None

@@ -17,11 +17,13 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
 
 LOGS_DIR = "logs"
 Folder = str | os.DirEntry[str]
 
+_NAME = attrgetter("name")
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _YEAR_RE = re.compile(r"\d{4}")
 _TWO_DIGITS_RE = re.compile(r"\d{2}")
@@ -69,6 +71,8 @@ def scan_sessions(store_root: Path, since: float | None = None) -> SessionList:
 
     Only stat() is called, never read(). Paths that do not fit the layout,
     symlinks and non-regular files are skipped and named in `.warnings`.
+    Every folder is listed in name order, and the folder names have fixed
+    widths (YYYY/MM/DD), so the walk itself yields the files in that order.
     """
     found = SessionList()
     logs = os.path.join(os.path.abspath(store_root), LOGS_DIR)
@@ -91,7 +95,6 @@ def scan_sessions(store_root: Path, since: float | None = None) -> SessionList:
                     found.warnings.append(f"{rel_day}: not a valid date, skipped")
                     continue
                 found.extend(_scan_day(day, rel_day, date, since, found.warnings))
-    found.sort(key=lambda f: (f.date, f.rel))
     return found
 
 
@@ -146,7 +149,7 @@ def _scan_day(day: Folder, rel_day: str, date: dt.date, since: float | None, war
 def _list_dir(folder: Folder, rel: str, warnings: list[str]) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
+            return sorted(it, key=_NAME)
     except OSError as exc:
         warnings.append(f"{rel}: cannot list ({exc.strerror}), skipped")
         return []
