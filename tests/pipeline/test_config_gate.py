@@ -9,6 +9,7 @@ import pytest
 
 from dream.config import load_settings
 from dream.errors import ConfigError
+from dream.pipeline import gate as gate_module
 from dream.pipeline.gate import check_gate
 from dream.pipeline.state import StoreState, save_state
 from dream.store.layout import Layout
@@ -90,6 +91,25 @@ def test_gate_reasons_in_order(tmp_path):
     # backoff after failures
     save_state(layout, StoreState(last_consolidated_at=now - 48 * 3600, failures=2, backoff_until=now + 600))
     assert check_gate(layout, settings, now=now).reason == "backoff"
+
+
+def test_gate_stats_the_logs_only_when_the_sessions_check_is_reached_or_asked(tmp_path, monkeypatch):
+    store = tmp_path / "s"
+    store.mkdir()
+    (store / "MEMORY.md").write_text("")
+    layout = Layout.open(store)
+    now = time.time()
+    make_logs(store, 6, now - 10)
+    scans = []
+    real = gate_module.scan_sessions
+    monkeypatch.setattr(gate_module, "scan_sessions", lambda *a, **k: scans.append(1) or real(*a, **k))
+    save_state(layout, StoreState(last_consolidated_at=now - 3600))
+    d = check_gate(layout, load_settings(store), now=now)
+    assert (d.reason, len(scans)) == ("hours", 0)  # closed before the logs matter
+    assert (d.sessions_waiting, d.sessions_waiting, len(scans)) == (6, 6, 1)  # counted once, when asked
+    save_state(layout, StoreState(last_consolidated_at=now - 48 * 3600))
+    d = check_gate(layout, load_settings(store), now=now)
+    assert (d.open, d.to_json()["sessions_waiting"], len(scans)) == (True, 6, 2)
 
 
 def test_dead_lock_holder_does_not_block(demo_store, cli):
