@@ -152,8 +152,7 @@ class _Reader:
             self.session.records += 1
         elif not is_blank(data, start, end):
             self.session.records += 1
-            with memoryview(data) as view:  # no copy of the line
-                self.take(parse_record(view[start:end]))
+            self.take(parse_record(data[start:end]))
 
     def take(self, record: _Record | None) -> None:
         """Take one parsed record (None: the line was not a JSON object)."""
