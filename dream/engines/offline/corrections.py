@@ -17,6 +17,13 @@ from rapidfuzz import fuzz
 
 from dream.engines.offline.similarity import normalize
 
+# Scripts written without spaces between a value and the words around it ("16になりました",
+# "6380이에요"): a boundary between one of them and any other script counts as a space.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_SCRIPT_EDGE = re.compile(rf"(?<=[{_CJK}])(?=[^\s{_CJK}])|(?<=[^\s{_CJK}])(?=[{_CJK}])")
+_CJK_WORD = re.compile(rf"[{_CJK}]")
+_WORD_CHAR = rf"[^\W{_CJK}]"  # a letter or digit of a script that spaces its words
+
 # "R, not W" in the languages of the corpus; W ends at the next clause.
 _NOT = re.compile(
     r"^(?P<right>.+?),?\s+(?:not|instead of|rather than|no|nicht|pas|não|а не|не)\s+"
@@ -33,6 +40,16 @@ _FROM_TO = re.compile(
 _OUTDATED = re.compile(
     r"^(?P<wrong>.+?)\s+(?:is|are)\s+(?:outdated|out of date|wrong|stale|no longer true)[,;:]?\s+"
     r"(?:it'?s|it is|they'?re|we'?re on|we use|use)?\s*(?P<right>.+)$", re.I)
+# Chinese, Japanese and Korean: "不是 W，是 R" / "R，不是 W", "W じゃなくて R", "W가 아니라 R",
+# "W 말고 R", "从 W 换成 R". W is the run of text just before (or after) the negation.
+_NEGATION_AFTER = re.compile(
+    rf"^(?P<pre>.*?)(?P<wrong>[^\s、，,。：:{_CJK}]+|[{_CJK}]+?)\s*"
+    r"(?:じゃなくて|じゃなく|ではなくて|ではなく|(?:가|이)\s*아니(?:라|고)|말고)[\s、，,]*(?P<right>.+)$")
+_NEGATION_BEFORE = re.compile(r"^(?P<pre>.*?)不是\s*(?P<wrong>[^，,。]+?)\s*[，,]?\s*(?:而)?是\s*(?P<right>.+)$")
+_NEGATION_LAST = re.compile(r"^(?P<right>.+?)\s*(?:[，,]\s*|而)不是\s*(?P<wrong>[^，,。]+)$")
+_FROM_TO_ZH = re.compile(
+    r"^(?P<pre>.*?)从\s*(?P<wrong>.+?)\s*(?:换成|改成|改为|换到|迁移到|升级到|切换到|变成)\s*(?P<right>.+?)\s*了?$")
+_CJK_PATTERNS = (_NEGATION_BEFORE, _NEGATION_LAST, _FROM_TO_ZH, _NEGATION_AFTER)
 _HISTORY = re.compile(r"\(was [^)]*\)|~~.*?~~")  # old values kept as history are not stated
 _NOW = re.compile(r"\s+(?:now|ahora|jetzt|maintenant|agora|сейчас)$", re.I)
 _STOP = {"the", "and", "not", "for", "now", "was", "are", "our", "its", "with", "from"}
@@ -45,7 +62,7 @@ class Correction:
     value: str  # what replaces `wrong` in the memory
 
     def pattern(self) -> re.Pattern[str]:
-        return re.compile(rf"(?<![\w.]){re.escape(self.wrong)}(?![\w])", re.I)
+        return re.compile(rf"(?<![.])(?<!{_WORD_CHAR}){re.escape(self.wrong)}(?!{_WORD_CHAR})", re.I)
 
     @cached_property
     def context(self) -> set[str]:
@@ -59,15 +76,15 @@ def parse(text: str, strict: bool = False) -> Correction | None:
     `strict` (a change said without "actually" or "correction"): the new value
     must look like the old one (same shape and alike, or sharing a word).
     """
-    for pattern in (_NO_LONGER, _FROM_TO, _OUTDATED, _NOT):
+    for pattern in (_NO_LONGER, _FROM_TO, _OUTDATED, _NOT, *_CJK_PATTERNS):
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
             continue
         wrong = _clean(match.group("wrong"))
-        right = _NOW.sub("", match.group("right").strip().rstrip(".!"))
+        right = _NOW.sub("", match.group("right").strip().rstrip(".!。！"))
         if pattern is _FROM_TO:
             right = f"{text[:match.start()]} {right}"  # the subject comes before "moved from"
-        elif pattern is _NO_LONGER:
+        elif "pre" in match.groupdict():
             right = f"{match.group('pre')} {right}"
         wrong = re.sub(r"^(?:the|el|la|der|die|das|le|o|a|na|no)\s+", "", wrong, flags=re.I) or wrong
         value = align(wrong, right, 0.75 if strict else 0.5)
@@ -90,8 +107,12 @@ def _shape(token: str) -> str:
     return "word"
 
 
+def _spaced(text: str) -> str:
+    return _SCRIPT_EDGE.sub(" ", text)
+
+
 def _tokens(text: str) -> list[str]:
-    return [t.strip(",;:()\"'“”") for t in text.split() if t.strip(",;:()\"'“”")]
+    return [t.strip(",;:()\"'“”") for t in _spaced(text).split() if t.strip(",;:()\"'“”")]
 
 
 def align(wrong: str, right: str, least: float = 0.5) -> str:
@@ -123,7 +144,7 @@ def align(wrong: str, right: str, least: float = 0.5) -> str:
 
 def content_words(text: str) -> set[str]:
     """Words that say what a text is about, by their first letters ("deploy" is "deploys")."""
-    return {w[:5] for w in normalize(text).split() if len(w) >= 3 and w not in _STOP}
+    return {w[:5] for w in normalize(_spaced(text)).split() if len(w) >= 3 and w not in _STOP}
 
 
 def states(text: str, correction: Correction) -> bool:
@@ -132,9 +153,18 @@ def states(text: str, correction: Correction) -> bool:
 
 
 def about(text: str, correction: Correction) -> bool:
-    """Whether `text` is about what the correction is about (shares a word besides the values)."""
+    """Whether `text` is about what the correction is about (shares a word besides the values).
+
+    A correction said in Chinese, Japanese or Korean about a memory written
+    in another script can share only its Latin words (names, versions); with
+    none, the value alone decides.
+    """
     context = correction.context
-    return not context or bool(context & content_words(text))
+    words = content_words(text)
+    if not context or context & words:
+        return True
+    latin = [w for w in context if not _CJK_WORD.search(w)]
+    return not latin and not any(_CJK_WORD.search(w) for w in words)
 
 
 def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:

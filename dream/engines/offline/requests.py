@@ -49,6 +49,7 @@ _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
                               r"(?P<text>.+)$", re.I)),
     ("correction", re.compile(r"^(?:actually|en realidad|de hecho|corrección|eigentlich|korrektur|en fait|na verdade|"
                               r"correção|на самом деле|поправка)\s*[,:;.!-]?\s+(?P<text>.+)$", re.I)),
+    ("correction", re.compile(r"^(?:実は|訂正|いや、|사실은?|정정|其实|更正|纠正|不对[，,])[\s:：,，、]*(?P<text>.+)$")),
 
     ("rule", re.compile(r"^(?:from now on|going forward|de ahora en adelante|ab jetzt|désormais|a partir de agora)"
                         r"[\s,:]+(?P<text>.+)$", re.I)),
@@ -78,6 +79,7 @@ _LEADS = "(?i)" + "|".join([
     "lembre", "ricorda", "记住", "记一下", "覚えておいて", "기억해",
     "actually", "correction", "wrong", "not right", r"\bno\b", "en realidad", "de hecho", "corrección",
     "eigentlich", "korrektur", "en fait", "na verdade", "correção", "на самом деле", "поправка", " from ",
+    "実は", "訂正", "いや、", "사실", "정정", "其实", "更正", "纠正", "不对",
     "outdated", "out of date", "no longer true",
     "note", "fyi", "future reference", "memory", "memorize", "delete", "remove", "drop", "erase", "wait", "oops",
     "sorry", "hold on", "my bad", " not ", "instead of", "rather than",

@@ -252,6 +252,9 @@ EVERY_LEAD = [
     "that's wrong: it is 5433", "That is wrong - it is 5433", "that's not right, it is 5433",
     "No, the port is 5433", "ALWAYS run the linter", "never push to main", "Don't use emoji",
     "dont use emoji", "do not use emoji",
+    "実はポートは5432じゃなくて5433です", "訂正：ステージングは eu-west-1 です", "いや、ポートは5433です",
+    "사실 포트는 5433이에요", "사실은 포트가 5433이에요", "정정: 포트는 5433", "其实端口是5433", "更正：端口是5433",
+    "纠正：端口是5433", "不对，端口是5433",
 ]
 
 

@@ -1,0 +1,53 @@
+"""Corrections said in Chinese, Japanese and Korean: the stale value, the new one, and where they stand.
+
+Values in these languages often sit inside the text with no space around
+them ("16になりました", "6380이에요"); a boundary between scripts counts as one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dream.engines.offline.corrections import about, parse, states
+
+SAID = [
+    ("本番DBはもうPostgres 15じゃなくて16になりました", "15", "16"),
+    ("ステージングは stage.acme.io ではなく staging.acme.dev です", "stage.acme.io", "staging.acme.dev"),
+    ("レディスのポートは6379ではなくて6380", "6379", "6380"),
+    ("레디스 포트는 6379가 아니라 6380이에요", "6379", "6380"),
+    ("빌드는 Node 18 말고 Node 22로 돌아가요", "18", "22"),
+    ("API 端口不是 8080，是 8081", "8080", "8081"),
+    ("API 端口是 8081，不是 8080", "8080", "8081"),
+    ("前端已经从 npm 换成 pnpm 了", "npm", "pnpm"),
+]
+
+
+@pytest.mark.parametrize("text, wrong, value", SAID)
+def test_the_stale_and_the_new_value_are_found(text, wrong, value):
+    correction = parse(text)
+    assert correction is not None
+    assert (correction.wrong, correction.value) == (wrong, value)
+
+
+def test_a_value_glued_to_a_particle_is_still_stated():
+    correction = parse("레디스 포트는 6379가 아니라 6380이에요")
+    assert states("Redis는 6379를 사용한다", correction)
+    assert states("ポートは6379です", correction)
+    assert not states("port 63790 is unrelated", correction)  # part of a longer number
+    assert not states("(was 6379 until 2026-11-20)", correction)  # history, not a current statement
+
+
+def test_another_script_cannot_say_what_a_correction_is_about_but_a_shared_word_can():
+    korean = parse("레디스 포트는 6379가 아니라 6380이에요")
+    assert about("Redis runs on port 6379", korean)  # nothing comparable: the value decides
+    node = parse("빌드는 Node 18 말고 Node 22로 돌아가요")
+    assert about("CI builds the app on Node 18", node)
+    assert not about("We pin Python 18 in the data images", node)  # "Node" was said, and is not there
+    japanese = parse("ステージングは stage.acme.io ではなく staging.acme.dev です")
+    assert about("ステージング環境は stage.acme.io で動いている", japanese)
+    assert not about("本番環境は stage.acme.io を参照しない", japanese)
+
+
+def test_a_sentence_without_a_negation_or_a_change_is_not_a_correction():
+    assert parse("実はこのバグは先週から出ていました") is None
+    assert parse("其实我们还没决定") is None
