@@ -42,14 +42,18 @@ _OUTDATED = re.compile(
     r"(?:it'?s|it is|they'?re|we'?re on|we use|use)?\s*(?P<right>.+)$", re.I)
 # Chinese, Japanese and Korean: "不是 W，是 R" / "R，不是 W", "W じゃなくて R", "W가 아니라 R",
 # "W 말고 R", "从 W 换成 R". W is the run of text just before (or after) the negation.
+_LATIN_WORDS = rf"[^\s、，,。：:{_CJK}]+(?:[ \t][^\s、，,。：:{_CJK}]+)*"  # "Node 18", "stage.acme.io"
 _NEGATION_AFTER = re.compile(
-    rf"^(?P<pre>.*?)(?P<wrong>[^\s、，,。：:{_CJK}]+|[{_CJK}]+?)\s*"
+    rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{_CJK}]+?)\s*"
     r"(?:じゃなくて|じゃなく|ではなくて|ではなく|(?:가|이)\s*아니(?:라|고)|말고)[\s、，,]*(?P<right>.+)$")
 _NEGATION_BEFORE = re.compile(r"^(?P<pre>.*?)不是\s*(?P<wrong>[^，,。]+?)\s*[，,]?\s*(?:而)?是\s*(?P<right>.+)$")
 _NEGATION_LAST = re.compile(r"^(?P<right>.+?)\s*(?:[，,]\s*|而)不是\s*(?P<wrong>[^，,。]+)$")
 _FROM_TO_ZH = re.compile(
     r"^(?P<pre>.*?)从\s*(?P<wrong>.+?)\s*(?:换成|改成|改为|换到|迁移到|升级到|切换到|变成)\s*(?P<right>.+?)\s*了?$")
-_CJK_PATTERNS = (_NEGATION_BEFORE, _NEGATION_LAST, _FROM_TO_ZH, _NEGATION_AFTER)
+_FROM_TO_JA_KO = re.compile(
+    rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{_CJK}]+?)\s*(?:から|에서)\s*(?P<right>.+?)\s*"
+    r"(?:に(?:変更|移行|上げ|アップグレード|切り替え|変わ)|(?:으로|로)\s*(?:바꿨|바뀌었|변경|옮겼|업그레이드|전환|올렸))")
+_CJK_PATTERNS = (_NEGATION_BEFORE, _NEGATION_LAST, _FROM_TO_ZH, _FROM_TO_JA_KO, _NEGATION_AFTER)
 _HISTORY = re.compile(r"\(was [^)]*\)|~~.*?~~")  # old values kept as history are not stated
 _NOW = re.compile(r"\s+(?:now|ahora|jetzt|maintenant|agora|сейчас)$", re.I)
 _STOP = {"the", "and", "not", "for", "now", "was", "are", "our", "its", "with", "from"}
@@ -80,17 +84,34 @@ def parse(text: str, strict: bool = False) -> Correction | None:
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
             continue
-        wrong = _clean(match.group("wrong"))
-        right = _NOW.sub("", match.group("right").strip().rstrip(".!。！"))
-        if pattern is _FROM_TO:
-            right = f"{text[:match.start()]} {right}"  # the subject comes before "moved from"
-        elif "pre" in match.groupdict():
-            right = f"{match.group('pre')} {right}"
-        wrong = re.sub(r"^(?:the|el|la|der|die|das|le|o|a|na|no)\s+", "", wrong, flags=re.I) or wrong
-        value = align(wrong, right, 0.75 if strict else 0.5)
-        if len(wrong) >= 2 and value and value.lower() != wrong.lower():
-            return Correction(wrong, right, value)
+        for wrong, right in _readings(pattern, match, text):
+            wrong = re.sub(r"^(?:the|el|la|der|die|das|le|o|a|na|no)\s+", "", wrong, flags=re.I) or wrong
+            value = align(wrong, right, 0.75 if strict else 0.5)
+            if len(wrong) >= 2 and value and value.lower() != wrong.lower():
+                return Correction(wrong, right, value)
     return None
+
+
+def _readings(pattern: re.Pattern[str], match: re.Match[str], text: str) -> list[tuple[str, str]]:
+    """(stale value, clause that holds now) as `pattern` reads `text`, most likely first.
+
+    In Chinese, Japanese and Korean the stale value is the words just before
+    "から", "じゃなくて", "에서"…: the last of them ("Postgres 15じゃなくて16"
+    replaces "15"), else all of them ("Node 18 から Node 22", where "22"
+    alone does not look enough like "18" for a change said in passing).
+    """
+    wrong = _clean(match.group("wrong"))
+    right = _NOW.sub("", match.group("right").strip().rstrip(".!。！"))
+    if pattern is _FROM_TO:
+        return [(wrong, f"{text[:match.start()]} {right}")]  # the subject comes before "moved from"
+    pre = match.groupdict().get("pre")
+    if pre is None:
+        return [(wrong, right)]
+    readings = [(wrong, f"{pre} {right}")]
+    words = wrong.split()
+    if pattern in _CJK_PATTERNS and len(words) > 1:
+        readings.insert(0, (words[-1], f"{pre} {' '.join(words[:-1])} {right}"))
+    return readings
 
 
 def _clean(text: str) -> str:

@@ -62,6 +62,10 @@ _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
     ("update", re.compile(r"^(?P<text>.*\b(?:moved|changed|switched|migrated|upgraded)\s+from\s+\S.*\sto\s+\S.*)$",
                           re.I)),
     ("update", re.compile(r"^(?P<text>.+?\s(?:is|are)\s+(?:outdated|out of date|no longer true)\b.+)$", re.I)),
+    # "从 X 换成 Y", "X から Y に変更", "X에서 Y로 바꿨어요": the same change in Chinese, Japanese, Korean.
+    ("update", re.compile(r"^(?P<text>.*从\s*\S.*?(?:换成|改成|改为|换到|迁移到|升级到|切换到)\s*\S.*)$")),
+    ("update", re.compile(r"^(?P<text>.*\S\s*から\s*\S.*?に(?:変更|移行|上げ|アップグレード|切り替え|変わ).*)$")),
+    ("update", re.compile(r"^(?P<text>.*\S\s*에서\s*\S.*?(?:으로|로)\s*(?:바꿨|바뀌었|변경|옮겼|업그레이드|전환|올렸).*)$")),
     ("update", re.compile(r"^(?P<text>.+?(?:\b(?:now|these days)\b,?|,)\s+(?:not|instead of|rather than)\s+\S.*)$",
                           re.I)),
 ]
@@ -81,6 +85,8 @@ _LEADS = "(?i)" + "|".join([
     "eigentlich", "korrektur", "en fait", "na verdade", "correção", "на самом деле", "поправка", " from ",
     "実は", "訂正", "いや、", "사실", "정정", "其实", "更正", "纠正", "不对",
     "outdated", "out of date", "no longer true",
+    "换成", "改成", "改为", "换到", "迁移到", "升级到", "切换到", "に変更", "に移行", "に上げ", "にアップグレード",
+    "に切り替え", "に変わ", "로 바꿨", "로 바뀌었", "로 변경", "로 옮겼", "로 업그레이드", "로 전환", "로 올렸",
     "note", "fyi", "future reference", "memory", "memorize", "delete", "remove", "drop", "erase", "wait", "oops",
     "sorry", "hold on", "my bad", " not ", "instead of", "rather than",
     "always", "never", "don't", "dont", "do not", "from now on", "going forward", "ahora en adelante", "ab jetzt",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from dream.engines.offline.corrections import about, parse, states
+from dream.engines.offline.requests import extract
 
 SAID = [
     ("本番DBはもうPostgres 15じゃなくて16になりました", "15", "16"),
@@ -27,6 +28,25 @@ def test_the_stale_and_the_new_value_are_found(text, wrong, value):
     correction = parse(text)
     assert correction is not None
     assert (correction.wrong, correction.value) == (wrong, value)
+
+
+CHANGED = [  # said in passing, with no lead word: the new value must look like the old one
+    ("CIのビルドを Node 18 から Node 22 に変更しました", "Node 18", "Node 22"),
+    ("웹앱 패키지 매니저를 npm에서 pnpm으로 바꿨어요", "npm", "pnpm"),
+    ("生产数据库已经从 Postgres 15 升级到 Postgres 16 了", "15", "16"),
+]
+
+
+@pytest.mark.parametrize("text, wrong, value", CHANGED)
+def test_a_change_said_in_passing_is_read_strictly(text, wrong, value):
+    assert extract(text) == ("update", text)
+    correction = parse(text, strict=True)
+    assert correction is not None and (correction.wrong, correction.value) == (wrong, value)
+
+
+def test_a_change_to_an_unlike_value_said_in_passing_is_not_taken():
+    assert parse("CIのビルドを 18 から 22 に変更しました", strict=True) is None  # "22" is not like "18"
+    assert parse("CIのビルドを 18 から 22 に変更しました") is not None  # said as a correction, it is
 
 
 def test_a_value_glued_to_a_particle_is_still_stated():
