@@ -20,7 +20,6 @@ import difflib
 from dataclasses import dataclass, field
 from typing import cast
 
-
 from dream.errors import MergeConflict
 from dream.store.tree import Tree
 

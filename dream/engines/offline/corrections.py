@@ -15,14 +15,12 @@ from functools import cached_property
 
 from rapidfuzz import fuzz
 
-from dream.engines.offline.similarity import normalize
+from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize
 
 # Scripts written without spaces between a value and the words around it ("16になりました",
 # "6380이에요"): a boundary between one of them and any other script counts as a space.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_SCRIPT_EDGE = re.compile(rf"(?<=[{_CJK}])(?=[^\s{_CJK}])|(?<=[^\s{_CJK}])(?=[{_CJK}])")
-_CJK_WORD = re.compile(rf"[{_CJK}]")
-_WORD_CHAR = rf"[^\W{_CJK}]"  # a letter or digit of a script that spaces its words
+_SCRIPT_EDGE = re.compile(rf"(?<=[{CJK_CHARS}])(?=[^\s{CJK_CHARS}])|(?<=[^\s{CJK_CHARS}])(?=[{CJK_CHARS}])")
+_WORD_CHAR = rf"[^\W{CJK_CHARS}]"  # a letter or digit of a script that spaces its words
 
 # "R, not W" in the languages of the corpus; W ends at the next clause.
 _NOT = re.compile(
@@ -42,16 +40,16 @@ _OUTDATED = re.compile(
     r"(?:it'?s|it is|they'?re|we'?re on|we use|use)?\s*(?P<right>.+)$", re.I)
 # Chinese, Japanese and Korean: "不是 W，是 R" / "R，不是 W", "W じゃなくて R", "W가 아니라 R",
 # "W 말고 R", "从 W 换成 R". W is the run of text just before (or after) the negation.
-_LATIN_WORDS = rf"[^\s、，,。：:{_CJK}]+(?:[ \t][^\s、，,。：:{_CJK}]+)*"  # "Node 18", "stage.acme.io"
+_LATIN_WORDS = rf"[^\s、，,。：:{CJK_CHARS}]+(?:[ \t][^\s、，,。：:{CJK_CHARS}]+)*"  # "Node 18", "stage.acme.io"
 _NEGATION_AFTER = re.compile(
-    rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{_CJK}]+?)\s*"
+    rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{CJK_CHARS}]+?)\s*"
     r"(?:じゃなくて|じゃなく|ではなくて|ではなく|(?:가|이)\s*아니(?:라|고)|말고)[\s、，,]*(?P<right>.+)$")
 _NEGATION_BEFORE = re.compile(r"^(?P<pre>.*?)不是\s*(?P<wrong>[^，,。]+?)\s*[，,]?\s*(?:而)?是\s*(?P<right>.+)$")
 _NEGATION_LAST = re.compile(r"^(?P<right>.+?)\s*(?:[，,]\s*|而)不是\s*(?P<wrong>[^，,。]+)$")
 _FROM_TO_ZH = re.compile(
     r"^(?P<pre>.*?)从\s*(?P<wrong>.+?)\s*(?:换成|改成|改为|换到|迁移到|升级到|切换到|变成)\s*(?P<right>.+?)\s*了?$")
 _FROM_TO_JA_KO = re.compile(
-    rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{_CJK}]+?)\s*(?:から|에서)\s*(?P<right>.+?)\s*"
+    rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{CJK_CHARS}]+?)\s*(?:から|에서)\s*(?P<right>.+?)\s*"
     r"(?:に(?:変更|移行|上げ|アップグレード|切り替え|変わ)|(?:으로|로)\s*(?:바꿨|바뀌었|변경|옮겼|업그레이드|전환|올렸))")
 _CJK_PATTERNS = (_NEGATION_BEFORE, _NEGATION_LAST, _FROM_TO_ZH, _FROM_TO_JA_KO, _NEGATION_AFTER)
 _HISTORY = re.compile(r"\(was [^)]*\)|~~.*?~~")  # old values kept as history are not stated
@@ -181,11 +179,13 @@ def about(text: str, correction: Correction) -> bool:
     none, the value alone decides.
     """
     context = correction.context
-    words = content_words(text)
-    if not context or context & words:
+    if not context:
         return True
-    latin = [w for w in context if not _CJK_WORD.search(w)]
-    return not latin and not any(_CJK_WORD.search(w) for w in words)
+    words = content_words(text)
+    if context & words:
+        return True
+    latin = [w for w in context if not CJK.search(w)]
+    return not latin and not any(CJK.search(w) for w in words)
 
 
 def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:

@@ -26,7 +26,7 @@ from dream.engines.offline.orient import (
     is_archive,
 )
 from dream.engines.offline.placement import add_line, reads_as_title, title_of
-from dream.engines.offline.similarity import normalize
+from dream.engines.offline.similarity import CJK, normalize
 from dream.engines.offline.text import MAX_LINE, fit_line, one_line, shorten, slug
 from dream.store.model import _LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME
@@ -238,7 +238,6 @@ def shorten_long_lines(ws: Workspace) -> None:
     ws.store.index_lines[:] = out
 
 
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def wrap(text: str, limit: int = MAX_LINE) -> list[str] | None:
@@ -264,7 +263,7 @@ def _break_at(text: str, limit: int) -> int | None:
     if space > limit // 3 and text[:space].strip():
         return space
     for cut in range(limit, limit // 3, -1):  # CJK text breaks between any two characters
-        if _CJK_CHAR.match(text[cut - 1]) and _CJK_CHAR.match(text[cut]):
+        if CJK.match(text[cut - 1]) and CJK.match(text[cut]):
             return cut
     return None
 

@@ -20,7 +20,9 @@ from operator import itemgetter
 
 from rapidfuzz import fuzz, process
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Scripts written without spaces between words: kana, Han, Hangul.
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+CJK = re.compile(f"[{CJK_CHARS}]")
 _WORD = re.compile(r"\w+")
 MAX_BLOCK = 40  # tokens in more texts than this are not used to pick candidates
 
@@ -35,11 +37,11 @@ def normalize(text: str) -> str:
 
 def tokens(normalized: str) -> set[str]:
     """Words for alphabetic scripts, character pairs for CJK (no spaces there)."""
-    if not _CJK.search(normalized):
+    if not CJK.search(normalized):
         return set(normalized.split())  # `normalize` left only word characters and single spaces
     found: set[str] = set()
     for word in _WORD.findall(normalized):
-        if _CJK.search(word):
+        if CJK.search(word):
             chars = [c for c in word]
             found.update(a + b for a, b in zip(chars, chars[1:]))
             if len(chars) == 1:
