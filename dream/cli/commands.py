@@ -252,6 +252,7 @@ def diff(
     if as_json:
         emit_json({"proposal_id": proposal.id, "status": proposal.status, "base_version": proposal.base_version,
                    "files_changed": proposal.changed, "dropped": retention["dropped"], "retention": retention,
+                   "changes": report.get("changes") or [],  # each with kind, path and (requests) evidence
                    "diff": text, "report": report, "html": str(page) if page else None})
         return
     if page:
