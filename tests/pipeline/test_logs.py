@@ -17,7 +17,7 @@ import pytest
 
 from dream.pipeline.gather import read_sessions
 from dream.pipeline.sessions import scan_sessions, split_session_name
-from dream.pipeline.redact import redact
+from dream.redaction.redact import redact
 
 UUID = "123e4567-e89b-12d3-a456-426614174000"
 

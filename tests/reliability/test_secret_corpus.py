@@ -25,7 +25,7 @@ import pytest
 from helpers.cli import console_script
 from helpers.stores import corpus_dir
 
-from dream.pipeline.redact import redact, redact_column
+from dream.redaction.redact import redact, redact_column
 from dream.store.layout import Layout
 from dream.transcripts.synthetic import ClaudeSession, write_jsonl
 from dream.versions.manifests import Blobs
