@@ -25,7 +25,7 @@ from dream.config import Settings
 from dream.engines.base import REQUEST
 from dream.errors import Refused
 from dream.review.choices import needs
-from dream.review.decide import Decision, accept
+from dream.review.decide import Decision, accept, partial_tree
 from dream.review.retention import summarize
 from dream.store.layout import Layout
 from dream.store.tree import INDEX_NAME, Tree
@@ -57,15 +57,20 @@ def judge(layout: Layout, proposal_id: str, take_requests: bool = False) -> Verd
     report = proposals.report(proposal)
     base = Versions(layout).tree(proposal.base_version)
     tree = proposals.tree(proposal)
-    retention = report.get("retention") or summarize(base, tree)
-    if retention["dropped"]:
-        return Verdict(False, f"it drops {retention['dropped']} line(s)")
-    problems = validation_errors(validate_tree(tree, set(proposal.changed), base=base))
-    if problems:
-        return Verdict(False, f"it breaks {len(problems)} rule(s), first: {problems[0]}")
     held = [] if take_requests else held_for_person(report.get("changes") or [], base, tree, proposal.changed)
     if held and set(held) >= set(proposal.changed):
         return Verdict(False, "every file it changes holds a request that rewrites or removes text", held)
+    taken = [path for path in proposal.changed if path not in held]
+    going_in = partial_tree(base, tree, taken) if held else tree  # what the store would become unattended
+    retention = summarize(base, going_in) if held else report.get("retention") or summarize(base, tree)
+    if retention["dropped"]:
+        return Verdict(False, f"it drops {retention['dropped']} line(s)")
+    problems = validation_errors(validate_tree(going_in, set(taken), base=base))
+    if held:  # the held index may keep a problem the store had already: only new ones block
+        known = {(f.path, f.rule, f.message) for f in validation_errors(validate_tree(base, set(taken)))}
+        problems = [f for f in problems if (f.path, f.rule, f.message) not in known]
+    if problems:
+        return Verdict(False, f"it breaks {len(problems)} rule(s), first: {problems[0]}")
     if held:
         return Verdict(True, f"housekeeping drops nothing; {len(held)} file(s) with requests wait for a person",
                        held)

@@ -96,11 +96,15 @@ def enable_auto_accept(store) -> None:
 
 def test_auto_accept_waits_when_the_proposal_drops_something(demo_store, cli):
     enable_auto_accept(demo_store)
-    # The demo's sessions ask to forget a memory: the proposal drops lines, so it waits for review.
+    # The demo's sessions ask to forget a memory: that drops lines, so it waits for review, while
+    # the housekeeping goes in.
     out = cli("run", "--store", str(demo_store), "--json").json
     status = cli("status", "--store", str(demo_store), "--json").json
-    assert status["pending"] == [out["proposal_id"]] and status["current_version"] == 1
-    assert out["accepted_version"] is None
+    assert out["accepted_version"] == 2 and len(status["pending"]) == 1
+    held = cli("diff", status["pending"][0], "--store", str(demo_store), "--json").json["changes"]
+    assert ("forgotten", "reference_jenkins.md") in {(c["action"], c["path"]) for c in held}
+    assert (demo_store / "reference_jenkins.md").exists()
+    assert any("wait for a person" in item for item in out["needs_person"])
 
 
 def test_auto_accept_accepts_when_nothing_is_dropped(demo_store, cli):

@@ -107,6 +107,7 @@ class Catalog:
         self.refs: dict[str, list[int]] = defaultdict(list)  # path -> numbers of lines linking it, ascending
         self.next_id = 0
         self.filed_after: dict[str, list[str]] = {}  # type -> the lines new ones of that type go after
+        self.forgotten: list[frozenset[str]] = []  # the names of memories removed, for a forget said twice
         for number, line in enumerate(parsed):
             self._note_line(number, line)
         self.next_line = len(parsed)
@@ -246,6 +247,8 @@ class Catalog:
 
         A topic takes every line linking it; a rule, the first line with its text.
         """
+        entry = self.entries.get(self.topic_ids[memory.key]) if memory.kind == "topic" else None
+        self.forgotten.append(entry.named if entry else keys(normalize(memory.text)))
         lines = self.ws.store.index_lines
         if memory.kind == "topic":
             self._drop(self.topic_ids[memory.key])
@@ -258,6 +261,12 @@ class Catalog:
         else:
             lines.remove(memory.key)
             self._unlink([self.numbers[memory.key][0]])
+
+    def was_forgotten(self, query: str) -> bool:
+        """Whether a memory removed earlier in this run is the one `query` names."""
+        wanted = forget_keys(query)
+        return bool(wanted) and any(forget_score(wanted, named, frozenset()) >= FORGET_MIN
+                                    for named in self.forgotten)
 
     def label(self, memory: Memory) -> str:
         """What the report calls a memory now: a rule by its line in the index as it stands."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 
-from dream.engines.offline import corrections, dates
+from dream.engines.offline import corrections, dates, polarity
 from dream.engines.offline.archive import archive_lines
 from dream.engines.offline.catalog import Catalog
 from dream.engines.offline.orient import (
@@ -43,6 +43,8 @@ from dream.store.tree import INDEX_NAME
 
 # ---------------------------------------------------------------- duplicates
 
+CONTRADICTION_MIN = 75.0  # alike enough (rapidfuzz ratio) for two opposite rules to be one rule negated
+
 
 def merge_duplicates(ws: Workspace) -> None:
     """Merge near-duplicate topic files, and near-duplicate inline rules.
@@ -60,9 +62,12 @@ def merge_duplicates(ws: Workspace) -> None:
         pool = [m for m in found if m.kind == kind and m.scope == scope]
         if len(pool) < 2:
             continue
-        pairs = similar_pairs([m.text for m in pool], limit)
+        # Opposites are looked for a little below the threshold: "Never X" and "Always X" differ by a word.
+        alike = similar_pairs([m.text for m in pool], min(limit, CONTRADICTION_MIN))
+        pairs = _without_opposites(ws, pool, alike)
+        pairs = [(i, j, score) for i, j, score in pairs if score >= limit]
         if kind == "topic" and scope == "personal":
-            pairs = _with_named_pairs(ws, pool, pairs)
+            pairs = _without_opposites(ws, pool, _with_named_pairs(ws, pool, pairs), quiet=True)
         best: dict[int, float] = {}
         for _, j, score in pairs:
             best[j] = max(best.get(j, 0.0), score)
@@ -74,6 +79,20 @@ def merge_duplicates(ws: Workspace) -> None:
                 else:
                     _merge_rules(ws, survivor, pool[other], best.get(other, limit))
     pointers.apply()
+
+
+def _without_opposites(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]],
+                       quiet: bool = False) -> list[tuple[int, int, float]]:
+    """Alike pairs that say opposite things are a contradiction for a person, never merged."""
+    kept = []
+    for i, j, score in pairs:
+        if polarity.opposite(pool[i].text, pool[j].text):
+            if not quiet:
+                    ws.ask(f"{pool[i].label} and {pool[j].label} contradict each other ({score:.0f}% alike): "
+                       f"“{shorten(pool[i].text, 80)}” / “{shorten(pool[j].text, 80)}”; both kept, a person decides")
+        else:
+            kept.append((i, j, score))
+    return kept
 
 
 def _with_named_pairs(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]]
@@ -230,24 +249,35 @@ def absolute_dates(ws: Workspace) -> None:
 def apply_requests(ws: Workspace, requests: list[Request]) -> None:
     """Apply requests in the order they were made (a later forget wins).
 
+    A request said twice applies once: the first saying is the one the report
+    shows. A doubtful one (maybe meant, not plainly) goes to a person with the
+    memory it would make. A correction changes only the one memory stating
+    the old value; with none or several, a person decides and no file is made.
     The catalog of memories is built once and kept current, so each request
     costs about the same however many came before it.
     """
     if not requests:
         return
     catalog = Catalog(ws)
+    seen: set[tuple[str, str]] = set()
     for request in requests:
-        if request.kind == "forget":
+        said = (request.kind, normalize(request.text))
+        if said in seen:
+            continue
+        seen.add(said)
+        if not request.plain:
+            ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) may be a {request.kind}, but its "
+                   f"intent is not plain; not filed. Candidate memory: “{shorten(third_person(request.text), 120)}”")
+        elif request.kind == "forget":
             forget(ws, catalog, request)
-        elif request.kind == "correction":
-            if not correct_existing(ws, catalog, request):
-                file_memory(ws, catalog, request)
-        elif request.kind == "update":  # said without a lead: only a memory stating the old value makes it one
-            if not correct_existing(ws, catalog, request):
-                ws.note(f"“{shorten(request.text, 80)}” (session {request.session}) reads like a change, but no "
-                        "memory states the old value; nothing changed")
+        elif request.kind in ("correction", "update"):
+            correct_existing(ws, catalog, request)
         else:
             file_memory(ws, catalog, request)
+
+
+def _where(request: Request) -> str:
+    return f"session {request.session}, {request.date.isoformat()}, line {request.seq + 1}"
 
 
 def _dated_text(request: Request, ws: Workspace | None = None) -> str:
@@ -279,6 +309,10 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
     spoken = third_person(text)
     stated = f"The user {spoken}" if spoken != text else text
     existing = catalog.covering(stated) or (catalog.covering(text) if stated != text else None)
+    if existing is not None and polarity.opposite(existing.text, text):
+        ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) says the opposite of "
+               f"{catalog.label(existing)} (“{shorten(existing.text, 80)}”); a contradiction, nothing filed")
+        return
     if existing is not None:  # nothing to change: said so once, as a note
         ws.note(f"{request.kind} “{shorten(text, 80)}” (session {request.session}): already covered by "
                 f"{catalog.label(existing)}; nothing changed")
@@ -302,28 +336,40 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
 
 
 def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
-    """Rewrite the memory stating the value a correction replaces; True if one was rewritten.
+    """Rewrite the one memory stating the value a correction replaces; True if a memory was rewritten.
 
-    Of the memories that state the stale value about the same thing, the one
-    sharing most words with the correction is rewritten: body lines, the
-    description and its index lines (or the inline rule), old value kept as history.
+    The memory that states the stale value about the same thing is rewritten:
+    body lines, the description and its index lines (or the inline rule), old
+    value kept as history. No memory stating it, or several: a person is
+    asked (a correction said without a lead is only noted), never a new file.
     """
     correction = corrections.parse(request.text, strict=request.kind == "update")
     if correction is None:
-        return False
+        return False  # "sorry, was away", "no, the other one": no old and new value, so no correction
     found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
     found += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
     found = [(e, text) for e, text in found
              if corrections.states(text, correction) and corrections.about(text, correction)]
+    said = f"correction “{shorten(request.sentence, 100)}” ({_where(request)})"
     if not found:
-        return _already_said(catalog, correction)
-    context = correction.context
-    entry, _ = max(found, key=lambda f: len(context & corrections.content_words(f[1])))  # first of equals
-    memory = entry.memory
-    said = f"correction “{request.text}” (session {request.session})"
+        if _already_said(catalog, correction):
+            pass
+        elif request.kind == "update":  # said in passing: small talk unless a memory says so
+            ws.note(f"“{shorten(request.text, 80)}” ({_where(request)}) reads like a change, but no memory "
+                    "states the old value; nothing changed")
+        else:
+            ws.ask(f"{said}: no memory states “{correction.wrong}”; nothing changed, no new file. "
+                   f"Candidate: “{correction.value}” instead of “{correction.wrong}”")
+        return False
+    if len(found) > 1:
+        names = ", ".join(sorted(catalog.label(e.memory) for e, _ in found)[:4])
+        ws.ask(f"{said}: several memories state “{correction.wrong}” ({names}); nothing changed, "
+               "a person picks the one meant")
+        return False
+    memory = found[0][0].memory
     if memory.scope == "team":
         ws.ask(f"{said}: {memory.key} is a team memory others rely on; not rewritten, check it with the team")
-        return True
+        return False
     day = request.date.isoformat()
     if memory.kind == "rule":
         catalog.replace_line(memory.key, corrections.rewrite(memory.key, correction, day, note=True))
@@ -333,7 +379,7 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
         if not editable(topic):
             ws.ask(f"{said}: {topic.path} states the old value but cannot be edited safely "
                    f"({'; '.join(topic.format_problems)}); rewrite it by hand")
-            return True
+            return False
         changed = _rewrite_topic(ws, catalog, topic, correction, day)
         path = topic.path
     ws.requested("updated", path, f"correction in session {request.session}",
@@ -385,9 +431,10 @@ def _rewrite_topic(ws: Workspace, catalog: Catalog, topic: TopicFile, correction
 def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
     """Remove the one memory the request names; ask a person when none, several, or a team one fits."""
     entry, score, rivals = catalog.forget_match(request.text)
-    said = f"forget “{request.text}” (session {request.session})"
+    said = f"forget “{request.text}” ({_where(request)})"
     if entry is None:
-        ws.ask(f"{said}: no memory matches; nothing removed")
+        if not catalog.was_forgotten(request.text):  # said again after an earlier request removed it
+            ws.ask(f"{said}: no memory matches; nothing removed")
         return
     memory = entry.memory
     if rivals:

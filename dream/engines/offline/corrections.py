@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 from rapidfuzz import fuzz
 
+from dream.engines.offline.phrases import change_verbs, words
 from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize
 
 # Scripts written without spaces between a value and the words around it ("16になりました",
@@ -30,10 +31,12 @@ _NOT = re.compile(
 _NO_LONGER = re.compile(
     r"^(?P<pre>.*?)\b(?:no longer|nicht mehr|ya no|não mais)\s+(?P<wrong>[^,;]+?),?\s+"
     r"(?:but|sondern|sino|mas|mais)\s+(?P<right>.+)$", re.I)
-# "… moved from W to R", "we switched from W to R"
-_FROM_TO = re.compile(
-    r"\b(?:moved|changed|switched|migrated|upgraded|went|changes|moves)\s+from\s+(?P<wrong>.+?)\s+to\s+(?P<right>.+)$",
-    re.I)
+# "… moved from W to R", "we switched from W to R" (the verbs: data/phrases, `change_verbs`)
+_FROM_TO = re.compile(rf"\b(?:{change_verbs(spaced=True)})\s+from\s+(?P<wrong>.+?)\s+to\s+(?P<right>.+)$", re.I)
+# "R now, we moved off W in October": what holds now comes first
+_MOVED_OFF = re.compile(
+    rf"^(?P<right>.+?)[,;]\s*(?:and\s+)?(?:we(?:'ve| have)?\s+)?(?:{change_verbs(spaced=True)})\s+(?:off|away from)\s+"
+    r"(?P<wrong>.+?)(?:\s+(?:in|last|on|since|back|a while|this|two|a few)\b.*)?$", re.I)
 # "W is outdated, it's R now"; "we no longer use W, it's R"
 _OUTDATED = re.compile(
     r"^(?P<wrong>.+?)\s+(?:is|are)\s+(?:outdated|out of date|wrong|stale|no longer true)[,;:]?\s+"
@@ -46,15 +49,16 @@ _NEGATION_AFTER = re.compile(
     r"(?:じゃなくて|じゃなく|ではなくて|ではなく|(?:가|이)\s*아니(?:라|고)|말고)[\s、，,]*(?P<right>.+)$")
 _NEGATION_BEFORE = re.compile(r"^(?P<pre>.*?)不是\s*(?P<wrong>[^，,。]+?)\s*[，,]?\s*(?:而)?是\s*(?P<right>.+)$")
 _NEGATION_LAST = re.compile(r"^(?P<right>.+?)\s*(?:[，,]\s*|而)不是\s*(?P<wrong>[^，,。]+)$")
-_FROM_TO_ZH = re.compile(
-    r"^(?P<pre>.*?)从\s*(?P<wrong>.+?)\s*(?:换成|改成|改为|换到|迁移到|升级到|切换到|变成)\s*(?P<right>.+?)\s*了?$")
+_FROM_TO_ZH = re.compile(rf"^(?P<pre>.*?)从\s*(?P<wrong>.+?)\s*(?:{change_verbs(spaced=False)})\s*(?P<right>.+?)\s*了?$")
 _FROM_TO_JA_KO = re.compile(
     rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{CJK_CHARS}]+?)\s*(?:から|에서)\s*(?P<right>.+?)\s*"
-    r"(?:に(?:変更|移行|上げ|アップグレード|切り替え|変わ)|(?:으로|로)\s*(?:바꿨|바뀌었|변경|옮겼|업그레이드|전환|올렸))")
+    rf"(?:に|(?:으로|로)\s*)(?:{change_verbs(spaced=False)})")
 _CJK_PATTERNS = (_NEGATION_BEFORE, _NEGATION_LAST, _FROM_TO_ZH, _FROM_TO_JA_KO, _NEGATION_AFTER)
 _HISTORY = re.compile(r"\(was [^)]*\)|~~.*?~~")  # old values kept as history are not stated
 _NOW = re.compile(r"\s+(?:now|ahora|jetzt|maintenant|agora|сейчас)$", re.I)
 _STOP = {"the", "and", "not", "for", "now", "was", "are", "our", "its", "with", "from"}
+# An article or preposition before the stale value is not part of it: "no en Heroku" replaces "Heroku".
+_LEADING_ARTICLE = re.compile(r"^(?:the|el|la|der|die|das|le|o|a|na|no|en|in|on|at|auf|à|em)\s+", re.I)
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,9 @@ class Correction:
     value: str  # what replaces `wrong` in the memory
 
     def pattern(self) -> re.Pattern[str]:
-        return re.compile(rf"(?<![.])(?<!{_WORD_CHAR}){re.escape(self.wrong)}(?!{_WORD_CHAR})", re.I)
+        """The stale value in a memory; with its version when the new value has none ("RabbitMQ 3.11")."""
+        version = r"(?:\s+v?\d+(?:\.\d+)*)?" if not re.search(r"\d", self.wrong + self.value) else ""
+        return re.compile(rf"(?<![.])(?<!{_WORD_CHAR}){re.escape(self.wrong)}{version}(?!{_WORD_CHAR})", re.I)
 
     @cached_property
     def context(self) -> set[str]:
@@ -78,16 +84,37 @@ def parse(text: str, strict: bool = False) -> Correction | None:
     `strict` (a change said without "actually" or "correction"): the new value
     must look like the old one (same shape and alike, or sharing a word).
     """
-    for pattern in (_NO_LONGER, _FROM_TO, _OUTDATED, _NOT, *_CJK_PATTERNS):
+    for pattern in (_NO_LONGER, _FROM_TO, _MOVED_OFF, _OUTDATED, _NOT, *_CJK_PATTERNS):
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
             continue
         for wrong, right in _readings(pattern, match, text):
-            wrong = re.sub(r"^(?:the|el|la|der|die|das|le|o|a|na|no)\s+", "", wrong, flags=re.I) or wrong
-            value = align(wrong, right, 0.75 if strict else 0.5)
-            if len(wrong) >= 2 and value and value.lower() != wrong.lower():
-                return Correction(wrong, right, value)
+            wrong = _LEADING_ARTICLE.sub("", wrong) or wrong
+            value = align(_without_version(wrong, right), right, _least(pattern, strict))
+            if (len(wrong) >= 2 or wrong.isdigit()) and value and value.lower() != wrong.lower():
+                return Correction(wrong, right, _with_name(value, right))
     return None
+
+
+def _least(pattern: re.Pattern[str], strict: bool) -> float:
+    """How alike the new value must be to the old: "R, not W" and "moved off W" name the change plainly."""
+    if not strict or pattern in (_MOVED_OFF, _NOT):
+        return 0.5
+    return 0.75
+
+
+def _without_version(wrong: str, right: str) -> str:
+    """"Kafka 3.6" is replaced by "NATS" whole, but aligned by its name when the new value has no number."""
+    bare = re.sub(r"\s+v?\d+(?:\.\d+)*$", "", wrong)
+    return bare if bare and bare != wrong and not re.search(r"\d", right) else wrong
+
+
+def _with_name(value: str, right: str) -> str:
+    """A name the value is the last word of: "Streams" in "on Redis Streams" is "Redis Streams"."""
+    if " " in value or _case(value) == "lower":
+        return value
+    found = re.search(rf"((?:[A-Z][\w.-]*\s+)+){re.escape(value)}(?!\w)", right)
+    return f"{found.group(1)}{value}" if found else value
 
 
 def _readings(pattern: re.Pattern[str], match: re.Match[str], text: str) -> list[tuple[str, str]]:
@@ -145,20 +172,38 @@ def align(wrong: str, right: str, least: float = 0.5) -> str:
     if not old or not new:
         return ""
     size = len(old)
+    function = _function_words()
     best, best_score = "", 0.0
     for start in range(0, max(1, len(new) - size + 1)):
         gram = new[start:start + size]
         if [g.lower() for g in gram] == [o.lower() for o in old]:
             continue
-        score = 0.0
+        score = 0.1 * (start + 1) / len(new)  # what holds now is said last, more often than not
         for a, b in zip(old, gram):
             if a.lower() == b.lower():
                 score += 1.0
-            elif _shape(a) == _shape(b):
-                score += 0.5 + fuzz.ratio(a.lower(), b.lower()) / 200
+            elif b.lower() in function:
+                score -= 1.0  # "we use tabs": the value is "tabs", never "use"
+            elif _shape(a) == _shape(b) or "number" not in (_shape(a), _shape(b)):
+                alike = 0.5 if _shape(a) == _shape(b) else 0.4
+                named = a[:1].isalpha() and _case(a) == _case(b)  # a person replaces a person, an acronym one
+                score += alike + fuzz.ratio(a.lower(), b.lower()) / 200 + 0.3 * named
         if score > best_score:
             best, best_score = " ".join(gram), score
     return best if best_score >= least * size else ""
+
+
+def _case(token: str) -> str:
+    """A name (Bob), an acronym (API) or a plain word: a person replaces a person."""
+    if len(token) > 1 and token.isupper():
+        return "upper"
+    return "title" if token[:1].isupper() else "lower"
+
+
+@cache
+def _function_words() -> frozenset[str]:
+    """Words that carry a sentence, never a value (data/phrases, `function`)."""
+    return frozenset(w.lower() for w in words("function"))
 
 
 def content_words(text: str) -> set[str]:
@@ -195,14 +240,16 @@ def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:
     place, so the history reads right even in a paragraph wrapped over lines.
     """
     pattern = correction.pattern()
+    if _states_both(line, correction):
+        return _swapped(line, correction, day, note)
     noted = not note
 
-    def replace(_: re.Match[str]) -> str:
+    def replace(found: re.Match[str]) -> str:
         nonlocal noted
         if noted:
             return correction.value
         noted = True
-        return f"{correction.value} (was {correction.wrong} until {day})"
+        return f"{correction.value} (was {found.group(0)} until {day})"
 
     pieces, last = [], 0
     for kept in _HISTORY.finditer(line):
@@ -211,3 +258,27 @@ def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:
         last = kept.end()
     pieces.append(pattern.sub(replace, line[last:]))
     return "".join(pieces)
+
+
+def _value_pattern(correction: Correction) -> re.Pattern[str]:
+    return re.compile(rf"(?<![.])(?<!{_WORD_CHAR}){re.escape(correction.value)}(?!{_WORD_CHAR})", re.I)
+
+
+def _states_both(line: str, correction: Correction) -> bool:
+    """"Indent with spaces, not tabs" corrected to tabs: the line names both values."""
+    current = _HISTORY.sub("", line)
+    return bool(correction.pattern().search(current) and _value_pattern(correction).search(current))
+
+
+def _swapped(line: str, correction: Correction, day: str, note: bool) -> str:
+    """The two values change places, so the sentence still reads: "Indent with tabs, not spaces"."""
+    both = re.compile(f"{correction.pattern().pattern}|{_value_pattern(correction).pattern}", re.I)
+    wrong = correction.wrong.lower()
+    swapped = both.sub(lambda m: correction.value if m.group(0).lower().startswith(wrong) else correction.wrong,
+                       line)
+    if not note:
+        return swapped
+    body = swapped.rstrip()
+    stop = "." if body.endswith(".") else ""
+    return f"{body[:len(body) - len(stop)]} (was the other way round until {day}){stop}"
+

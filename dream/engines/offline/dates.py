@@ -37,7 +37,8 @@ _PHRASES: list[tuple[str, str, str]] = [
     # English
     (r"the day before yesterday|the day after tomorrow|yesterday|today|tomorrow|tonight", "en", "day"),
     (rf"(?:{_NUMBER}) days? (?:ago|from now)|in (?:{_NUMBER}) days?", "en", "day"),
-    (rf"(?:next|last|this) (?:{_WEEKDAYS})", "en", "day"),
+    # "the last Friday of the month", "every last Friday" name a recurring day, not one date
+    (rf"(?<!the )(?<!every )(?:next|last|this) (?:{_WEEKDAYS})(?! of\b)", "en", "day"),
     (rf"(?:{_NUMBER}) weeks? ago|(?:next|last|this) week", "en", "week"),
     (rf"(?:{_NUMBER}) months? ago|(?:next|last|this) month", "en", "month"),
     (r"(?:next|last|this) year", "en", "year"),

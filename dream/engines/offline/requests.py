@@ -2,9 +2,13 @@
 
 Only the user's own lines count (the assistant may quote or propose things
 the user never asked for). Each line is split into sentences, and a sentence
-is a request only if it *starts* with a request phrase; questions and lines
-that look like code are skipped, and so are throwaway phrases such as
-"don't worry" or "never mind".
+is a request only if it *starts* with a request phrase (dream.engines.offline
+.phrases: one data file per language) and its intent is plain. None of these
+is a request: a question, a hypothetical, a quote; something scoped to "this
+test", "this PR" or "for now"; a task ("remember to squash"); small talk
+("never seen that before", "sorry, was away"). A rule that might be meant but
+is not plainly a lasting preference ("never push on Fridays, I guess") is
+kept as a *doubtful* request: a person sees it, no file is written.
 """
 
 from __future__ import annotations
@@ -16,88 +20,14 @@ from datetime import date
 import polars as pl
 
 from dream.engines.base import Evidence
+from dream.engines.offline import phrases
 
-# kind, pattern (matched at the start of a sentence; group "text" is the memory)
-_REQUESTS: list[tuple[str, re.Pattern[str]]] = [
-    # "don't forget that …" asks to remember: before the forget and rule patterns it would match.
-    # ("don't forget to …" stays a rule.)
-    ("remember", re.compile(r"^(?:please\s+)?(?:don'?t forget|do not forget|n'oublie pas|no olvides|não esqueça|"
-                            r"nao esqueca|vergiss nicht|не забудь)(?:\s*,)?(?:\s+(?:that|que|dass|что))?[\s:,]+"
-                            r"(?!(?:to|de|zu|d')\b)(?P<text>.+)$", re.I)),
-    ("forget", re.compile(r"^(?:please\s+)?forget(?:\s+(?:what i (?:said|told you|wrote) )?(?:about|that))?[\s:,]+"
-                          r"(?P<text>.+)$", re.I)),
-    ("forget", re.compile(r"^(?:please\s+)?(?:delete|remove|drop|erase)\s+(?:the\s+|your\s+|that\s+)?"
-                          r"(?:memory|memories|note|notes|entry)\s+(?:about|on|for|of)\s+(?P<text>.+)$", re.I)),
-    ("forget", re.compile(r"^(?:please\s+)?(?:delete|remove|drop|erase)\s+(?:the\s+|your\s+|that\s+)?(?P<text>.+?)\s+"
-                          r"(?:memory|note|entry)(?:\s+from (?:your )?memory)?$", re.I)),
-    ("forget", re.compile(r"^(?:olvida|olvídate de|oublie|vergiss|забудь|esquece|esqueça|dimentica)"
-                          r"(?:\s+(?:que|de|das|dass|про|о|di))?"
-                          r"[\s:,]+(?P<text>.+)$", re.I)),
-    ("forget", re.compile(r"^(?:忘记|忘掉|忘了)[\s:：,，]*(?P<text>.+)$")),
-    # Japanese and Korean put the verb last: "…のメモは忘れて", "… 메모는 잊어줘".
-    ("forget", re.compile(r"^(?P<text>.+?)(?:のこと|のメモ)?(?:は|を)?(?:もう)?忘れて(?:ください|下さい|いい)?$")),
-    ("forget", re.compile(r"^(?P<text>.+?)(?:은|는|을|를)?\s*(?:잊어\s*줘|잊어\s*버려|잊어\s*주세요|잊어)$")),
-    ("remember", re.compile(r"^(?:please\s+)?(?:remember|keep in mind|note that|note:|make a note that|fyi|"
-                            r"for future reference|save to memory|add to memory|memorize)(?:\s+that)?[\s:,]+"
-                            r"(?P<text>.+)$", re.I)),
-    ("remember", re.compile(r"^(?:recuerda|recuérdalo|souviens-toi|rappelle-toi|merk dir|merke dir|запомни|lembre-se|"
-                            r"ricorda)(?:\s+(?:que|de|dass|что|di|che))?[\s:,]+(?P<text>.+)$", re.I)),
-    ("remember", re.compile(r"^(?:记住|请记住|记一下|覚えておいて|기억해)[\s:：,，]*(?P<text>.+)$")),
-    # Japanese and Korean verb last: "…ことを覚えておいて", "… 있다는 거 기억해 줘".
-    ("remember", re.compile(r"^(?P<text>.+?)(?:ということ|こと)?(?:を)?覚えておいて(?:ください|下さい)?$")),
-    ("remember", re.compile(r"^(?P<text>.+?)(?:는 거|는 것|을|를)?\s*기억해\s*(?:줘|주세요|둬|둬요|놔)?$")),
-    ("correction", re.compile(r"^(?:actually|correction|that's wrong|that is wrong|that's not right|no|wait|oops|sorry|"
-                              r"hold on|my bad)\s*[,:;.!-]\s*"
-                              r"(?P<text>.+)$", re.I)),
-    ("correction", re.compile(r"^(?:actually|en realidad|de hecho|corrección|eigentlich|korrektur|en fait|na verdade|"
-                              r"correção|на самом деле|поправка)\s*[,:;.!-]?\s+(?P<text>.+)$", re.I)),
-    ("correction", re.compile(r"^(?:実は|訂正|いや、|사실은?|정정|其实|更正|纠正|不对[，,])[\s:：,，、]*(?P<text>.+)$")),
-
-    ("rule", re.compile(r"^(?:from now on|going forward|de ahora en adelante|ab jetzt|désormais|a partir de agora)"
-                        r"[\s,:]+(?P<text>.+)$", re.I)),
-    ("rule", re.compile(r"^(?P<text>(?:always|never|don't|dont|do not|siempre|nunca|immer|niemals|nie|toujours|jamais|"
-                        r"sempre|всегда|никогда)\s+.+)$", re.I)),
-    ("rule", re.compile(r"^(?P<text>(?:必ず|絶対に|总是|永远不要|务必|一定要|항상|절대).+)$")),
-    # Said without a lead, last so that a rule or a request wins: an *update* changes a memory
-    # that states the old value, and is dropped (noted) when none does: "we moved from the old
-    # office" is small talk unless a memory says so.
-    ("update", re.compile(r"^(?P<text>.*\b(?:moved|changed|switched|migrated|upgraded)\s+from\s+\S.*\sto\s+\S.*)$",
-                          re.I)),
-    ("update", re.compile(r"^(?P<text>.+?\s(?:is|are)\s+(?:outdated|out of date|no longer true)\b.+)$", re.I)),
-    # "从 X 换成 Y", "X から Y に変更", "X에서 Y로 바꿨어요": the same change in Chinese, Japanese, Korean.
-    ("update", re.compile(r"^(?P<text>.*从\s*\S.*?(?:换成|改成|改为|换到|迁移到|升级到|切换到)\s*\S.*)$")),
-    ("update", re.compile(r"^(?P<text>.*\S\s*から\s*\S.*?に(?:変更|移行|上げ|アップグレード|切り替え|変わ).*)$")),
-    ("update", re.compile(r"^(?P<text>.*\S\s*에서\s*\S.*?(?:으로|로)\s*(?:바꿨|바뀌었|변경|옮겼|업그레이드|전환|올렸).*)$")),
-    ("update", re.compile(r"^(?P<text>.+?(?:\b(?:now|these days)\b,?|,)\s+(?:not|instead of|rather than)\s+\S.*)$",
-                          re.I)),
-]
 # "can you forget …?", "could you remember that …?": a request asked as a question.
 # "Can you remember the port?" asks to recall, not to store: "remember that …" is needed.
 _ASKED = re.compile(r"^(?:(?:can|could|would|will) you(?: please)?|please|pls)\s+(?=forget\b|delete\b|remove\b|drop\b|"
                     r"(?:remember|note|keep in mind) that\b)", re.I)
-# Words every request above starts with. A user line holding none of them asks
-# for nothing, and polars rules it out without a Python call per line (a long
-# log has hundreds of thousands). Keep in step with _REQUESTS.
-_LEADS = "(?i)" + "|".join([
-    "forget", "olvida", "olvídate", "oublie", "vergiss", "забудь", "esquece", "esqueça", "dimentica", "olvides",
-    "esqueca", "忘记", "忘掉", "忘了", "忘れて", "잊어",
-    "remember", "keep in mind", "recuerda", "recuérdalo", "souviens", "rappelle", "merk", "запомни",
-    "lembre", "ricorda", "记住", "记一下", "覚えておいて", "기억해",
-    "actually", "correction", "wrong", "not right", r"\bno\b", "en realidad", "de hecho", "corrección",
-    "eigentlich", "korrektur", "en fait", "na verdade", "correção", "на самом деле", "поправка", " from ",
-    "実は", "訂正", "いや、", "사실", "정정", "其实", "更正", "纠正", "不对",
-    "outdated", "out of date", "no longer true",
-    "换成", "改成", "改为", "换到", "迁移到", "升级到", "切换到", "に変更", "に移行", "に上げ", "にアップグレード",
-    "に切り替え", "に変わ", "로 바꿨", "로 바뀌었", "로 변경", "로 옮겼", "로 업그레이드", "로 전환", "로 올렸",
-    "note", "fyi", "future reference", "memory", "memorize", "delete", "remove", "drop", "erase", "wait", "oops",
-    "sorry", "hold on", "my bad", " not ", "instead of", "rather than",
-    "always", "never", "don't", "dont", "do not", "from now on", "going forward", "ahora en adelante", "ab jetzt",
-    "désormais", "a partir de agora", "siempre", "nunca", "immer", "niemals", r"\bnie\b", "toujours", "jamais",
-    "sempre", "всегда", "никогда", "必ず", "絶対に", "总是", "永远不要", "务必", "一定要", "항상", "절대",
-])
-# Phrases that start like a rule but ask for nothing.
-_NOT_RULES = re.compile(
-    r"^(?:don'?t|do not|never)\s+(?:worry|mind|bother|know|think so|understand|care|get it)\b", re.I)
+# A quotation inside a sentence reports what someone else said (or an error message): masked.
+_QUOTED = re.compile(r'"[^"]+"|“[^”]+”|«[^»]+»|„[^“”]+[“”]|「[^」]+」|『[^』]+』')
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # CJK text has no space after a stop
 _CODE_HINTS = re.compile(r"```|^\s*[$#>]\s|[{};]\s*$|=>|\b(?:def|class|import|function|return)\b.*[(:]")
 
@@ -110,6 +40,7 @@ class Request:
     date: date
     seq: int
     sentence: str  # the whole sentence, for the report
+    plain: bool = True  # False: maybe meant, not plainly; a person decides, nothing is written
 
     @property
     def evidence(self) -> Evidence:
@@ -141,17 +72,28 @@ _CLAUSE_START = re.compile(r"[,;，；]\s*")
 
 
 def extract(sentence: str) -> tuple[str, str] | None:
-    """(kind, text) if the sentence is an explicit request.
+    """(kind, text) if the sentence is a plain request; see `read` for the doubtful ones."""
+    hit = read(sentence)
+    return (hit[0], hit[1]) if hit and hit[2] else None
+
+
+def read(sentence: str) -> tuple[str, str, bool] | None:
+    """(kind, text, plain) if the sentence is a request; `plain` False when only maybe.
 
     The request may follow a first clause ("the importer is gone, forget the
     rule about tabs"); only remember and forget count there, since "…, never
     mind" or "…, no" start nothing.
     """
-    sentence = sentence.strip().strip("\"'“”").strip()
+    whole = sentence.strip()
+    sentence = whole.strip("\"'“”").strip()
+    if sentence != whole.strip("\"'“”") or not _QUOTED.fullmatch(whole):
+        sentence = _QUOTED.sub("…", sentence)
     asked = _ASKED.match(sentence)
     if asked:
         sentence = sentence[asked.end():].rstrip("?？ ")
     if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
+        return None
+    if any(phrases.marker(name).search(sentence) for name in ("hypothetical", "scope", "chatter")):
         return None
     hit = _at_start(sentence)
     if hit:
@@ -163,38 +105,49 @@ def extract(sentence: str) -> tuple[str, str] | None:
     return None
 
 
-def _at_start(sentence: str) -> tuple[str, str] | None:
-    if _NOT_RULES.match(sentence):
-        return None
+def _at_start(sentence: str) -> tuple[str, str, bool] | None:
     sentence = sentence.rstrip(" .。!！")
-    for kind, pattern in _REQUESTS:
+    for kind, pattern in phrases.request_patterns():
         match = pattern.match(sentence)
         if match:
             text = match.group("text").strip().rstrip(".。!！").strip()
             if kind in ("correction", "update") and len(text) < len(sentence):
-                inner = extract(text)  # "no, remember that …" is a remember request
+                inner = read(text)  # "no, remember that …" is a remember request
                 if inner and inner[0] not in ("correction", "update"):
                     return inner
-            if kind == "rule":
-                text = text[0].upper() + text[1:]
-            if kind == "forget":
-                text = first_clause(text)
-            if len(text) >= 3:
-                return kind, text
+            return _judged(kind, text, sentence)
     return None
 
 
+def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None:
+    """The request as read, None when it is a task or too short, and whether it is plain."""
+    if kind == "remember" and phrases.task().match(sentence):
+        return None  # "remember to squash", "n'oublie pas de pousser": work for now
+    if kind == "forget":
+        if phrases.not_after("not_forget_after", "forget").match(sentence):
+            return None
+        text = first_clause(text)
+    if kind == "rule":
+        if phrases.not_after("not_rule_after", "rule").match(text):
+            return None  # "never seen that", "don't forget to …", "always fun": not an instruction
+        text = text[0].upper() + text[1:]
+    if len(text) < 3:
+        return None
+    plain = not (kind == "rule" and phrases.marker("rule_doubt").search(text))
+    return kind, text, plain
+
+
 def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
-    """All requests from user lines, ordered by date, session and position."""
+    """All requests from user lines, ordered by date, session and position (doubtful ones too)."""
     if sessions is None or sessions.height == 0:
         return []
-    users = (sessions.filter((pl.col("role") == "user") & pl.col("text").str.contains(_LEADS))
+    users = (sessions.filter((pl.col("role") == "user") & pl.col("text").str.contains(phrases.prefilter()))
              .sort(["date", "session", "seq"]).select("session", "date", "seq", "text"))
     found = []
     for session, day, seq, line in users.iter_rows():
         for sentence in sentences(line):
-            hit = extract(sentence)
+            hit = read(sentence)
             if hit:
-                kind, text = hit
-                found.append(Request(kind, text, str(session), day, int(seq), sentence))
+                kind, text, plain = hit
+                found.append(Request(kind, text, str(session), day, int(seq), sentence, plain))
     return found

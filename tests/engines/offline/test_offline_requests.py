@@ -118,8 +118,20 @@ class BruteCatalog:
         return [line.text for line in self.ws.store.parsed_index()
                 if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == path]
 
+    def was_forgotten(self, query: str) -> bool:
+        wanted = forget_keys(query)
+        return bool(wanted) and any(forget_score(wanted, named, frozenset()) >= FORGET_MIN
+                                    for named in self.__dict__.get("forgotten", []))
+
     def remove(self, memory: Memory) -> None:
         store = self.ws.store
+        if memory.kind == "topic":
+            hooks = [f"{line.title} {line.hook}" for line in store.parsed_index()
+                     if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == memory.key]
+            named = keys(normalize(forget_text(store.topics[memory.key], hooks)))
+        else:
+            named = keys(normalize(memory.text))
+        self.__dict__.setdefault("forgotten", []).append(named)
         if memory.kind == "rule":
             store.index_lines.remove(memory.key)
             return
@@ -246,7 +258,7 @@ EVERY_LEAD = [
     "忘记旧集群", "忘掉旧集群", "忘了旧集群", "Remember: staging is eu-west-1", "keep in mind that CI is slow",
     "recuerda que el servidor está en Madrid", "Recuérdalo: puerto 5433", "souviens-toi que CI est lent",
     "rappelle-toi de la VPN", "merk dir das Passwort-Tool", "Merke dir: port 5433", "ЗАПОМНИ что порт 5433",
-    "lembre-se de rodar os testes", "ricorda che la CI è lenta", "记住：周五不部署", "请记住周五不部署",
+    "lembre-se que os testes são lentos", "ricorda che la CI è lenta", "记住：周五不部署", "请记住周五不部署",
     "记一下周五不部署", "覚えておいて金曜はデプロイしない", "기억해 금요일 배포 금지",
     "Actually, the port is 5433, not 5432", "correction: staging is eu-west-1, not us-east-1",
     "that's wrong: it is 5433", "That is wrong - it is 5433", "that's not right, it is 5433",

@@ -1,0 +1,204 @@
+"""Request phrases as data: one file per language under ``data/phrases/``.
+
+Each file lists the leads people start a request with (remember, forget,
+correction, rule), the words around them (``that``, ``about``, negations,
+the verbs of a change), what makes a sentence *not* a request (a task, a
+scope, a hypothetical, small talk), and whole patterns for languages whose
+verb comes last. The request patterns and the pre-filter are built here from
+the same lists, so they cannot drift apart: every line a pattern accepts
+holds one of the words the pre-filter looks for (tests/engines/offline
+checks it with generated lines). Adding a language is adding a file.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from dream.errors import BadInput
+
+# Request kinds in the order their patterns are tried: the first that matches wins.
+# (kind, lead list, template for languages that space their words, template for those that do not)
+_TEMPLATES: list[tuple[str, str, str | None, str | None]] = [
+    # "don't forget that X" before forget and rule, which it would match too
+    ("remember", "dont_forget", r"^(?:please\s+)?(?:{leads})(?:\s*,)?(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$", None),
+    ("forget", "forget", r"^(?:please\s+)?(?:{leads})(?:\s+(?:{about}))?[\s:,]+(?P<text>.+)$",
+     r"^(?:{leads})[\s:：,，]*(?P<text>.+)$"),
+    ("remember", "remember", r"^(?:please\s+)?(?:{leads})(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$",
+     r"^(?:{leads})[\s:：,，]*(?P<text>.+)$"),
+    ("correction", "correction_marked", r"^(?:{leads})\s*[,:;.!-]\s*(?P<text>.+)$", None),
+    ("correction", "correction", r"^(?:{leads})\s*[,:;.!-]?\s+(?P<text>.+)$",
+     r"^(?:{leads})[\s:：,，、]*(?P<text>.+)$"),
+    ("rule", "from_now_on", r"^(?:{leads})[\s,:]+(?P<text>.+)$", r"^(?:{leads})[\s:：,，]*(?P<text>.+)$"),
+    ("rule", "rule", r"^(?P<text>(?:{leads})\s+.+)$", r"^(?P<text>(?:{leads}).+)$"),
+]
+KINDS = ("remember", "forget", "correction", "rule", "update")
+_LIST_KEYS = {"leads", "words", "not_requests"}
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str
+    spaced: bool
+    leads: dict[str, list[str]]
+    words: dict[str, list[str]]
+    not_requests: dict[str, list[str]]
+    patterns: list[dict[str, Any]] = field(default_factory=list)
+
+
+def phrases_dir() -> Path:
+    return Path(str(files("dream.engines.offline.phrases_data")))
+
+
+@cache
+def languages(folder: str | None = None) -> tuple[Language, ...]:
+    """Every language file, English first (its patterns are tried first), then by code."""
+    paths = sorted(Path(folder or phrases_dir()).glob("*.toml"), key=lambda p: (p.stem != "en", p.stem))
+    if not paths:
+        raise BadInput(f"{folder or phrases_dir()}: no phrase files (*.toml)")
+    return tuple(_load(path) for path in paths)
+
+
+def _load(path: Path) -> Language:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BadInput(f"{path}: cannot read phrases: {exc}") from None
+    tables = {key: data.get(key) or {} for key in _LIST_KEYS}
+    for key, table in tables.items():
+        if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
+            raise BadInput(f"{path}: [{key}] holds lists of strings")
+    patterns = data.get("pattern") or []
+    for item in patterns:
+        if item.get("kind") not in KINDS or not isinstance(item.get("regex"), str):
+            raise BadInput(f"{path}: each [[pattern]] needs a kind ({', '.join(KINDS)}) and a regex")
+    return Language(path.stem, bool(data.get("spaced", True)), tables["leads"], tables["words"],
+                    tables["not_requests"], patterns)
+
+
+def _alternation(phrases: list[str]) -> str:
+    """Longest first, so that "recuérdalo" is tried before "recuerda"."""
+    return "|".join(re.escape(p) for p in sorted(set(phrases), key=lambda p: (-len(p), p)))
+
+
+def words(name: str, langs: tuple[Language, ...] | None = None) -> list[str]:
+    return sorted({w for lang in langs or languages() for w in lang.words.get(name, [])})
+
+
+def _pattern_regex(lang: Language, item: dict[str, Any]) -> str:
+    return item["regex"].replace("{change_verbs}", _alternation(lang.words.get("change_verbs", [])))
+
+
+def _needs(lang: Language, item: dict[str, Any]) -> list[str]:
+    """What every line a whole pattern accepts holds: its `needs`, or the change verbs it names."""
+    needs = item.get("needs")
+    if needs:
+        return list(needs)
+    if "{change_verbs}" in item["regex"]:
+        return list(lang.words.get("change_verbs", []))
+    raise BadInput(f"phrases {lang.code}: pattern {item['regex'][:40]!r} needs `needs` (words it always holds)")
+
+
+@cache
+def request_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(kind, pattern) in the order they are tried; group "text" is what the request is about."""
+    langs = languages()
+    found: list[tuple[str, re.Pattern[str]]] = []
+    for kind, key, spaced_template, unspaced_template in _TEMPLATES:
+        for spaced, template in ((True, spaced_template), (False, unspaced_template)):
+            leads = [lead for lang in langs if lang.spaced == spaced for lead in lang.leads.get(key, [])]
+            if template and leads:
+                filled = template.format(leads=_alternation(leads), that=_alternation(words("that")) or "(?!)",
+                                         about=_alternation(words("about")) or "(?!)")
+                found.append((kind, re.compile(filled, re.I)))
+        found += [(kind, re.compile(_pattern_regex(lang, item), re.I))
+                  for lang in langs for item in lang.patterns
+                  if item["kind"] == kind and _first_template(item["kind"]) == key]
+    found += [(item["kind"], re.compile(_pattern_regex(lang, item), re.I))
+              for lang in langs for item in lang.patterns if item["kind"] == "update"]
+    return tuple(found)
+
+
+def _first_template(kind: str) -> str | None:
+    """Whole patterns of a kind are tried right after the template of that kind's main leads."""
+    return {"forget": "forget", "remember": "remember"}.get(kind)
+
+
+@cache
+def prefilter() -> str:
+    """A regex (for polars) that every line holding a request matches: its leads and needed words.
+
+    Leads of spaced languages are whole words (every template puts a space or
+    a mark after them); the rest, and the words whole patterns need, are
+    looked for anywhere.
+    """
+    parts = []
+    for lang in languages():
+        for key, leads in lang.leads.items():
+            for lead in leads:
+                parts.append(rf"\b{re.escape(lead)}" if lang.spaced and lead[:1].isalnum() else re.escape(lead))
+        for item in lang.patterns:
+            parts += [re.escape(word) for word in _needs(lang, item)]
+    return "(?i)" + "|".join(sorted(set(parts)))
+
+
+@cache
+def marker(name: str) -> re.Pattern[str]:
+    """One pattern for a [not_requests] list of every language (never matches when all are empty)."""
+    found = [f"(?:{regex})" for lang in languages() for regex in lang.not_requests.get(name, [])]
+    return re.compile("|".join(found) or "(?!)", re.I)
+
+
+@cache
+def not_after(name: str, key: str) -> re.Pattern[str]:
+    """Leads of `key` followed by a word of the [words] list `name`: "never seen", "忘了说"."""
+    parts = []
+    for lang in languages():
+        leads, following = lang.leads.get(key, []), lang.words.get(name, [])
+        if leads and following:
+            gap = r"\s+" if lang.spaced else r"\s*"
+            end = r"(?!\w)" if lang.spaced else ""
+            parts.append(rf"^(?:{_alternation(leads)}){gap}(?:{_alternation(following)}){end}")
+    return re.compile("|".join(parts) or "(?!)", re.I)
+
+
+@cache
+def task() -> re.Pattern[str]:
+    """A remember lead followed by an action in its own language: "remember to squash", "recuerda hacer…"."""
+    parts = []
+    for lang in languages():
+        leads = lang.leads.get("remember", []) + lang.leads.get("dont_forget", [])
+        for regex in lang.not_requests.get("task", []):
+            if leads:
+                parts.append(rf"^(?:please\s+)?(?:{_alternation(leads)})(?:\s*,)?\s*(?:{regex})")
+    return re.compile("|".join(parts) or "(?!)", re.I)
+
+
+@cache
+def negation() -> re.Pattern[str]:
+    """Every negation form: a rule with one says the opposite of the same rule without."""
+    return _words_pattern(lambda lang: lang.words.get("negation", []))
+
+
+@cache
+def polar() -> re.Pattern[str]:
+    """Negations and the rule leads ("always", "siempre"): what two opposite rules differ by."""
+    return _words_pattern(lambda lang: lang.words.get("negation", []) + lang.leads.get("rule", []))
+
+
+def _words_pattern(pick) -> re.Pattern[str]:  # type: ignore[no-untyped-def]
+    spaced = [w for lang in languages() if lang.spaced for w in pick(lang)]
+    unspaced = [w for lang in languages() if not lang.spaced for w in pick(lang)]
+    parts = [rf"(?<!\w)(?:{_alternation(spaced)})(?!\w)"] if spaced else []
+    parts += [f"(?:{_alternation(unspaced)})"] if unspaced else []
+    return re.compile("|".join(parts) or "(?!)", re.I)
+
+
+def change_verbs(spaced: bool) -> str:
+    """The verbs of "X moved from A to B", as one alternation, for corrections.py."""
+    return _alternation([w for lang in languages() if lang.spaced == spaced for w in lang.words.get("change_verbs", [])])

@@ -1,0 +1,66 @@
+"""Phrases as data: the patterns and the pre-filter come from the same files, and stay in step."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dream.engines.offline import phrases
+from dream.engines.offline.requests import gather_requests, read
+from dream.errors import BadInput
+
+LANGS = phrases.languages()
+LEADS = sorted({lead for lang in LANGS for leads in lang.leads.values() for lead in leads})
+NEEDED = sorted({word for lang in LANGS for item in lang.patterns for word in phrases._needs(lang, item)})
+PIECES = LEADS + NEEDED + ["that", "que", "dass", "from", "to", "not", "now", "port 5433", "Postgres 16", "npm",
+                           "pnpm", "에서", "으로", "から", "に", "从", "的", "の", "은", "를", ",", "，", " ", ":", "-"]
+FILLER = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12)
+
+
+def line_strategy():
+    """Lines made of leads, the words patterns need and random text, in any order and case."""
+    piece = st.one_of(st.sampled_from(PIECES), FILLER).map(lambda p: p.upper() if len(p) % 3 == 0 else p)
+    return st.lists(piece, min_size=1, max_size=8).map(lambda parts: " ".join(parts) if len(parts) % 2 else "".join(parts))
+
+
+def kept_by_prefilter(line: str) -> bool:
+    return pl.Series([line]).str.contains(phrases.prefilter()).item()
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line_strategy())
+def test_the_prefilter_never_rules_out_a_line_the_patterns_accept(line):
+    said = line.strip().rstrip(" .。!！")
+    if any(pattern.match(said) for _, pattern in phrases.request_patterns()) or read(line) is not None:
+        assert kept_by_prefilter(line), line
+
+
+@pytest.mark.parametrize("lang", [lang.code for lang in LANGS])
+def test_every_lead_of_every_language_reaches_the_patterns_through_the_prefilter(lang):
+    language = next(item for item in LANGS if item.code == lang)
+    for key, leads in language.leads.items():
+        for lead in leads:
+            line = f"{lead} the staging database is on port 5433"
+            assert kept_by_prefilter(line), (key, lead)
+
+
+def test_ten_languages_ship_and_adding_one_is_a_data_change(tmp_path):
+    assert {lang.code for lang in LANGS} >= {"en", "es", "de", "fr", "pt", "ru", "it", "ja", "zh", "ko"}
+    (tmp_path / "nl.toml").write_text('spaced = true\n[leads]\nforget = ["vergeet"]\n', encoding="utf-8")
+    dutch = phrases.languages(str(tmp_path))
+    assert [lang.leads["forget"] for lang in dutch] == [["vergeet"]]
+
+
+def test_a_broken_phrase_file_is_named_in_one_line(tmp_path):
+    (tmp_path / "xx.toml").write_text("[leads\n", encoding="utf-8")
+    with pytest.raises(BadInput, match="xx.toml: cannot read phrases"):
+        phrases.languages(str(tmp_path))
+
+
+def test_the_quick_filter_is_what_gather_requests_uses():
+    rows = pl.DataFrame({"session": ["s1"] * 2, "date": [None, None], "seq": [0, 1], "role": ["user"] * 2,
+                         "text": ["nothing to see", "패키지 매니저를 npm에서 pnpm으로바꿨어요"]},
+                        schema={"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64, "role": pl.Utf8, "text": pl.Utf8})
+    assert [r.kind for r in gather_requests(rows)] == ["update"]
