@@ -40,7 +40,7 @@ class ModelPrice(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Every setting with its default. Built unchecked from code; `load_settings` checks what files and flags set.
 
-    A msgspec Struct, like the records (see dream/records.py for why not pydantic).
+    A msgspec Struct, like the records (see dream/store/records.py for why not pydantic).
     """
 
     # gate
@@ -71,6 +71,7 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     backoff_max_hours: Annotated[float, NonNegative] = 24.0
     # review policy
     auto_accept: bool = False
+    auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
     # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None
     transcripts_path: str | None = None
