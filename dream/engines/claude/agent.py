@@ -72,8 +72,9 @@ _FAILURES = {
     "refusal": ("refusal", "the model declined to go on"),
     "model_context_window_exceeded": ("context", "the conversation outgrew the model's context window"),
 }
-_KNOWN = {"end_turn", "stop_sequence", "tool_use", "pause_turn", "max_tokens", "refusal",
-          "model_context_window_exceeded"}
+_KNOWN = {"end_turn", "stop_sequence", "tool_use", "pause_turn", "compaction", "max_tokens", "refusal",
+          "model_context_window_exceeded"}  # BetaStopReason of the SDK
+_SENT_BACK = {"pause_turn", "compaction"}  # the server paused a long turn: send it back to be continued
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 NUDGE = ("Go on with tonight's dream: use the tools to do the four phases, without asking; a person reviews every "
          "change. Put anything you are unsure of under \"Needs a person\" in your final summary.")
@@ -177,8 +178,8 @@ class ClaudeEngine:
                 self._calls.update({u.id: context.describe_call(u.name, u.input) for u in uses})
                 self._transcript.append({"role": "user", "content": tools.run(uses)})
                 self._segment_if_long(reply.usage)
-            elif reply.stop_reason == "pause_turn":
-                continue  # the server paused a long turn: send it back to be continued
+            elif reply.stop_reason in _SENT_BACK:
+                continue
             elif not nudged and (not acted or _asks(reply)):
                 nudged = True
                 self._append_user_text(NUDGE)

@@ -18,7 +18,7 @@ from anthropic.lib.tools import ToolError
 from helpers.claude_store import engine_input, four_phase_script
 from helpers.fake_anthropic import Drop, FakeAnthropic, Reply, auth_failed, fake_api, memory, text  # noqa: F401
 from helpers.reference_store import make_store
-from helpers.scripted_models import PREAMBLE, QUESTION, ScriptedModel, diligent, thinking_heavy, wide
+from helpers.scripted_models import PREAMBLE, QUESTION, ScriptedModel, diligent, thinking_heavy
 
 from dream.config import Settings
 from dream.engines.claude import ClaudeEngine
@@ -26,9 +26,9 @@ from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.prompts import render_dream, render_system
 from dream.outcomes import Status
 from dream.pipeline.run import run
+from dream.store.layout import Layout
 from dream.store.tree import is_memory_path
 from dream.versions.proposals import Proposals
-from dream.store.layout import Layout
 
 NIGHT = datetime(2026, 12, 1, 3).timestamp()
 NEW_MEMORY = "---\nname: payout cutoff\ndescription: when payouts stop for the day\ntype: project\n---\n" \
@@ -250,18 +250,29 @@ def test_the_prompt_on_conflicts_does_not_let_recency_decide() -> None:
 # -- Locked to Anthropic's endpoint ------------------------------------------------------------------------------
 
 
-def test_memory_tool_custom_runs_against_a_server_that_rejects_unknown_tool_types(
-    tmp_path: Path, fake_api: FakeAnthropic
+def local_setup_config() -> str:
+    """The store config of docs/claude-engine.md, "A fully local setup", as the docs give it."""
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "claude-engine.md").read_text()
+    section = docs.split("### A fully local setup", 1)[1]
+    return section.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_local_setup_runs_against_a_server_that_rejects_unknown_tool_types(
+    tmp_path: Path, fake_api: FakeAnthropic, cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_api.tool_types = "custom"
-    settings = {"memory_tool": "custom", "thinking": "none", "effort": "none"}
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "ollama")  # as the docs say: required, ignored
     store = make_store(tmp_path / "store", topics=4, sessions=2)
+    (store / ".dream").mkdir()
+    (store / ".dream" / "config.toml").write_text(local_setup_config())
     fake_api.play(*[ScriptedModel(thinking=(0, 0), edits=2)] * 50)
-    outcome = dream(store, **settings)
-    assert outcome.status == Status.PROPOSED, outcome.error
+    result = cli("run", "--store", str(store), "--engine", "claude", "--force", "--json")
+    assert result.code == 0 and result.json["status"] == "proposed", result.json
     memory_tool = fake_api.requests[0]["tools"][0]
     assert memory_tool["name"] == "memory" and "type" not in memory_tool and "input_schema" in memory_tool
     assert all("thinking" not in r and "output_config" not in r for r in fake_api.requests)
+    assert {r["model"] for r in fake_api.requests} == {"qwen3-coder"} and fake_api.protocol_errors == []
 
 
 def test_the_builtin_memory_tool_is_what_such_a_server_rejects(tmp_path: Path, fake_api: FakeAnthropic) -> None:
