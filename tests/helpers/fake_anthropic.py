@@ -364,7 +364,7 @@ class FakeAnthropic:
         digest = hashlib.sha256()
         chars = 0
         for i, block in enumerate(blocks):
-            digest.update(json.dumps(_unmarked(block), sort_keys=True).encode())
+            digest.update(json.dumps(unmarked(block), sort_keys=True).encode())
             keys.append(digest.copy().hexdigest())
             chars += len(json.dumps(block, sort_keys=True, ensure_ascii=False)) + 2
             if isinstance(block, dict) and block.get("type") == "thinking":  # it stays in the context, shown or not
@@ -556,15 +556,15 @@ def _signature(body: dict[str, Any], index: int, before: list[Any]) -> str:
         "tools": body.get("tools", []),
         "messages": [*body["messages"][:index], {"role": "assistant", "content": before}],
     }
-    return "sig-" + hashlib.sha256(json.dumps(_unmarked(prefix), sort_keys=True).encode()).hexdigest()[:32]
+    return "sig-" + hashlib.sha256(json.dumps(unmarked(prefix), sort_keys=True).encode()).hexdigest()[:32]
 
 
-def _unmarked(value: Any) -> Any:
+def unmarked(value: Any) -> Any:
     """`value` without cache_control markers: where a breakpoint sits does not change the prefix."""
     if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_unmarked(v) for v in value]
+        return [unmarked(v) for v in value]
     return value
 
 
