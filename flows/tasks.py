@@ -36,7 +36,8 @@ from dream.errors import LockBusy
 from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
 from dream.pipeline import fleet
-from dream.pipeline.fleet import FleetEntry, scan_fleet, store_slug
+from dream.pipeline.fleet import FleetEntry, scan_fleet
+from dream.store.layout import store_slug
 from dream.pipeline.report import proposal_markdown
 from dream.pipeline.stages import STAGE_NAMES
 from dream.review import paused

@@ -132,7 +132,7 @@ def status(
     as_json: JsonOpt = False,
 ) -> None:
     """Gate, lock holder, current version and pending proposals."""
-    from dream.review.status import fleet_status, store_row, store_status  # start-up: see dream/cli/__init__.py
+    from dream.pipeline.status import fleet_status, store_row, store_status  # start-up: see dream/cli/__init__.py
     if html:
         _write_overview(html, fleet_status(roots or []) if all_stores or roots else [store_row(store)], as_json)
         return

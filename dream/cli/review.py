@@ -330,7 +330,7 @@ def rebase(
     as_json: JsonOpt = False,
 ) -> None:
     """Dream again on the store as it is now; the fresh proposal replaces the stale one."""
-    from dream.review import rebase as rebasing  # start-up: see dream/cli/__init__.py
+    from dream.pipeline import rebase as rebasing  # start-up: see dream/cli/__init__.py
 
     decision = rebasing.rebase(store, proposal_id, comment)
     if as_json:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dream.errors import BadInput, DreamError
-from dream.pipeline.fleet import store_slug
+from dream.store.layout import store_slug
 from dream.review import page
 from dream.review.retention import summarize
 from dream.store.layout import Layout
@@ -58,7 +58,7 @@ def proposal_counts(layout: Layout, proposal: Proposal) -> dict[str, int]:
 
 def write_overview(html: Path, rows: list[dict[str, Any]], short_names: list[str],
                    root: str | None = None) -> Overview:
-    """The overview of `rows` (`dream.review.status.store_row`s) at `html`, each pending proposal's page beside it.
+    """The overview of `rows` (`dream.pipeline.status.store_row`s) at `html`, each pending proposal's page beside it.
 
     `short_names` are the stores as the page shows them (the command line's
     shortened paths, relative to `root`); the full path is each row's tooltip.

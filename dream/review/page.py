@@ -7,21 +7,19 @@ engine), the retention table with dropped lines first, and a side-by-side
 diff per file. Each file's diff is a collapsible ``<details>`` listed in a
 file index, so a 200-file store stays readable.
 
-    python -m dream.review_page --store STORE [PROPOSAL] --out page.html
+    dream diff --store STORE [PROPOSAL] --html page.html
 """
 
 from __future__ import annotations
 
-import argparse
 import difflib
-import sys
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 
 import jinja2
 
-from dream.errors import BadInput, DreamError
+from dream.errors import BadInput
 from dream.review.retention import summarize
 from dream.store.layout import Layout
 from dream.store.tree import Tree, atomic_write, changed_paths
@@ -157,24 +155,3 @@ def write_page(path: Path, html: str) -> Path:
     except OSError as exc:
         raise BadInput(f"{path}: cannot write the review page: {exc.strerror or exc}") from None
     return path
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dream.review_page", description=__doc__.splitlines()[0])
-    parser.add_argument("proposal", nargs="?", help="proposal id (default: the newest pending)")
-    parser.add_argument("--store", default=".", help="memory store folder")
-    parser.add_argument("--out", required=True, help="HTML file to write")
-    args = parser.parse_args(argv)
-    try:
-        layout = Layout.open(args.store)
-        proposal = Proposals(layout).resolve(args.proposal)
-        write_page(Path(args.out), proposal_page(layout, proposal))
-    except DreamError as exc:
-        sys.stderr.write(f"dream: error: {exc}\n")
-        return exc.exit_code
-    print(args.out)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

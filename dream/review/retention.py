@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 
 from rapidfuzz import fuzz, process
 
-from dream.engines.offline.similarity import MAX_BLOCK, _prefix_length, tokens
+from dream.engines.offline.similarity import MAX_BLOCK, prefix_length, tokens
 from dream.store.tree import INDEX_NAME, Tree, changed_paths
 
 MATCH_THRESHOLD = 80.0  # rapidfuzz ratio (whole line against whole line) counting as found
@@ -182,7 +182,7 @@ class _Pool:
     def _candidates(self, norm: str) -> set[int]:
         """Lines holding one of the rarest tokens of `norm` (the prefix-filtering block)."""
         ordered = sorted(tokens(norm), key=lambda t: (len(self.holders.get(t, ())), t))
-        prefix = ordered[: _prefix_length(len(ordered), MATCH_THRESHOLD)]
+        prefix = ordered[: prefix_length(len(ordered), MATCH_THRESHOLD)]
         prefix = [t for t in prefix if len(self.holders.get(t, ())) <= MAX_BLOCK] or prefix[:1]
         return {i for t in prefix for i in self.holders.get(t, ())}
 
