@@ -15,9 +15,9 @@ from dream.errors import BadInput
 def lint_cmd(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     """Check the paths, commands, names and dependencies the memories cite; exit 1 when one fails."""
     from dream.config import load_settings  # start-up: see dream/cli/__init__.py
-    from dream.lint import lint_store
-    from dream.store.layout import Layout
-    from dream.store.tree import read_tree
+    from dream.lint import lint_store  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.store.tree import read_tree  # start-up: see dream/cli/__init__.py
 
     layout = Layout.open(store)
     settings = load_settings(layout.root)

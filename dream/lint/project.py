@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,8 +113,6 @@ def open_project(root: Path, found_by: str, timeout: float) -> Project:
 
 def _not_projects() -> set[Path]:
     """Folders a session may run in that are not one project, when they are not git trees."""
-    import tempfile
-
     return {Path("/"), Path.home().resolve(), Path(tempfile.gettempdir()).resolve()}
 
 
