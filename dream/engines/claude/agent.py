@@ -63,6 +63,7 @@ from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
 from dream.engines.configured import require_configured
 from dream.errors import ConfigError, EngineFailed, RunFailed
+from dream.lint.signal import lint_signal
 from dream.outcomes import Usage
 from dream.store.tree import Tree, read_tree
 
@@ -316,7 +317,7 @@ class ClaudeEngine:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide)
+                            hide=hide) + hide(lint_signal(inp.lint))
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})
