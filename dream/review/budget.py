@@ -10,28 +10,15 @@ report says so at the top, and the `auto_accept` policy refuses it.
 from __future__ import annotations
 
 from dream.config import Settings
-from dream.store.model import FrontmatterRefused, parse_frontmatter
 from dream.store.tree import INDEX_NAME, Tree
-
-
-def _lines(tree: Tree) -> set[str]:
-    """The distinct text lines of the memories, frontmatter left out (a merge keeps one copy of a repeated line)."""
-    found: set[str] = set()
-    for data in tree.values():
-        lines = data.decode("utf-8", errors="replace").splitlines()
-        try:
-            fm = parse_frontmatter(lines)
-        except FrontmatterRefused:
-            fm = None
-        found.update(line.strip() for line in lines[fm.end + 1 if fm else 0:] if line.strip())
-    return found
+from dream.versions.removed import distinct_lines
 
 
 def removal_budget(base: Tree, proposed: Tree, settings: Settings) -> dict:
     """The share of files and lines the proposal removes, beside the budget, and whether it is over."""
     files = [rel for rel in base if rel != INDEX_NAME]
     gone_files = sorted(rel for rel in files if rel not in proposed)
-    before, after = _lines(base), _lines(proposed)
+    before, after = set(distinct_lines(base)), set(distinct_lines(proposed))
     gone_lines = len(before - after)
     file_share = len(gone_files) / len(files) if files else 0.0
     line_share = gone_lines / len(before) if before else 0.0
