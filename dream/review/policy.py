@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from dream.config import Settings
 from dream.engines.base import REQUEST
 from dream.errors import Refused
+from dream.review.budget import removal_budget
 from dream.review.choices import needs
 from dream.review.decide import Decision, accept, partial_tree
 from dream.review.retention import summarize
@@ -48,15 +49,14 @@ class Verdict:
     held: list[str] = field(default_factory=list)  # files that wait for a person; the rest may be taken
 
 
-def judge(layout: Layout, proposal_id: str, take_requests: bool = False) -> Verdict:
+def judge(layout: Layout, proposal_id: str, take_requests: bool = False,
+          settings: Settings | None = None) -> Verdict:
     """May this proposal (or which part of it) be accepted without review?"""
     proposals = Proposals(layout)
     proposal = proposals.get(proposal_id)
     if proposal.status != PENDING:
         return Verdict(False, f"proposal is {proposal.status}")
     report = proposals.report(proposal)
-    if (report.get("removal_budget") or {}).get("over"):  # worked out by the run (dream/review/budget.py)
-        return Verdict(False, "it is over the removal budget")
     base = Versions(layout).tree(proposal.base_version)
     tree = proposals.tree(proposal)
     held = [] if take_requests else held_for_person(report.get("changes") or [], base, tree, proposal.changed)
@@ -64,6 +64,11 @@ def judge(layout: Layout, proposal_id: str, take_requests: bool = False) -> Verd
         return Verdict(False, "every file it changes holds a request that rewrites or removes text", held)
     taken = [path for path in proposal.changed if path not in held]
     going_in = partial_tree(base, tree, taken) if held else tree  # what the store would become unattended
+    budget = report.get("removal_budget") or {}  # worked out by the run (dream/review/budget.py)
+    if held and budget and settings is not None:  # only what goes in unattended counts
+        budget = removal_budget(base, going_in, settings)
+    if budget.get("over"):
+        return Verdict(False, "it is over the removal budget")
     retention = summarize(base, going_in) if held else report.get("retention") or summarize(base, tree)
     if retention["dropped"]:
         return Verdict(False, f"it drops {retention['dropped']} line(s)")
@@ -106,7 +111,7 @@ def auto_accept(layout: Layout, settings: Settings, proposal_id: str | None) -> 
     """Accept `proposal_id` when the policy allows it; None when it waits for review."""
     if not settings.auto_accept or not proposal_id:
         return None
-    verdict = judge(layout, proposal_id, take_requests=settings.auto_accept_requests)
+    verdict = judge(layout, proposal_id, take_requests=settings.auto_accept_requests, settings=settings)
     if not verdict.accept:
         return None
     try:
