@@ -45,7 +45,6 @@ from dream.pipeline.report import build_report
 from dream.pipeline.sessions import scan_sessions
 from dream.store.state import StoreState, backoff_seconds, load_state, save_state
 from dream.review import policy, retention
-from dream.store import litter
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
 from dream.store.tree import (
@@ -62,7 +61,7 @@ from dream.store.validate import errors as validation_errors
 from dream.store.validate import validate_tree
 from dream.transcripts.importer import ImportResult, import_configured
 from dream.versions.diffing import tree_diff
-from dream.versions.journal import finish_interrupted_write, recover
+from dream.versions.journal import finish_interrupted_write, recover_and_clean
 from dream.versions.manifests import Versions
 from dream.versions.proposals import SUPERSEDED, Proposal, Proposals, new_proposal_id
 
@@ -167,8 +166,8 @@ def gate(ctx: RunContext) -> GateDecision:
 def lock(ctx: RunContext) -> Iterator[None]:
     """Hold the store's lock; raises `LockBusy` at once if another run has it."""
     with store_lock(ctx.layout, ctx.run_id):
-        recover(ctx.layout)  # a write interrupted after `recover_interrupted_write` looked, or it found locked
-        cleaned = litter.clean(ctx.layout)  # what killed processes left: reported with the run
+        # a write interrupted after `finish_interrupted_write` looked, or it found locked; then the litter
+        cleaned = recover_and_clean(ctx.layout)
         if cleaned:
             ctx.warnings.append(f"removed {len(cleaned)} file(s) left by an interrupted dream process: "
                                 + ", ".join(cleaned[:10]) + (" …" if len(cleaned) > 10 else ""))

@@ -155,9 +155,14 @@ def text_problem(rel: str, data: bytes) -> str | None:
     return None
 
 
+# In every temporary name dream makes: no editor, tool or person names a file `.x.~dream-….tmp`, so a file
+# with it is dream's own, and one without it is never taken for litter (`dream.store.litter`).
+TEMP_MARK = "~dream-"
+
+
 def temp_prefix(path: Path) -> str:
-    """The name prefix of `path`'s temporary files: ``.<name>.`` (its name cut short), then random, then .tmp."""
-    return f".{path.name[:_TEMP_NAME_CHARS]}."
+    """The name prefix of `path`'s temporary files: ``.<name>.~dream-`` (its name cut short), then random, .tmp."""
+    return f".{path.name[:_TEMP_NAME_CHARS]}.{TEMP_MARK}"
 
 
 def fsync_dir(path: Path) -> None:
