@@ -56,6 +56,7 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     backoff_max_hours: Annotated[float, NonNegative] = 24.0
     # review policy
     auto_accept: bool = False
+    auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
     # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None
     transcripts_path: str | None = None
