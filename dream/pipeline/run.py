@@ -261,12 +261,10 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     errors = validation_errors(findings)
     if errors:
         first = errors[0]
-        failure = ValidationFailed(
+        raise ValidationFailed(
             f"staged tree breaks {len(errors)} rule(s), first: {first.path}: {first.rule}: {first.message}",
             findings,
-        )
-        failure.usage = staged.result.usage  # type: ignore[attr-defined]  # a failed run still shows what it spent
-        raise failure
+        ).spent(staged.result.usage)
     return findings
 
 
@@ -375,7 +373,8 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:
     outcome = _outcome(ctx, gathered)
     outcome.status, outcome.reason, outcome.error = Status.FAILED, exc.reason, str(exc)
-    outcome.usage = getattr(exc, "usage", None) or outcome.usage  # what the engine spent before failing
+    if isinstance(exc, RunFailed) and exc.usage is not None:
+        outcome.usage = exc.usage  # what the engine spent before failing
     return outcome
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dream import history
 from dream.crashpoints import crashpoint
-from dream.errors import BadInput, DiskFull, MergeConflict, ProposalClosed, Refused, is_disk_full
+from dream.errors import BadInput, DiskFull, MergeConflict, Refused, is_disk_full
 from dream.review import requests
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
@@ -34,7 +34,7 @@ from dream.versions.journal import (
 )
 from dream.versions.manifests import Versions
 from dream.store.merge import MergeResult, merge_trees
-from dream.versions.proposals import PENDING, REJECTED, Proposal, Proposals
+from dream.versions.proposals import REJECTED, Proposal, Proposals
 
 
 @dataclass
@@ -179,9 +179,7 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
     actor = who or history.actor()
     with LockedStore(layout, "accept") as locked:
         proposals = Proposals(layout)
-        proposal = proposals.resolve(proposal_id)
-        if proposal.status != PENDING:
-            raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
+        proposal = proposals.awaiting_decision(proposal_id)
         try:
             plan = plan_accept(layout, proposal, only, except_)
         except MergeConflict as conflict:
@@ -238,9 +236,7 @@ def reject(store: str | Path, proposal_id: str | None = None, comment: str | Non
     layout = Layout.open(store)
     with LockedStore(layout, "reject"):
         proposals = Proposals(layout)
-        proposal = proposals.resolve(proposal_id)
-        if proposal.status != PENDING:
-            raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
+        proposal = proposals.awaiting_decision(proposal_id)
         proposals.set_status(proposal, REJECTED)
         if not forget_requests:
             requests.replay_proposal(layout, proposal)  # the next run offers its requests again

@@ -36,6 +36,7 @@ from typing import Any
 from dream.crashpoints import before_write, crashpoint
 from dream.store.tree import NOT_LOADED, TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
 from dream.store.merge import merge_file
+from dream.store.regular import NotRegular
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -74,10 +75,6 @@ class Seen:
         return None if self.data is None else sha256(self.data)
 
 
-class NotRegular(OSError):
-    """The path holds something other than a regular file (folder, symlink, FIFO …)."""
-
-
 def observe(path: Path) -> Seen:
     """The file at `path` now; `NotRegular` when it is not a regular file."""
     try:
@@ -85,11 +82,11 @@ def observe(path: Path) -> Seen:
     except FileNotFoundError:
         return Seen(0, 0, 0, None)
     except OSError as exc:
-        raise NotRegular(exc.errno, exc.strerror, str(path)) from None
+        raise NotRegular(path, exc.strerror or "cannot be opened", exc.errno or errno.EINVAL) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise NotRegular(errno.EINVAL, "not a regular file", str(path))
+            raise NotRegular(path, "not a regular file")
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)

@@ -47,7 +47,8 @@ from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, LockBusy, Refused, is_disk_full
 from dream.store.records import DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
-from dream.store.cas import NotRegular, compare_and_swap, stage
+from dream.store.cas import compare_and_swap, stage
+from dream.store.regular import NotRegular
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
 from dream.store.tree import (
