@@ -44,6 +44,12 @@ def the_morning(root: Path) -> dict[str, list]:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("> remember that the staging database is read-only on fridays\n< noted\n")
 
+    def name_the_project() -> None:
+        """A project folder without git beside the store, which its config names (lint is walked there)."""
+        (root / "api" / "src").mkdir(parents=True, exist_ok=True)
+        (root / "api" / "src" / "app.py").write_text("DATABASE_URL = 1\n")
+        (store / ".dream" / "config.toml").write_text(f'project = "{root / "api"}"\n')
+
     return {
         "version": [["version"]],
         "config": [["config", *s]],
@@ -62,6 +68,7 @@ def the_morning(root: Path) -> dict[str, list]:
         "gc": [["gc", "--keep", "9", *s]],
         "import": [["import", "--from", "claude-code", str(transcripts), *s]],
         "eval": [["eval", "--only", "team"], ["eval", "--only", "no-such-case"]],
+        "lint": [["lint", *s], name_the_project, ["lint", *s]],
     }
 
 
