@@ -539,7 +539,7 @@ class Store:
         return data
 
 
-MAX_STEM_BYTES = 120  # a file name may hold 255 bytes; the stem leaves room for "-NNN.md" and temp names
+MAX_STEM_BYTES = 120  # a file name may hold 255 bytes; the stem leaves room for a "-2" suffix and temp names
 
 
 def _capped_stem(stem: str) -> str:
