@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from dream.store.layout import Layout
-from dream.store.tree import NOT_MEMORY_DIRS, TEMP_MARK, temp_prefix
+from dream.store.tree import TEMP_MARK, is_reserved_dir, temp_prefix
 
 # The mark, mkstemp's 8 random characters, then nothing or the compare-and-swap's side-file marks.
 _TEMP = re.compile(r"^\..+\." + re.escape(TEMP_MARK) + r"(?:[a-z0-9_]{8}(?:old)?|\d+removed)\.tmp$")
@@ -63,7 +63,7 @@ def _stale_staging(layout: Layout) -> list[str]:
 
 def _walk_into(top: Path, folder: Path, name: str, memory: bool) -> bool:
     if memory:  # the memory folders only: not logs/, sessions/, .dream/ or hidden ones
-        return not name.startswith(".") and (folder != top or name not in NOT_MEMORY_DIRS)
+        return not name.startswith(".") and (folder != top or not is_reserved_dir(name))
     return folder / name != top / "staging"  # whole copies there: `_stale_staging`
 
 

@@ -98,5 +98,5 @@ def test_no_command_prints_python_values_or_raw_status_words(tmp_path: Path, hom
     text = "\n".join(seen)
     # The scan saw what each kind of output looks like, so it can fail.
     for expected in ["current version", "proposed", "settings", "rolled back to version 1", "rejected",
-                     "not among its changed files", "take this file?", "review actions", "store(s)"]:
+                     "not among its changed files", "take this change to", "review actions", "store(s)"]:
         assert expected in text, expected
