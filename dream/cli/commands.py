@@ -39,7 +39,8 @@ def run(
     store: StoreOpt = Path("."),
     engine: Annotated[Optional[str], typer.Option(help="auto | offline | claude (auto: claude when ANTHROPIC_API_KEY is set).")] = None,
     model: Annotated[Optional[str], typer.Option(help="Claude model for the claude engine.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Skip the hours and sessions checks (never the lock).")] = False,
+    force: Annotated[bool, typer.Option("--force", help=(
+        "Run now: skip the backoff, hours and sessions checks (never enabled = false, never the lock)."))] = False,
     min_hours: Annotated[Optional[float], typer.Option(help="Override min_hours for this run.")] = None,
     min_sessions: Annotated[Optional[int], typer.Option(help="Override min_sessions for this run.")] = None,
     all_stores: AllOpt = False,
