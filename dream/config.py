@@ -11,6 +11,7 @@ file and the key.
 from __future__ import annotations
 
 import os
+import sys
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -131,6 +132,22 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _read_personal(path: Path) -> dict[str, Any]:
+    """The user's own config; a home folder dream may not enter skips it (said once), never stops a command.
+
+    A config that is there but damaged is still an error: it says what the user meant to set.
+    """
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:  # EACCES: an unreadable $HOME; ENOTDIR, ELOOP: a path that cannot lead to it
+        sys.stderr.write(f"dream: warning: {path}: cannot be reached ({exc.strerror}); "
+                         f"settings from it are not used\n")
+        return {}
+    return _read_toml(path)
+
+
 def _check_keys(data: dict[str, Any], where: str) -> None:
     unknown = sorted(set(data) - set(SETTING_NAMES))
     if unknown:
@@ -158,8 +175,10 @@ def _literal_words(hint: Any) -> list[str]:
 
 def _layers(store: Path | None, overrides: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
     """Each source of settings with what it sets, lowest precedence first."""
-    files = [global_config_path()] + ([store_config_path(store)] if store is not None else [])
-    layers = [(str(path), _read_toml(path)) for path in files]
+    personal = global_config_path()
+    layers = [(str(personal), _read_personal(personal))]
+    if store is not None:
+        layers.append((str(store_config_path(store)), _read_toml(store_config_path(store))))
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     _check_keys(flags, "command line")
     layers.append(("command line", flags))

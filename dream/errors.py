@@ -14,6 +14,10 @@ Every message is one line naming what and where.
 from __future__ import annotations
 
 import errno
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dream.outcomes import Usage
 
 
 class DreamError(Exception):
@@ -55,6 +59,53 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
 
 
+WRITE_REFUSED_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+
+
+class NotWritable(BadInput):
+    """dream may not write where it must (a read-only store, folders of mode 555, files of another user)."""
+
+
+def from_os_error(exc: OSError) -> DreamError | None:
+    """The one-line error for an OSError a user can fix (no space, no permission); None for any other."""
+    where = exc.filename if exc.filename is not None else "the store"
+    if is_disk_full(exc):
+        return DiskFull(f"{where}: disk full ({exc.strerror}); free some space and run the command again")
+    if exc.errno not in WRITE_REFUSED_ERRNOS:
+        return None
+    return NotWritable(f"{where}: {exc.strerror}; {fix_for(str(where))}")
+
+
+def fix_for(path: str) -> str:
+    """What to run so that this user may write `path`: chown when another user owns it, chmod otherwise."""
+    import os  # start-up: only an error message needs it
+    import pwd  # start-up: as above
+    from pathlib import Path  # start-up: as above
+
+    def name(uid: int) -> str:
+        try:
+            return pwd.getpwuid(uid).pw_name
+        except KeyError:
+            return f"uid {uid}"
+
+    here = Path(path)
+    while not os.path.lexists(here) and here.parent != here:  # a folder dream could not make: its parent's
+        here = here.parent
+    try:
+        owner = os.stat(here).st_uid
+    except OSError:
+        return "make its folder writable for you, or run dream as the user who owns the store"
+    me, path = os.geteuid(), str(here)
+    parts = Path(path).parts
+    whole = str(Path(*parts[:parts.index(".dream") + 1])) if ".dream" in parts else path  # all of dream's files
+    if owner != me and me == 0:
+        return (f"it belongs to {name(owner)}: run dream as {name(owner)} (`sudo -u {name(owner)} dream …`), "
+                f"so that what dream writes stays theirs")
+    if owner != me:
+        return f"it belongs to {name(owner)}, not to {name(me)}: run `sudo chown -R {name(me)} {whole}`"
+    return f"it is not writable: run `chmod -R u+w {whole}`"
+
+
 class Refused(DreamError):
     """An operation that would lose or corrupt data, so it was not done."""
 
@@ -89,11 +140,17 @@ class LockBusy(Refused):
 
 
 class RunFailed(DreamError):
-    """A dream run ended without a valid proposal."""
+    """A dream run ended without a valid proposal; `usage` is what it spent until then (None: not known)."""
 
-    def __init__(self, reason: str, message: str):
+    def __init__(self, reason: str, message: str, usage: Usage | None = None):
         super().__init__(message)
         self.reason = reason
+        self.usage = usage
+
+    def spent(self, usage: Usage) -> RunFailed:
+        """This failure, carrying what the run spent: a failed run's history still shows its tokens."""
+        self.usage = usage
+        return self
 
 
 class BudgetExceeded(RunFailed):

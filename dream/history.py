@@ -49,7 +49,7 @@ import orjson
 from dream.errors import BadInput
 from dream.outcomes import RunOutcome
 from dream.store import appendlog
-from dream.store.appendlog import NotRegular
+from dream.store.regular import NotRegular
 from dream.store.layout import Layout
 
 # duckdb is imported inside the functions that query: importing it costs

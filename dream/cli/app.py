@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 import typer
 
 from dream.cli.console import error_line
-from dream.errors import DreamError
+from dream.errors import DreamError, from_os_error
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -57,12 +57,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         error_line("interrupted")
         return _exit(130)
+    except OSError as exc:
+        known = from_os_error(exc)  # no space, no permission: the user's to fix, not a bug
+        if known is None:
+            return _internal_error(exc)
+        error_line(str(known))
+        return _exit(known.exit_code)
     except Exception as exc:  # a bug: still one line, the traceback only on request
-        if os.environ.get("DREAM_DEBUG"):
-            traceback.print_exc()
-        error_line(f"internal error: {type(exc).__name__}: {exc} (set DREAM_DEBUG=1 for a traceback)")
-        return _exit(1)
+        return _internal_error(exc)
     return _exit(code if isinstance(code, int) else 0)
+
+
+def _internal_error(exc: BaseException) -> int:
+    if os.environ.get("DREAM_DEBUG"):
+            traceback.print_exc()
+    error_line(f"internal error: {type(exc).__name__}: {exc} (set DREAM_DEBUG=1 for a traceback)")
+    return _exit(1)
 
 
 # Options that name memory files and take several after one flag: `--only a.md b.md`.

@@ -7,6 +7,7 @@ about 50 ms of start-up, and `dream status` prints only plain lines (`say`).
 from __future__ import annotations
 
 import json
+import re
 import os
 import shlex
 import shutil
@@ -76,9 +77,18 @@ def dream_command() -> str:
     return shlex.quote(invoked)
 
 
+# Control characters (C0 but tab, DEL, C1): a file name holding ESC [ … would drive the terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """`text` with every control character written as an escape (``\x1b``): safe to print to a terminal."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def say(text: str) -> None:
-    """One plain line on stdout, as it is: no markup, no wrapping, no Rich."""
-    sys.stdout.write(f"{text}\n")
+    """One plain line on stdout: no markup, no wrapping, no Rich; control characters escaped."""
+    sys.stdout.write(f"{visible(text)}\n")
 
 
 def emit_json(obj: Any) -> None:
@@ -87,7 +97,7 @@ def emit_json(obj: Any) -> None:
 
 def error_line(message: str) -> None:
     # One line, no markup interpretation: messages quote user paths verbatim.
-    sys.stderr.write(f"dream: error: {' '.join(str(message).split())}\n")
+    sys.stderr.write(f"dream: error: {visible(' '.join(str(message).split()))}\n")
 
 
 def when(epoch: float | None) -> str:
@@ -214,10 +224,11 @@ def print_diff(diff: str, console: "Console | None" = None) -> None:
     if not diff:
         console.print("(no differences)")
         return
-    if not console.is_terminal:
-        console.file.write(diff)
+    if not console.is_terminal:  # a patch for a file or a pipe: contents as they are, names made safe
+        console.file.write("".join(visible(line[:-1]) + "\n" if line.startswith(("--- ", "+++ ")) else line
+                                   for line in diff.splitlines(keepends=True)))
         return
-    for line in diff.splitlines():
+    for line in map(visible, diff.splitlines()):
         console.print(line, style=_diff_style(line), markup=False, soft_wrap=True)
 
 

@@ -12,7 +12,7 @@ import typer
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.commands import print_decision, resume_paused_flow
 from dream.cli.console import emit_json, err, human, out, page_diff, when, words
-from dream.errors import BadInput, ProposalClosed
+from dream.errors import BadInput
 
 ProposalArg = Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")]
 
@@ -36,12 +36,10 @@ def review(
     from dream.review.summary import Counts  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
     from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
-    from dream.versions.proposals import PENDING, Proposals  # start-up: see dream/cli/__init__.py
+    from dream.versions.proposals import Proposals  # start-up: see dream/cli/__init__.py
     layout = Layout.open(store)
     proposals = Proposals(layout)
-    proposal = proposals.resolve(proposal_id)
-    if proposal.status != PENDING:
-        raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
+    proposal = proposals.awaiting_decision(proposal_id)
     base = Versions(layout).tree(proposal.base_version)
     new = proposals.tree(proposal)
     report = proposals.report(proposal)

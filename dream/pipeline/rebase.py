@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dream import history
-from dream.errors import ProposalClosed, Refused, RunFailed
+from dream.errors import Refused, RunFailed
 from dream.outcomes import SkipReason, Status
 from dream.pipeline import run as pipeline
 from dream.review.decide import Decision
@@ -28,9 +28,7 @@ def rebase(store: str | Path, proposal_id: str | None = None, comment: str | Non
     """
     layout = Layout.open(store)
     proposals = Proposals(layout)
-    stale = proposals.resolve(proposal_id)
-    if stale.status != PENDING:
-        raise ProposalClosed(f"{layout.root}: proposal {stale.id} is {stale.status}, not pending")
+    stale = proposals.awaiting_decision(proposal_id)
     # Forced: a person asked for this run, so only `enabled` and the lock stop it. The
     # fresh proposal waits for that person too, whatever the auto_accept policy says.
     outcome = pipeline.run(layout.root, engine=stale.engine, force=True, again=True, overrides={"auto_accept": False})

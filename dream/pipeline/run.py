@@ -46,7 +46,6 @@ from dream.pipeline.report import build_report
 from dream.store.sessions import SessionFile, scan_sessions
 from dream.store.state import StoreState, backoff_seconds, load_state, save_state
 from dream.review import budget, policy, retention
-from dream.store import litter
 from dream.store import pinned
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
@@ -65,7 +64,7 @@ from dream.store.validate import errors as validation_errors
 from dream.store.validate import validate_tree
 from dream.transcripts.importer import ImportResult, import_configured
 from dream.versions.diffing import tree_diff
-from dream.versions.journal import finish_interrupted_write, recover
+from dream.versions.journal import finish_interrupted_write, recover_and_clean
 from dream.versions.manifests import Versions
 from dream.versions.proposals import SUPERSEDED, Proposal, Proposals, new_proposal_id
 
@@ -154,8 +153,8 @@ def gate(ctx: RunContext) -> GateDecision:
 def lock(ctx: RunContext) -> Iterator[None]:
     """Hold the store's lock; raises `LockBusy` at once if another run has it."""
     with store_lock(ctx.layout, ctx.run_id):
-        recover(ctx.layout)  # a write interrupted after `recover_interrupted_write` looked, or it found locked
-        cleaned = litter.clean(ctx.layout)  # what killed processes left: reported with the run
+        # a write interrupted after `finish_interrupted_write` looked, or it found locked; then the litter
+        cleaned = recover_and_clean(ctx.layout)
         if cleaned:
             ctx.warnings.append(f"removed {len(cleaned)} file(s) left by an interrupted dream process: "
                                 + ", ".join(cleaned[:10]) + (" …" if len(cleaned) > 10 else ""))
@@ -273,12 +272,10 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     errors = validation_errors(findings)
     if errors:
         first = errors[0]
-        failure = ValidationFailed(
+        raise ValidationFailed(
             f"staged tree breaks {len(errors)} rule(s), first: {first.path}: {first.rule}: {first.message}",
             findings,
-        )
-        failure.usage = staged.result.usage  # type: ignore[attr-defined]  # a failed run still shows what it spent
-        raise failure
+        ).spent(staged.result.usage)
     return findings
 
 
@@ -411,7 +408,8 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:
     outcome = _outcome(ctx, gathered)
     outcome.status, outcome.reason, outcome.error = Status.FAILED, exc.reason, str(exc)
-    outcome.usage = getattr(exc, "usage", None) or outcome.usage  # what the engine spent before failing
+    if isinstance(exc, RunFailed) and exc.usage is not None:
+        outcome.usage = exc.usage  # what the engine spent before failing
     return outcome
 
 

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 # detect-secrets plugins used, with a cheap regex every secret they find contains (for `HINT`).
 _PLUGINS = {
@@ -66,6 +68,11 @@ _ASSIGNMENT = re.compile(
     r"(?P<value>[^ \t\r\n\"'`,;<>(){}\[\]]{8,})")
 _PASSWORD_NAME = re.compile(r"(?i:passw|pwd|passphrase|(?:^|[_.-])pass(?:$|[_.-]))")
 _SHELL_NAME = re.compile(r"[A-Z][A-Z0-9_]{2,}")
+# Decided by the name (patterns.toml, [names]): CACHE_KEY=build-<hex> is a cache key; GIT_COMMIT=<hex> a hash.
+_NAMES = tomllib.loads(Path(__file__).with_name("patterns.toml").read_text(encoding="utf-8"))["names"]
+_NOT_CREDENTIAL = re.compile(_NAMES["not_credential"])
+_HASH_NAME = re.compile(_NAMES["hash_like"])
+MIN_SECRET_HEX = 32  # a hex value this long under a name that is not a hash's: 128 bits or more, a key
 _PLACEHOLDER = re.compile(r"(?i:^(?:true|false|none|null|nil|undefined|required|optional|changeme|password|secret|"
                           r"token|example|placeholder|redacted|xxx+|\*+|your[_-].*|<.*>|\$.*|%.*|\{.*\}|\[.*)$)")
 _HEX = re.compile(r"^[0-9a-fA-F-]+$")
@@ -233,12 +240,14 @@ def _plugin_spans(line: str) -> list[Span]:
     return spans
 
 
-def _assignment_spans(line: str) -> list[Span]:
+def _assignment_spans(line: str, offset: int = 0) -> list[Span]:
     spans = []
     for m in _ASSIGNMENT.finditer(line):
         name, sep, value = m.group("name"), m.group("sep"), m.group("value")
         if _looks_like_secret(name, sep, value):
-            spans.append(Span(m.start("value"), m.end("value"), "high-entropy-assignment"))
+            spans.append(Span(offset + m.start("value"), offset + m.end("value"), "high-entropy-assignment"))
+        elif _ASSIGNMENT.search(value):  # `note: SECRET_KEY_BASE=…`: the assignment behind a prefix
+            spans += _assignment_spans(value, offset + m.start("value"))
     return spans
 
 
@@ -246,16 +255,18 @@ def _looks_like_secret(name: str, sep: str, value: str) -> bool:
     if (value.startswith("[REDACTED") or _PLACEHOLDER.match(value) or "://" in value or value.startswith(("/", "~"))
             or _UUID.match(value) or _CODE_REFERENCE.match(value) or _ID_NAME.search(name)):
         return False  # a placeholder, a path or URL, an identifier, or code naming where the secret is
-    if _KEYLIKE.search(name):
+    if _KEYLIKE.search(name) and not _NOT_CREDENTIAL.search(name):
         if "=" in sep and value.isalpha() and len(value) >= 8 and _PASSWORD_NAME.search(name):
             return True  # a letters-only password after "=" (prose has ':' instead)
         if _NOT_RANDOM.match(value):
             return False
         return len(value) >= 8 and entropy(value) >= 3.0
-    if not _SHELL_NAME.fullmatch(name) or "=" not in sep:
+    if not _SHELL_NAME.fullmatch(name) or "=" not in sep or _NOT_CREDENTIAL.search(name):
         return False
-    # Any other shell variable: only a long value that is random, not a hash or UUID (commit ids, run ids).
-    return (len(value) >= 20 and not _HEX.match(value) and any(c.isdigit() for c in value)
+    if _HEX.match(value):  # FOO=<64 hex> is a key; GIT_COMMIT=<40 hex> or IMAGE_DIGEST=… a hash
+        return len(value) >= MIN_SECRET_HEX and not _HASH_NAME.search(name) and entropy(value) >= 3.0
+    # Any other shell variable: only a long value that is random (not a UUID or run id: the checks above).
+    return (len(value) >= 20 and any(c.isdigit() for c in value)
             and any(c.isalpha() for c in value) and entropy(value) >= 4.0)
 
 

@@ -1,6 +1,6 @@
 """Replace secrets in text with a visible marker before it reaches a model or a file.
 
-Two forms share one list of patterns:
+Two forms share one list of patterns, kept as data in ``patterns.toml`` beside this module:
 
 * ``redact(text)`` for a single string (Python ``re``);
 * ``redact_column(series)`` for a polars string column (Rust ``regex`` through
@@ -24,8 +24,10 @@ length and alphabet of a real credential.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dream.redaction.detectors import HINT, find_spans, prefilter
@@ -140,150 +142,29 @@ _ASSIGN = r"[\"'`]?[ \t]*[:=][ \t]*[\"'`]?"
 _ASSIGNED = r"[\"'`]?[ \t]*[:=]"
 _SECRET_VALUE = _secret_value(8)
 
-# Order matters: specific kinds first (an Anthropic key also looks like an
-# OpenAI key; a GitHub token may sit inside an Authorization header), so the
-# marker names the most precise kind.
-PATTERNS: tuple[SecretPattern, ...] = (
-    SecretPattern(
-        "private-key",
-        # A whole PEM block; a block cut short (no END line) is redacted to
-        # the end of its base64 body so no key material survives truncation.
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=:,.\\" + _WS + r"-]*)",
-        hint=r"-----BEGIN ",
-    ),
-    SecretPattern("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", hint="sk-"),
-    SecretPattern(
-        "openai-key",
-        # sk-proj-/sk-svcacct-/sk-admin- keys are long base64url; legacy keys
-        # are sk- plus a long alphanumeric run. Hyphenated words such as
-        # "sk-learn-compatible-estimators" have no 20-character run.
-        r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"
-        r"|\bsk-[A-Za-z0-9_-]*[A-Za-z0-9]{20}[A-Za-z0-9_-]*",
-        hint="sk-",
-    ),
-    SecretPattern("aws-access-key-id", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", hint="AKIA|ASIA"),
-    SecretPattern(
-        "aws-secret-key",
-        r"(?i:(\baws_secret_access_key[\"']?(?:[ \t]*[:=][ \t]*|[ \t]+)[\"']?))[A-Za-z0-9/+=]{16,}",
-        hint=r"(?i:_access_)",
-        keep_before=True,
-    ),
-    SecretPattern(
-        "github-token",
-        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}",
-        hint=r"gh[pousr]_|github_pat_",
-    ),
-    SecretPattern(
-        "slack-webhook",
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
-        hint="://",
-    ),
-    SecretPattern("slack-token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}", hint="xox[abprs]-"),
-    SecretPattern(
-        "stripe-key",
-        # Secret (sk_) and restricted (rk_) keys; publishable pk_ keys are public.
-        r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
-        hint="k_live_|k_test_",
-    ),
-    SecretPattern("google-api-key", r"\bAIza[A-Za-z0-9_-]{35,}", hint="AIza"),
-    # Vendor tokens with a fixed prefix, from each vendor's documented format.
-    SecretPattern("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", hint=r"SG\."),
-    SecretPattern("mailgun-key", r"\bkey-[0-9a-f]{32}\b", hint="key-"),
-    SecretPattern("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}", hint="hf_"),
-    SecretPattern("databricks-token", r"\bdapi[0-9a-f]{32}(?:-[0-9]+)?", hint="dapi"),
-    SecretPattern("twilio-key", r"\b(?:AC|SK)[0-9a-f]{32}\b", hint="AC|SK"),
-    SecretPattern("azure-storage-key", r"(\bAccountKey=)[A-Za-z0-9+/]{40,}={0,2}", hint="AccountKey=",
-                  keep_before=True),
-    SecretPattern("azure-sas-signature", r"([?&;]sig=)[A-Za-z0-9%+/=]{20,}", hint="sig=", keep_before=True),
-    SecretPattern("stripe-webhook-secret", r"\bwhsec_[A-Za-z0-9+/=]{20,}", hint="whsec_"),
-    SecretPattern("slack-app-token", r"\bxapp-[0-9]+-[A-Za-z0-9-]{20,}", hint="xapp-"),
-    SecretPattern("gitlab-token", r"\bgl(?:pat|dt|ft|soat|rt|ptt|cbt|imt|oas)-[A-Za-z0-9_-]{20,}", hint="gl[a-z]+-"),
-    SecretPattern("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", hint="shp[a-z]{2}_"),
-    SecretPattern("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}", hint="_v1_"),
-    SecretPattern("atlassian-token", r"\bATATT3[A-Za-z0-9_=-]{20,}", hint="ATATT3"),
-    SecretPattern("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", hint="pypi-AgE"),
-    SecretPattern("telegram-bot-token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{32,34}\b", hint=":AA"),
-    SecretPattern("npm-token", r"\bnpm_[A-Za-z0-9]{36,}", hint="npm_"),
-    SecretPattern(
-        "bearer-token",
-        # 20+ token characters: no English word after "bearer" is that long.
-        r"(\b[Bb]earer[ \t]+)" + _TOKEN + r"{20,}",
-        hint="[Bb]earer",
-        keep_before=True,
-    ),
-    SecretPattern(
-        "authorization",
-        # Authorization header with a scheme: Basic, Token, ...
-        r"(?i:(" + _AUTH + r"(?:basic|bearer|token|digest|negotiate|apikey)[ \t]+))" + _TOKEN + r"{6,}",
-        hint=r"(?i:uthoriz)",
-        keep_before=True,
-    ),
-    SecretPattern(
-        "authorization",
-        # A bare credential: long enough not to be a word ("Authorization: required").
-        r"(?i:(" + _AUTH + r"))" + _TOKEN + r"{20,}",
-        hint=r"(?i:uthoriz)",
-        keep_before=True,
-    ),
-    SecretPattern(
-        "jwt",
-        # A bare JSON Web Token: base64url of '{"' starts header and payload.
-        # After the bearer and authorization kinds, which keep their scheme.
-        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
-        hint="eyJ",
-    ),
-    SecretPattern(
-        "url-password",
-        # scheme://user:password@host -> scheme://user:[REDACTED]@host.
-        # Neither the user nor the password may hold "[", so a marker (whose kind follows a
-        # colon, as a password would) is never re-matched.
-        r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^" + _WS + r"/:@\[]*:)[^" + _WS + r"/@\[][^" + _WS + r"/@]*(@)",
-        hint="://",
-        keep_before=True,
-        keep_after=True,
-    ),
-    # Assignments last: a value that an earlier kind already replaced starts
-    # with "[" and is left alone, so the marker names the precise kind.
-    SecretPattern(
-        "password",
-        # DB_PASSWORD=…, "password": "…", passwd: …, pwd=… (the key is kept).
-        "(" + _PASSWORD_KEYS + _ASSIGN + ")" + _SECRET_VALUE,
-        hint=_PASSWORD_KEYS + _ASSIGNED,
-        keep_before=True,
-    ),
-    SecretPattern(
-        "secret-assignment",
-        # client_secret=…, SLACK_BOT_TOKEN: …, x-api-key: …, SECRET_KEY=…: any
-        # name that ends in one of the key names (the name is kept).
-        "(" + _SECRET_KEYS + _ASSIGN + ")" + _SECRET_VALUE,
-        hint=_SECRET_KEYS + _ASSIGNED,
-        keep_before=True,
-    ),
-    # Command-line credentials: after the assignments, so `--password=X` is named as a password.
-    SecretPattern(
-        "cli-password",
-        # --password X, --password=X, --token X …: a value that looks like a secret (not "--password to set it").
-        r"(\s--(?:password|passwd|pass|token|secret|api-key|apikey|auth-token)[= ])" + _secret_value(6),
-        hint="--pass|--token|--secret|--api|--auth",
-        keep_before=True,
-    ),
-    SecretPattern(
-        "cli-password",
-        # mysql -pX (with a space, -p prompts instead).
-        r"(\bmysql(?:dump|admin)?[ \t](?:[^\n]*?[ \t])?-p)[^" + _WS + r"\"'`\[-][^" + _WS + r"\"'`]*",
-        hint="mysql",
-        keep_before=True,
-    ),
-    SecretPattern(
-        "curl-credentials",
-        # curl -u user:password / --user user:password: the user is kept.
-        r"(\bcurl[ \t](?:[^\n]*?[ \t])?(?:-u|--user)[ \t]+[\"']?[^" + _WS + r":\"']*:)[^" + _WS
-        + r"\"'@\[][^" + _WS + r"\"']*",
-        hint="curl",
-        keep_before=True,
-    ),
-)
+# The shared pieces the data file names as <<name>>.
+MACROS = {
+    "secret_value": _SECRET_VALUE, "secret_value_6": _secret_value(6),
+    "password_keys": _PASSWORD_KEYS, "secret_keys": _SECRET_KEYS,
+    "assign": _ASSIGN, "assigned": _ASSIGNED, "auth": _AUTH, "token": _TOKEN, "ws": _WS,
+}
+PATTERNS_FILE = Path(__file__).with_name("patterns.toml")
+_MACRO = re.compile(r"<<([a-z0-9_]+)>>")
+
+
+def _expand(regex: str) -> str:
+    return _MACRO.sub(lambda m: MACROS[m.group(1)], regex)
+
+
+def load_patterns(path: Path = PATTERNS_FILE) -> tuple[SecretPattern, ...]:
+    """The kinds of secret in `path` (patterns.toml), in the order they are applied."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return tuple(SecretPattern(p["kind"], _expand(p["regex"]), _expand(p["hint"]), p.get("keep_before", False),
+                               p.get("keep_after", False)) for p in data["pattern"])
+
+
+# Order matters (see patterns.toml): specific kinds first, assignments and command lines last.
+PATTERNS: tuple[SecretPattern, ...] = load_patterns()
 
 # Secrets are redacted before a text is cut, so that cutting can never leave
 # half a secret the redactor no longer recognises. To keep redaction cheap on

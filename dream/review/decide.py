@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dream import history
 from dream.crashpoints import crashpoint
-from dream.errors import BadInput, DiskFull, MergeConflict, ProposalClosed, Refused, is_disk_full
+from dream.errors import BadInput, DiskFull, MergeConflict, Refused, is_disk_full
 from dream.review import requests, retention
 from dream.review.choices import needs, why
 from dream.store.layout import Layout
@@ -37,7 +37,7 @@ from dream.versions.journal import (
 from dream.versions.diffing import tree_diff
 from dream.versions.manifests import Versions
 from dream.store.merge import MergeResult, merge_trees
-from dream.versions.proposals import PENDING, REJECTED, Proposal, Proposals, new_proposal_id
+from dream.versions.proposals import REJECTED, Proposal, Proposals, new_proposal_id
 
 
 @dataclass
@@ -209,9 +209,7 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
     actor = who or history.actor()
     with LockedStore(layout, "accept") as locked:
         proposals = Proposals(layout)
-        proposal = proposals.resolve(proposal_id)
-        if proposal.status != PENDING:
-            raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
+        proposal = proposals.awaiting_decision(proposal_id)
         try:
             plan = plan_accept(layout, proposal, only, except_)
         except MergeConflict as conflict:
@@ -319,9 +317,7 @@ def reject(store: str | Path, proposal_id: str | None = None, comment: str | Non
     layout = Layout.open(store)
     with LockedStore(layout, "reject"):
         proposals = Proposals(layout)
-        proposal = proposals.resolve(proposal_id)
-        if proposal.status != PENDING:
-            raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
+        proposal = proposals.awaiting_decision(proposal_id)
         rejected = select_files(proposal, only, None)
         kept = [p for p in proposal.changed if p not in rejected]
         _refuse_broken_rest(proposal, proposals, kept, rejected)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dream.store.layout import Layout
+from dream.store.records import DamagedRecord, read_json_object
 from dream.store.tree import atomic_write
 
 WAITS = "review-waits"
@@ -62,9 +63,9 @@ def clear_wait(store: str | Path, proposal_id: str) -> None:
 
 def waiting_run(store: str | Path, proposal_id: str) -> dict | None:
     """The note of the flow run waiting on `proposal_id`, or None (none waits, or the note is unreadable)."""
-    try:
-        note = json.loads(wait_note(Layout.open(store), proposal_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # the bounded reader: a FIFO or a huge file in its place is damage, never a hang
+        note = read_json_object(wait_note(Layout.open(store), proposal_id), "review-wait record")
+    except (OSError, DamagedRecord):
         return None
     if not isinstance(note, dict) or not {"flow_run_id", "api_url"} <= set(note):
         return None

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dream.crashpoints import before_write
+from dream.store.regular import NotRegular
 
 # Linux says ELOOP for a symlink under O_NOFOLLOW, the BSDs EMLINK; a folder
 # is EISDIR and a socket ENXIO.
@@ -28,14 +29,6 @@ _APPEND = os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW
 # A history of years is a few megabytes; anything far larger is not one (a
 # sparse file of a terabyte would take hours to read).
 MAX_BYTES = 256 * 1024 * 1024
-
-
-class NotRegular(OSError):
-    """The path is a symlink, folder, FIFO, socket or device, or too large to be ours."""
-
-    def __init__(self, path: Path, what: str):
-        super().__init__(errno.EINVAL, what, str(path))
-        self.what = what
 
 
 def append(path: Path, data: bytes) -> Path | None:

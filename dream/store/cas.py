@@ -25,7 +25,6 @@ import fcntl
 import os
 import signal
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,9 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dream.crashpoints import before_write, crashpoint
-from dream.store.tree import NOT_LOADED, TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
+from dream.crashpoints import crashpoint
+from dream.store.tree import NOT_LOADED, TEMP_SUFFIX, fsync_dir, sha256, temp_prefix, write_temp
 from dream.store.merge import merge_file
+from dream.store.regular import NotRegular
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -74,10 +74,6 @@ class Seen:
         return None if self.data is None else sha256(self.data)
 
 
-class NotRegular(OSError):
-    """The path holds something other than a regular file (folder, symlink, FIFO …)."""
-
-
 def observe(path: Path) -> Seen:
     """The file at `path` now; `NotRegular` when it is not a regular file."""
     try:
@@ -85,11 +81,11 @@ def observe(path: Path) -> Seen:
     except FileNotFoundError:
         return Seen(0, 0, 0, None)
     except OSError as exc:
-        raise NotRegular(exc.errno, exc.strerror, str(path)) from None
+        raise NotRegular(path, exc.strerror or "cannot be opened", exc.errno or errno.EINVAL) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise NotRegular(errno.EINVAL, "not a regular file", str(path))
+            raise NotRegular(path, "not a regular file")
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
@@ -152,20 +148,10 @@ def compare_and_swap(path: Path, base: bytes | None, want: bytes | None, staged:
 
 
 def stage(path: Path, data: bytes) -> Path:
-    """A temporary file beside `path` holding `data`, synced: a later swap of it needs no new disk space."""
-    path.parent.mkdir(parents=True, exist_ok=True)  # a new folder; unsafe ones were refused before
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), _mode_for(path))
-            before_write(path)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return Path(tmp)
+    """A temporary file beside `path` holding `data`, synced: a later swap of it needs no new disk space.
+
+    A new folder is made on the way; unsafe ones were refused before."""
+    return write_temp(path, data)
 
 
 def _combine(result: CasResult, base: bytes | None, theirs: bytes | None, ours: bytes | None) -> bytes | None:

@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Iterator
 
-from dream.errors import BadInput, LockBusy
+from dream.errors import BadInput, LockBusy, NotWritable, fix_for
 from dream.store.layout import Layout
-from dream.store.regular import kind_of, read_regular
+from dream.store.records import load_json_record
+from dream.store.regular import kind_of
 from dream.store.tree import atomic_write
 
 
@@ -50,8 +51,8 @@ def _pid_alive(pid: int) -> bool:
 def current_holder(layout: Layout) -> LockHolder | None:
     """The live holder of the store's lock, or None."""
     try:
-        holder = LockHolder(**json.loads(read_regular(layout.lock_info, "lock holder", 64 * 1024)))
-    except (FileNotFoundError, BadInput, ValueError, TypeError):
+        holder = load_json_record(layout.lock_info, LockHolder, "lock holder")
+    except (FileNotFoundError, BadInput):
         return None  # information only: what cannot be read names no holder
     if holder.host == os.uname().nodename and not _pid_alive(holder.pid):
         return None
@@ -72,9 +73,23 @@ def _write_holder(layout: Layout, holder: LockHolder) -> None:
     atomic_write(info, json.dumps(asdict(holder)).encode())
 
 
+def _check_owner(layout: Layout) -> None:
+    """Only the store's owner writes it: files root made in another user's `.dream/` lock that user out."""
+    me = os.geteuid()
+    for path in (layout.dream, layout.root):
+        try:
+            owner = os.stat(path).st_uid
+        except OSError:
+            continue
+        if owner != me and (me == 0 or path == layout.dream):
+            raise NotWritable(f"{path}: {fix_for(str(path))}")
+        return
+
+
 @contextmanager
 def store_lock(layout: Layout, run_id: str, purpose: str = "run", wait: float = 0) -> Iterator[LockHolder]:
     """Hold the store's lock for the block, or raise `LockBusy` after `wait` seconds."""
+    _check_owner(layout)
     layout.dream.mkdir(parents=True, exist_ok=True)
     from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
         FileLock,

@@ -509,6 +509,7 @@ class Store:
         so the search for a stem starts where the last one for it ended:
         thousands of new files with one stem cost no more than one each.
         """
+        stem = _capped_stem(stem)
         n = self._free_from.get((folder, stem), 1)
         while True:
             name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
@@ -536,3 +537,14 @@ class Store:
         if original is not None and TextFile.decode(original) == text:
             return original  # same content: keep the exact original bytes
         return data
+
+
+MAX_STEM_BYTES = 120  # a file name may hold 255 bytes; the stem leaves room for a "-2" suffix and temp names
+
+
+def _capped_stem(stem: str) -> str:
+    """`stem` cut to `MAX_STEM_BYTES` of UTF-8 (at a character): a 2,000-letter word must not name a file."""
+    data = stem.encode("utf-8")
+    if len(data) <= MAX_STEM_BYTES:
+        return stem
+    return data[:MAX_STEM_BYTES].decode("utf-8", "ignore").rstrip("_-.") or "memory"

@@ -11,6 +11,7 @@ the cap if it grows meanwhile. Each refusal is one line naming the file.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -19,6 +20,14 @@ from dream.errors import BadInput
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symlink"))
+
+
+class NotRegular(OSError):
+    """The path is a symlink, folder, FIFO, socket or device (or too large to be ours): `what` says which."""
+
+    def __init__(self, path: Path | str, what: str, err: int = errno.EINVAL):
+        super().__init__(err, what, str(path))
+        self.what = what
 
 
 def kind_of(mode: int) -> str:

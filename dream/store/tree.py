@@ -160,9 +160,14 @@ def text_problem(rel: str, data: bytes) -> str | None:
     return None
 
 
+# In every temporary name dream makes: no editor, tool or person names a file `.x.~dream-….tmp`, so a file
+# with it is dream's own, and one without it is never taken for litter (`dream.store.litter`).
+TEMP_MARK = "~dream-"
+
+
 def temp_prefix(path: Path) -> str:
-    """The name prefix of `path`'s temporary files: ``.<name>.`` (its name cut short), then random, then .tmp."""
-    return f".{path.name[:_TEMP_NAME_CHARS]}."
+    """The name prefix of `path`'s temporary files: ``.<name>.~dream-`` (its name cut short), then random, .tmp."""
+    return f".{path.name[:_TEMP_NAME_CHARS]}.{TEMP_MARK}"
 
 
 def fsync_dir(path: Path) -> None:
@@ -203,14 +208,8 @@ def _mode_for(path: Path) -> int:
     return 0o666 & ~_process_umask()
 
 
-def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
-    """Write `data` to `path` so that a crash leaves the old or the new bytes.
-
-    The file keeps its permission bits (a new one gets `0o666 & ~umask`,
-    like a plain `open()`), not the 0600 of the temporary file.
-    `sync=False` skips the fsync, for scratch copies that a later commit
-    makes durable (many files to make durable at once: `DurableBatch`).
-    """
+def write_temp(path: Path, data: bytes, sync: bool = True) -> Path:
+    """A temporary file beside `path` holding `data` with `path`'s mode (synced unless `sync=False`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
@@ -221,12 +220,25 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
             if sync:
                 fh.flush()
                 os.fsync(fh.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return Path(tmp)
+
+
+def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
+    """Write `data` to `path` so that a crash leaves the old or the new bytes.
+
+    The file keeps its permission bits (a new one gets `0o666 & ~umask`,
+    like a plain `open()`), not the 0600 of the temporary file.
+    `sync=False` skips the fsync, for scratch copies that a later commit
+    makes durable (many files to make durable at once: `DurableBatch`).
+    """
+    tmp = write_temp(path, data, sync)
+    try:
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        tmp.unlink(missing_ok=True)
         raise
     if sync:
         fsync_dir(path.parent)

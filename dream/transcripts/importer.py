@@ -21,11 +21,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-import orjson
 
 from dream.config import Settings
 from dream.errors import BadInput, Refused
-from dream.store.records import read_record_bytes
+from dream.store.records import read_json_object, read_record_bytes
 from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, codex
 from dream.transcripts.common import Session, as_dict, log_relpath
@@ -127,9 +126,9 @@ def load_state(store_root: Path) -> dict[str, dict]:
     A lost or damaged state only costs a full re-read: the logs it would
     produce are compared with the files on disk before anything is written.
     """
-    try:  # a regular file of bounded size, parsed with a depth limit: a FIFO or a deep array is just damage
-        data = orjson.loads(read_record_bytes(state_path(store_root), "import state"))
-    except (OSError, BadInput, orjson.JSONDecodeError):
+    try:  # the one bounded record reader: a FIFO, a huge file or a deep array is just damage
+        data = read_json_object(state_path(store_root), "import state")
+    except (OSError, BadInput):
         return {}
     transcripts = data.get("transcripts") if isinstance(data, dict) else None
     return transcripts if isinstance(transcripts, dict) else {}

@@ -47,7 +47,8 @@ from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, LockBusy, Refused, is_disk_full
 from dream.store.records import DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
-from dream.store.cas import NotRegular, compare_and_swap, stage
+from dream.store.cas import compare_and_swap, stage
+from dream.store.regular import NotRegular
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
 from dream.store.tree import (
@@ -371,6 +372,14 @@ def recover(layout: Layout) -> bool:
     return True
 
 
+def recover_and_clean(layout: Layout) -> list[str]:
+    """What every command that takes the store's lock does first: finish an interrupted write, then remove
+    what killed dream processes left (the temporary files the write's journal planned, staging copies)."""
+    journal = load_journal(layout)
+    recover(layout)
+    return litter.clean(layout, journal.paths if journal else ())
+
+
 def finish_interrupted_write(layout: Layout) -> str | None:
     """Roll forward an interrupted accept or rollback, unless someone holds the lock.
 
@@ -412,8 +421,7 @@ removes the temporary files and staging copies killed processes left.
         except LockBusy as busy:
             raise Refused(f"{self.layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
         try:
-            recover(self.layout)
-            self.cleaned = litter.clean(self.layout)
+            self.cleaned = recover_and_clean(self.layout)
         except BaseException as exc:
             self.cm.__exit__(type(exc), exc, exc.__traceback__)
             raise

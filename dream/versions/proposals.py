@@ -29,7 +29,7 @@ from pathlib import Path
 import orjson
 
 from dream.crashpoints import crashpoint
-from dream.errors import BadInput, UnknownProposal
+from dream.errors import BadInput, ProposalClosed, UnknownProposal
 from dream.store.records import MAX_RECORD_BYTES, DamagedRecord, read_json_object, read_record_bytes
 from dream.store.layout import Layout
 from dream.store.tree import DurableBatch, Tree, atomic_write, fsync_dir
@@ -192,6 +192,13 @@ class Proposals:
     def latest_pending(self) -> Proposal | None:
         pending = self.pending()
         return pending[-1] if pending else None
+
+    def awaiting_decision(self, proposal_id: str | None) -> Proposal:
+        """`resolve`, for a decision: one already accepted, rejected or replaced is `ProposalClosed`."""
+        proposal = self.resolve(proposal_id)
+        if proposal.status != PENDING:
+            raise ProposalClosed(f"{self.layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
+        return proposal
 
     def resolve(self, proposal_id: str | None) -> Proposal:
         """`None` or "latest" means the newest pending proposal."""

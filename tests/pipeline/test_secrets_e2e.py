@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dream.redaction.redact import PATTERNS, redact
-from helpers.stores import everything_in
+from helpers.stores import REPO, everything_in
 
 # kind -> the secret itself. One per kind in dream.redaction.redact.PATTERNS (checked below).
 SECRETS = {
@@ -97,6 +97,22 @@ MENTIONS = {
     "cli-password": "connect with psql --password {} -h db",
     "curl-credentials": "fetch with curl -u admin:{} https://ci.internal",
 }
+
+PUBLIC_CORPUS = REPO / "tests" / "reliability" / "data" / "public_secrets.tsv"
+
+
+def _add_the_public_corpus_kinds() -> None:
+    """Each kind added with the public-style corpus: its first sentence there that is exactly one such redaction."""
+    for line in PUBLIC_CORPUS.read_text().splitlines()[1:]:
+        _, sentence, secret = (part.replace("\\n", "\n") for part in line.split("\t"))
+        out, count = redact(sentence)
+        kinds = [p.kind for p in PATTERNS if p.kind not in SECRETS and p.marker in out]
+        if count == 1 and kinds and secret in sentence:
+            SECRETS[kinds[0]] = secret
+            MENTIONS[kinds[0]] = sentence.replace("{", "{{").replace("}", "}}").replace(secret, "{}")
+
+
+_add_the_public_corpus_kinds()
 
 PLANTED = Path("logs/2026/11/29/sec1-secrets.md")
 

@@ -67,3 +67,28 @@ def test_files_that_only_look_alike_are_kept(demo_store):
         path.write_text("mine\n")
     assert dream(demo_store, "run", "--force", "--json").returncode == 0
     assert all(p.exists() for p in keep)
+
+
+PERSONS_FILES = [".draft.20261201.tmp", ".notes.md.a1b2c3d4.tmp", "team/.plan.backup01.tmp"]
+
+
+def test_accept_keeps_a_persons_files_that_match_the_old_temp_pattern(demo_store):
+    """Observed on main: accept deleted `.draft.20261201.tmp`, `.notes.md.a1b2c3d4.tmp` and
+    `team/.plan.backup01.tmp`: they matched dream's temp-file pattern, but dream never made them."""
+    (demo_store / "team").mkdir(exist_ok=True)
+    for rel in PERSONS_FILES:
+        (demo_store / rel).write_text("a person's draft\n")
+    pid = json.loads(dream(demo_store, "run", "--json").stdout)["proposal_id"]
+    accepted = dream(demo_store, "accept", pid, "--json")
+    assert accepted.returncode == 0, accepted.stderr
+    assert json.loads(accepted.stdout)["cleaned"] == []
+    assert all((demo_store / rel).read_text() == "a person's draft\n" for rel in PERSONS_FILES)
+
+
+def test_a_marked_name_no_journal_planned_is_kept_too(demo_store):
+    """dream's own mark alone is not enough among memory files: the journal that made the file must name it."""
+    stray = demo_store / ".notes.md.~dream-a1b2c3d4.tmp"
+    stray.write_text("copied here by someone\n")
+    pid = json.loads(dream(demo_store, "run", "--json").stdout)["proposal_id"]
+    assert dream(demo_store, "accept", pid).returncode == 0
+    assert stray.exists()

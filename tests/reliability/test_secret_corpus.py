@@ -1,4 +1,5 @@
-"""A corpus of secrets (tests/reliability/data/secrets.tsv, ≥150 of ≥30 kinds) against everything dream writes.
+"""A public-style corpus of secrets (tests/reliability/data/secrets.tsv and public_secrets.tsv, ≥300 of ≥80
+kinds, generated: no value is a real credential) against everything dream writes.
 
 Each secret sits in the sentence a user would say. Unit checks: each sentence
 loses its secret, in the text and the column forms alike. End to end: the
@@ -8,9 +9,10 @@ message), dreams and proposes, and `dream accept` writes the memories. Then
 no secret, nor a 12-character piece of a long one, is anywhere under the
 store: file contents and names, `.dream/` included, with stored objects
 inflated and compressed files opened. The false-positive rate on ordinary
-lines (tests/reliability/data/ordinary.txt and the demo store's memory files,
-which the repository ships, plus the shared corpus of real stores when
-present) is printed and must stay under 2 %.
+lines (tests/reliability/data/ordinary.txt, the demo store's memory files, which
+the repository ships, plus the shared corpus of real
+stores when present) is printed and must stay at or under 0.5 %. The figures
+(found, missed, false positives) are printed: `pytest -s -k figures`.
 """
 
 from __future__ import annotations
@@ -32,16 +34,18 @@ from dream.transcripts.synthetic import ClaudeSession, write_jsonl
 from dream.versions.manifests import Blobs
 
 DATA = Path(__file__).with_name("data")
-MAX_FALSE_POSITIVES = 0.02
+MAX_FALSE_POSITIVES = 0.005
+CORPUS_FILES = ("secrets.tsv", "public_secrets.tsv")
 
 
 def corpus() -> list[tuple[str, str, str]]:
+    """(kind, sentence, secret) rows; a written \\n is a line break (PEM keys, values on the next line)."""
     rows = []
-    for line in (DATA / "secrets.tsv").read_text().splitlines():
-        if line and not line.startswith("#"):
-            kind, sentence, secret = line.split("\t")
-            rows.append((kind, sentence.replace("\\n", "\n") if "PRIVATE KEY" in sentence else sentence,
-                         secret.replace("\\n", "\n") if "PRIVATE KEY" in secret else secret))
+    for name in CORPUS_FILES:
+        for line in (DATA / name).read_text().splitlines():
+            if line and not line.startswith("#"):
+                kind, sentence, secret = line.split("\t")
+                rows.append((kind, sentence.replace("\\n", "\n"), secret.replace("\\n", "\n")))
     return rows
 
 
@@ -57,7 +61,22 @@ def pieces(secret: str) -> list[str]:
 
 
 def test_the_corpus_is_big_and_varied():
-    assert len(SECRETS) >= 150 and len({kind for kind, _, _ in SECRETS}) >= 30
+    assert len(SECRETS) >= 300 and len({kind for kind, _, _ in SECRETS}) >= 80
+
+
+def test_figures_found_missed_and_false_positives():
+    """The detector's figures, printed: secrets found and missed by kind, false positives on ordinary lines."""
+    missed = [(kind, secret) for kind, sentence, secret in SECRETS
+              if redact(sentence)[1] == 0 or [p for p in pieces(secret) if p in redact(sentence)[0]]]
+    lines = ordinary_lines()
+    flagged = [line for line in lines if redact(line)[1]]
+    kinds = {kind for kind, _, _ in SECRETS}
+    print(f"\nsecret corpus: {len(SECRETS)} secrets of {len(kinds)} kinds; found {len(SECRETS) - len(missed)}, "
+          f"missed {len(missed)} ({', '.join(sorted({k for k, _ in missed})) or 'none'})")
+    print(f"false positives: {len(flagged)} of {len(lines)} ordinary lines ({len(flagged) / len(lines):.2%}; "
+          f"shipped data and test stores{', plus the shared corpus' if corpus_dir().is_dir() else ''})")
+    assert missed == []
+    assert len(flagged) / len(lines) <= MAX_FALSE_POSITIVES
 
 
 @pytest.mark.parametrize("kind,sentence,secret", SECRETS, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(SECRETS)])
@@ -79,16 +98,18 @@ def _lines_of(paths) -> list[str]:
 
 
 def ordinary_lines() -> list[str]:
-    """ordinary.txt, the demo's memory files (its logs plant secrets on purpose) and the real stores if present."""
+    """ordinary.txt, the demo's memory files (its logs, like the eval's cases, plant secrets on purpose) and the
+    real stores if present."""
     lines = (DATA / "ordinary.txt").read_text().splitlines()
     lines += _lines_of(p for p in DEMO.rglob("*.md") if "logs" not in p.relative_to(DEMO).parts)
+
     real = corpus_dir()
     if real.is_dir():
         lines += _lines_of(real.rglob("*.md"))
     return lines
 
 
-def test_false_positives_on_ordinary_lines_stay_under_two_percent():
+def test_false_positives_on_ordinary_lines_stay_at_or_under_half_a_percent():
     lines = ordinary_lines()
     flagged = [redact(line)[0] for line in lines if redact(line)[1]]
     rate = len(flagged) / len(lines)
@@ -96,7 +117,7 @@ def test_false_positives_on_ordinary_lines_stay_under_two_percent():
     for line in flagged[:10]:
         print("   ", line[:140])
     assert len(lines) >= 500
-    assert rate < MAX_FALSE_POSITIVES
+    assert rate <= MAX_FALSE_POSITIVES
 
 
 # ---------------------------------------------------------------- end to end

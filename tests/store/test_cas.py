@@ -10,6 +10,7 @@ import time
 import pytest
 
 from dream.store import cas
+from dream.store.regular import NotRegular
 
 
 @pytest.fixture
@@ -96,7 +97,7 @@ def test_new_file_never_replaces_one_created_meanwhile(tmp_path, racing):
 def test_not_a_regular_file_is_refused(tmp_path):
     path = tmp_path / "fifo.md"
     os.mkfifo(path)
-    with pytest.raises(cas.NotRegular):
+    with pytest.raises(NotRegular):
         cas.compare_and_swap(path, b"x", b"y")
 
 

@@ -296,8 +296,7 @@ class ClaudeEngine:
 
     def _with_usage(self, err: RunFailed) -> RunFailed:
         """Attach what the run spent, so a failed run's history still shows its tokens."""
-        err.usage = Usage(**vars(self._budget.usage)) if self._budget else Usage()  # type: ignore[attr-defined]
-        return err
+        return err.spent(Usage(**vars(self._budget.usage)) if self._budget else Usage())
 
     def _raise_if_out_of_time(self) -> None:
         """A request that timed out after the wall clock ran out is the timeout budget, not an API fault."""
