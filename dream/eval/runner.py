@@ -21,8 +21,8 @@ from dream.eval.cases import Case, Log
 from dream.eval.checks import Outcome, run_checks
 from dream.eval.scorecard import CaseResult
 from dream.pipeline.report import proposal_markdown
-from dream.pipeline.run import Since, run
 from dream.eval.project import build_project
+from dream.pipeline.run import run
 from dream.review import decide
 from dream.review.restore import restore
 from dream.store.layout import Layout
@@ -61,9 +61,8 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
         try:
             if name in ("run", "run_all"):
                 runs += 1
-                since = None if name == "run_all" else Since.LAST_CONSOLIDATION
                 result = run(store, engine=engine, force=True, now=base + runs * STEP_SECONDS,
-                             overrides={**PINNED, **settings}, since=since)
+                             overrides={**PINNED, **settings}, every_log=name == "run_all")
                 _record_run(store, result, outcome)
             elif name == "logs":
                 written += 1
