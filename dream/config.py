@@ -87,6 +87,8 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # never auto-accepted (dream/review/budget.py)
     removal_budget_files: Annotated[float, Meta(ge=0, le=1)] = 0.2
     removal_budget_lines: Annotated[float, Meta(ge=0, le=1)] = 0.2
+    # a memory no transcript shows read in this many days, and not pinned, is listed as one to archive
+    archive_after_days: Annotated[float, Meta(gt=0)] = 90.0
 
     def as_dict(self) -> dict[str, Any]:
         return {k: msgspec.to_builtins(v) for k, v in msgspec.structs.asdict(self).items()}

@@ -62,6 +62,10 @@ class EngineInput:
     today: date
     run_id: str = ""
     lint: list[str] = field(default_factory=list)  # claims the memories make that the project refutes (dream.lint)
+    # which memories agents read (dream.transcripts.usage: path -> {"reads", "last_read"}) and which are pinned:
+    # the index keeps these first when it must shrink
+    memory_reads: dict[str, dict] = field(default_factory=dict)
+    pinned: set[str] = field(default_factory=set)
 
 
 @dataclass

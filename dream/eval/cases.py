@@ -38,10 +38,11 @@ import yaml
 
 from dream.errors import BadInput
 from dream.eval.checks import CHECKS
+from dream.eval.project import check_commits
 
 DEFAULT_STEPS: list[Any] = ["run", "accept"]
 STEP_NAMES = {"run", "run_all", "accept", "reject", "reject_forget", "rollback"}
-STEP_KEYS = {"accept_only", "accept_except", "logs"}
+STEP_KEYS = {"accept_only", "accept_except", "logs", "restore"}
 
 
 @dataclass
@@ -63,6 +64,7 @@ class Case:
     source: str = ""  # the file it came from, for messages
     today: date | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    project: list[dict[str, str | None]] = field(default_factory=list)  # commits of a git project (dream.eval.project)
 
 
 def default_cases_dir() -> Path:
@@ -115,6 +117,7 @@ def _case(path: Path, category: str, number: int, raw: Any) -> Case:
         category=category, id=str(raw["id"]), why=str(raw.get("why", "")), store=dict(store),
         logs=_logs(where, raw.get("logs") or []), steps=list(steps), expect=list(expect), source=str(path),
         today=_date(where, raw["today"]) if raw.get("today") else None, settings=dict(raw.get("settings") or {}),
+        project=check_commits(where, raw["project"]) if "project" in raw else [],
     )
 
 

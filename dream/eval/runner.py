@@ -21,8 +21,10 @@ from dream.eval.cases import Case, Log
 from dream.eval.checks import Outcome, run_checks
 from dream.eval.scorecard import CaseResult
 from dream.pipeline.report import proposal_markdown
+from dream.eval.project import build_project
 from dream.pipeline.run import run
 from dream.review import decide
+from dream.review.restore import restore
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.versions.proposals import Proposals
@@ -45,6 +47,10 @@ def run_case(case: Case, engine: str) -> CaseResult:
 
 def _play(case: Case, engine: str, store: Path) -> Outcome:
     _write_store(store, case.store)
+    settings = dict(case.settings)
+    if case.project:  # a lint case: the git project its memories describe, beside the store
+        build_project(store.parent / "project", case.project)
+        settings["project"] = str(store.parent / "project")
     day = case.today or max((log.date for log in case.logs), default=None)
     base = datetime.combine(day, time(12)).timestamp() if day else _time.time()
     _write_logs(store, case.logs, base - 60, first=0)
@@ -56,7 +62,7 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
             if name in ("run", "run_all"):
                 runs += 1
                 result = run(store, engine=engine, force=True, now=base + runs * STEP_SECONDS,
-                             overrides={**PINNED, **case.settings}, every_log=name == "run_all")
+                             overrides={**PINNED, **settings}, every_log=name == "run_all")
                 _record_run(store, result, outcome)
             elif name == "logs":
                 written += 1
@@ -103,6 +109,9 @@ def _record_run(store: Path, result: Any, outcome: Outcome) -> None:
 
 
 def _decide(store: Path, name: str, arg: Any, outcome: Outcome) -> None:
+    if name == "restore":
+        restore(store, str(arg))
+        return
     if name == "rollback":
         if outcome.reports:
             decide.rollback(store, outcome.reports[-1]["base_version"])

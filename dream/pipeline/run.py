@@ -62,6 +62,7 @@ from dream.store.tree import (
 )
 from dream.store.validate import errors as validation_errors
 from dream.store.validate import validate_tree
+from dream.transcripts import usage
 from dream.transcripts.importer import ImportResult, import_configured
 from dream.versions.diffing import tree_diff
 from dream.versions.journal import finish_interrupted_write, recover_and_clean
@@ -103,6 +104,7 @@ class Staged:
     changed: list[str]
     engine: Engine  # kept so a corrective turn continues the same conversation and budget
     lint: dict | None = None  # the base version's claims checked against the project (dream.lint), as JSON
+    memory_reads: dict = field(default_factory=dict)  # memory -> {"reads", "last_read"} from the transcripts
 
 
 # ---------------------------------------------------------------- stages
@@ -216,11 +218,17 @@ def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
     return gathered
 
 
-def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list[str] | None = None) -> EngineInput:
-    return EngineInput(
+def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list[str] | None = None,
+                  snap: Snapshot | None = None) -> EngineInput:
+    inp = EngineInput(
         store_root=ctx.layout.root, staging=staging, sessions=gathered.sessions,
         catalog=gathered.files, settings=ctx.settings, today=ctx.today, run_id=ctx.run_id, lint=lint or [],
     )
+    if snap is not None:  # what ranks the index when it must shrink: pins, and reads in the transcripts
+        inp.pinned = pinned.pinned_paths(snap.tree, ctx.settings.pinned)
+        found = usage.store_usage(ctx.layout.root, ctx.settings, snap.tree, inp.pinned)
+        inp.memory_reads = found["memories"] if found else {}
+    return inp
 
 
 @contextmanager
@@ -238,11 +246,13 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     engine = select_engine(ctx.engine)
     checked = lint.lint_store(ctx.layout.root, snap.tree, ctx.settings)  # the engine sees what the project refutes
     stale = lint.needs_person(checked)
-    result = engine.consolidate(_engine_input(ctx, gathered, staging, stale))
+    inp = _engine_input(ctx, gathered, staging, stale, snap)
+    result = engine.consolidate(inp)
     result.needs_person += [line for line in stale if line not in result.needs_person]
     protect_pinned(ctx, snap, staging, result)
     tree = read_tree(staging)
-    return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None)
+    return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,
+                  inp.memory_reads)
 
 
 def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult) -> None:
@@ -261,7 +271,7 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     if not errors:
         return findings
     problems = [f"{f.path}: {f.rule}: {f.message}" for f in errors]
-    fix = staged.engine.correct(_engine_input(ctx, gathered, staging), problems)
+    fix = staged.engine.correct(_engine_input(ctx, gathered, staging, snap=snap), problems)
     protect_pinned(ctx, snap, staging, fix)
     staged.result.changes += fix.changes
     staged.result.finish += fix.finish
@@ -300,7 +310,12 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     report["logs_read"] = {rel: read.to_json() for rel, read in ctx.reads.items()}  # what it accounts for
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     report["lint"] = staged.lint
+    report["memory_reads"] = staged.memory_reads
     report["removal_budget"] = budget.removal_budget(snap.tree, staged.tree, ctx.settings)
+    over = budget.over_budget(report["removal_budget"])
+    if over:
+        report["needs_person"].insert(0, f"over the removal budget: {over}")
+        outcome.needs_person.insert(0, f"over the removal budget: {over}")
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
     proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, tree=staged.tree)

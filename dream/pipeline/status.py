@@ -16,14 +16,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from dream.config import load_settings
+from dream.config import Settings, load_settings
 from dream.errors import DreamError
 from dream.pipeline.fleet import fleet_stores
 from dream.pipeline.gate import check_gate
 from dream.store.state import load_state
 from dream.store.layout import Layout
 from dream.store.lock import current_holder
+from dream.store.pinned import pinned_paths
 from dream.store.tree import read_tree
+from dream.transcripts.usage import store_usage
 from dream.versions.journal import finish_interrupted_write
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
@@ -49,6 +51,7 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "interrupted_accept": layout.journal.exists() or problem is not None,
         "interrupted_accept_problem": problem,
         "survival": _survival(layout),
+        "memory_reads": _reads(layout, settings),
     }
 
 
@@ -56,6 +59,15 @@ def _survival(layout: Layout) -> dict[str, Any] | None:
     """The survival figures; None when the store cannot be read whole (status names that elsewhere)."""
     try:
         return survival(Versions(layout), read_tree(layout.root))
+    except DreamError:
+        return None
+
+
+def _reads(layout: Layout, settings: Settings) -> dict[str, Any] | None:
+    """Reads per memory from the store's transcripts; None when none are known or the store cannot be read."""
+    try:
+        tree = read_tree(layout.root)
+        return store_usage(layout.root, settings, tree, pinned_paths(tree, settings.pinned))
     except DreamError:
         return None
 

@@ -31,9 +31,15 @@ def removal_budget(base: Tree, proposed: Tree, settings: Settings) -> dict:
 
 def headline(budget: dict) -> str:
     """The warning at the top of the report: '' when within budget."""
+    sentence = over_budget(budget)
+    return f"**Over the removal budget**: {sentence}" if sentence else ""
+
+
+def over_budget(budget: dict) -> str:
+    """'' within budget, else what the proposal removes beside the budget, for a person."""
     if not budget or not budget.get("over"):
         return ""
-    return (f"**Over the removal budget**: removes {budget['files_removed']} of {budget['files']} memory files "
+    return (f"removes {budget['files_removed']} of {budget['files']} memory files "
             f"({budget['file_share']:.0%}, budget {budget['budget_files']:.0%}) and {budget['lines_removed']} of "
             f"{budget['lines']} lines ({budget['line_share']:.0%}, budget {budget['budget_lines']:.0%}); "
             "auto-accept refuses it, a person decides")

@@ -37,7 +37,7 @@ _NOTE_WORDS = re.compile(r"\b(progress|status|to-?do|scratch|work ?log|next step
 
 def prune_staged(inp: EngineInput) -> list[Change]:
     """The offline engine's Prune on the staged tree; its changes and notes."""
-    ws, before = orient.load(inp.staging, inp.settings, inp.today)
+    ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
     prune.prune(ws)
     orient.save(ws, inp.staging, before)
     return ws.changes + [Change("noted", "", note, source="finish") for note in ws.notes]

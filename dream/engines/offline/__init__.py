@@ -21,7 +21,7 @@ class OfflineEngine:
     name = "offline"
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        ws, before = orient.load(inp.staging, inp.settings, inp.today)
+        ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
         requests = gather.gather_requests(inp.sessions)
         consolidate.merge_duplicates(ws)
         consolidate.absolute_dates(ws)
@@ -32,7 +32,7 @@ class OfflineEngine:
 
     def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
         """After a failed validation, prune again: that is all the offline engine can fix."""
-        ws, before = orient.load(inp.staging, inp.settings, inp.today)
+        ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
         prune.prune(ws)
         orient.save(ws, inp.staging, before)
         return EngineResult(changes=ws.changes, summary=_summary(ws, 0), needs_person=ws.needs)

@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 
 from dream.config import Settings
-from dream.engines.base import HOUSEKEEPING, REQUEST, Change, Evidence
+from dream.engines.base import HOUSEKEEPING, REQUEST, Change, EngineInput, Evidence
 from dream.store.model import TEAM_DIR, IndexLine, Store, TopicFile, resolve_link
 from dream.store.tree import INDEX_NAME, Tree, atomic_write, read_tree
 
@@ -44,6 +44,7 @@ class Workspace:
     notes: list[str] = field(default_factory=list)
     needs: list[str] = field(default_factory=list)  # what a person must decide: listed apart in the report
     _noted: set[str] = field(default_factory=set, repr=False)  # thousands of requests may each add one
+    keep_first: dict[str, tuple] = field(default_factory=dict)  # memory -> rank to stay in a shrinking index
 
     def change(self, action: str, path: str, reason: str, detail: str = "", source: str = "") -> None:
         """A housekeeping change: deterministic upkeep that reads no intent."""
@@ -65,9 +66,22 @@ class Workspace:
         self.note(message)
 
 
-def load(staging: Path, settings: Settings, today: date) -> tuple[Workspace, Tree]:
+def load(staging: Path, settings: Settings, today: date, inp: EngineInput | None = None) -> tuple[Workspace, Tree]:
+    """The staging copy as a workspace; `inp` (the EngineInput) adds what ranks the index: reads, pins."""
     tree = read_tree(staging)
-    return Workspace(Store.from_tree(tree), settings, today), tree
+    ws = Workspace(Store.from_tree(tree), settings, today)
+    if inp is not None:
+        ws.keep_first = keep_ranks(inp.memory_reads, inp.pinned)
+    return ws, tree
+
+
+def keep_ranks(reads: dict[str, dict], pinned: set[str]) -> dict[str, tuple]:
+    """Higher stays longer: pinned, then read often and recently; unread and unpinned memories rank lowest."""
+    ranks: dict[str, tuple] = {rel: (1, 0, "") for rel in pinned}
+    for rel, seen in reads.items():
+        if rel not in pinned and seen.get("reads"):
+            ranks[rel] = (0, seen["reads"], seen.get("last_read") or "")
+    return ranks
 
 
 def save(ws: Workspace, staging: Path, before: Tree) -> None:

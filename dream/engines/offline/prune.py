@@ -319,6 +319,18 @@ def _size(lines: list[str], newline: str) -> int:
     return sum(len(line.encode("utf-8")) + len(newline) for line in lines)
 
 
+def _keep_rank(ws: Workspace, line: IndexLine) -> tuple:
+    target = resolve_link(INDEX_NAME, line.target) if line.kind == "link" else None
+    return ws.keep_first.get(target or "", (-1,))
+
+
+def _named(lines: list[str], shown: int = 50) -> str:
+    """The lines that moved out, by title (all of them are in the archive, word for word)."""
+    titles = [parse_index_line(t).title or t.strip()[:60] for t in lines]
+    more = f" and {len(titles) - shown} more" if len(titles) > shown else ""
+    return "; ".join(titles[:shown]) + more
+
+
 def enforce_budget(ws: Workspace) -> None:
     store = ws.store
     lines = store.index_lines
@@ -329,7 +341,9 @@ def enforce_budget(ws: Workspace) -> None:
     if not any(_pointed(parse_index_line(t), archive) for t in lines):
         add_line(lines, fit_line("Archive", archive, ARCHIVE_HOOK), "reference")  # reserve its line first
     parsed = [parse_index_line(t) for t in lines]
-    order = [i for i, p in enumerate(parsed) if p.is_entry and not _pointed(p, archive)]
+    entries = [i for i, p in enumerate(parsed) if p.is_entry and not _pointed(p, archive)]
+    # least worth keeping first: unread, then rarely and long-ago read, pinned last; oldest first among equals
+    order = sorted(entries, key=lambda i: _keep_rank(ws, parsed[i]))
     order += [i for i, p in enumerate(parsed) if p.kind == "prose"]
     order += [i for i, p in enumerate(parsed) if p.kind in ("heading", "blank")]
     count, size = len(lines), _size(lines, newline)
@@ -342,7 +356,8 @@ def enforce_budget(ws: Workspace) -> None:
         size -= len(lines[i].encode("utf-8")) + len(newline)
     archived = [lines[i] for i in sorted(moved) if lines[i].strip()]
     lines[:] = [t for i, t in enumerate(lines) if i not in moved]
-    archive_lines(ws, archived, "oldest entries, moved to keep the index within budget")
+    which = "least read" if ws.keep_first else "oldest"
+    archive_lines(ws, archived, f"{which} entries, moved to keep the index within budget")
     ws.change("archived", INDEX_NAME,
               f"index over budget ({MAX_INDEX_LINES} lines / {MAX_INDEX_BYTES} bytes)",
-              f"moved the {len(moved)} oldest line(s) to {archive}")
+              f"moved the {len(moved)} {which} line(s) to {archive}: " + _named(archived))
