@@ -84,7 +84,7 @@ def _run_fleet(roots: list[Path], engine: str | None, force: bool, overrides: di
     with FleetProgress(wanted(as_json), len(stores)) as progress:
         rows = fleet.run_fleet(stores, engine=engine, force=force, max_concurrency=max_concurrency,
                                overrides=overrides, on_row=heard)
-    counts = {status: sum(1 for r in rows if r["status"] == status) for status in map(str, Status)}
+    counts = fleet.fleet_counts(rows)
     if as_json:
         emit_json({"stores": rows, "counts": counts, "duration_s": round(time.time() - started, 3)})
     else:

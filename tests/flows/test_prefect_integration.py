@@ -100,20 +100,24 @@ class Server:
 
     # ------------------------------------------------------------ helpers
 
-    def run_deployment(self, name: str, parameters: dict) -> str:
-        deployment = self.get(f"/deployments/name/dream-fleet/{name}")
+    def run_deployment(self, name: str, parameters: dict, flow: str = "dream-fleet") -> str:
+        deployment = self.get(f"/deployments/name/{flow}/{name}")
         run = self.post(f"/deployments/{deployment['id']}/create_flow_run", {"parameters": parameters})
         return run["id"]
 
-    def work_until_done(self, flow_run_id: str, timeout: float = 240) -> dict:
-        """Run a worker (one poll at a time) until the flow run reaches a final state."""
+    def wait_until_done(self, flow_run_id: str, timeout: float = 300) -> dict:
+        """The flow run once it reaches a final state (the module's workers run it)."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            self.cli("worker", "start", "--pool", POOL, "--run-once", timeout=timeout)
             run = self.get(f"/flow_runs/{flow_run_id}")
             if run["state"]["type"] in TERMINAL:
                 return run
+            time.sleep(1)
         raise AssertionError(f"flow run {flow_run_id} did not finish")
+
+    def start_worker(self) -> subprocess.Popen:
+        return subprocess.Popen([*PREFECT, "worker", "start", "--pool", POOL], env=self.env, cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def wait_for_worker(self, pool: str, timeout: float) -> None:
         deadline = time.time() + timeout
@@ -146,6 +150,9 @@ class Server:
                 return artifact
             time.sleep(0.5)
 
+    def flow_runs_of(self, flow_name: str) -> list[dict]:
+        return self.post("/flow_runs/filter", {"flows": {"name": {"any_": [flow_name]}}})
+
     def subflow_runs(self, parent_flow_run_id: str) -> list[dict]:
         task_runs = self.post("/task_runs/filter", {"flow_runs": {"id": {"any_": [parent_flow_run_id]}}})
         ids = [t["id"] for t in task_runs]
@@ -166,6 +173,22 @@ def server(tmp_path_factory):
         srv.stop()
 
 
+@pytest.fixture(scope="module")
+def workers(server):
+    """Two process workers on the pool, as on two machines: the fleet run on one, its shards on either."""
+    started = [server.start_worker() for _ in range(2)]
+    try:
+        yield started
+    finally:
+        for worker in started:
+            worker.terminate()
+        for worker in started:
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+
+
 def _rows(server: Server, flow_run_id: str) -> dict[str, dict]:
     table = server.artifact("dream-fleet")
     assert table is not None and table["flow_run_id"] == flow_run_id
@@ -180,7 +203,7 @@ def _pending_proposals(store: Path) -> list[str]:
     return [p.name for p in folder.iterdir() if json.loads((p / "proposal.json").read_text())["status"] == "pending"]
 
 
-def test_deploy_all_registers_both_deployments_with_their_schedules_and_limit(server):
+def test_deploy_all_registers_the_fleet_deployments_with_their_schedules_and_limit(server):
     for name in ("dream-nightly", "dream-scan"):
         deployment = server.get(f"/deployments/name/dream-fleet/{name}")
         assert deployment["work_pool_name"] == POOL
@@ -201,13 +224,14 @@ def test_deployments_start_with_their_schedules_off_and_the_offline_engine(serve
         assert deployment["parameters"]["engine"] == "offline"
 
 
-def test_nightly_dreams_the_open_stores_and_skips_the_closed_ones(server, tmp_path):
+def test_nightly_dreams_the_open_stores_and_skips_the_closed_ones(server, workers, tmp_path):
     fleet = make_fleet(tmp_path / "projects", total=6, due=2)
 
     flow_run_id = server.run_deployment("dream-nightly", {"roots": [str(fleet.root)], "engine": "offline"})
-    run = server.work_until_done(flow_run_id)
+    run = server.wait_until_done(flow_run_id)
 
     assert run["state"]["type"] == "COMPLETED", run["state"]
+    assert run["state"]["message"] == "2 proposed, 4 skipped"
     rows = _rows(server, flow_run_id)
     assert set(rows) == {str(s) for paths in fleet.stores.values() for s in paths}
     for store in fleet.due:
@@ -225,15 +249,16 @@ def test_nightly_dreams_the_open_stores_and_skips_the_closed_ones(server, tmp_pa
             assert server.artifact(f"dream-{_slug(store)}") is None
 
 
-def test_scan_over_200_stores_dreams_only_the_due_ones(server, tmp_path):
-    fleet = make_fleet(tmp_path / "projects", total=200, due=3)
+def test_scan_over_200_stores_dreams_the_due_ones_in_shards_not_a_flow_run_each(server, workers, tmp_path):
+    fleet = make_fleet(tmp_path / "projects", total=200, due=5)
 
-    flow_run_id = server.run_deployment("dream-scan", {"roots": [str(fleet.root)], "engine": "offline"})
-    run = server.work_until_done(flow_run_id)
+    flow_run_id = server.run_deployment("dream-scan", {"roots": [str(fleet.root)], "engine": "offline",
+                                                       "shard_size": 3})
+    run = server.wait_until_done(flow_run_id)
 
     assert run["state"]["type"] == "COMPLETED", run["state"]
-    subflows = server.subflow_runs(flow_run_id)
-    assert len(subflows) == 3 and all(f["state"]["type"] == "COMPLETED" for f in subflows)
+    subflows = server.subflow_runs(flow_run_id)  # 5 due stores in shards of 3: two shard runs
+    assert len(subflows) == 2 and all(f["state"]["type"] == "COMPLETED" for f in subflows)
     rows = _rows(server, flow_run_id)
     due = {str(s): rows[str(s)] for s in fleet.due}
     assert sorted(s for s, row in rows.items() if row["status"] == "proposed") == sorted(due), due
@@ -244,29 +269,36 @@ def test_scan_over_200_stores_dreams_only_the_due_ones(server, tmp_path):
         assert not (store / ".dream" / "history.jsonl").exists()  # a closed gate costs no run
 
 
-def test_dream_accept_resumes_a_flow_run_paused_for_review(server, tmp_path, cli):
+def test_a_failing_store_is_a_failed_row_and_the_fleet_run_says_how_many_failed(server, workers, tmp_path):
+    fleet = make_fleet(tmp_path / "projects", total=4, due=2)
+    broken = fleet.due[0]
+    (broken / "huge.md").write_text("x" * 2_000_000)  # over the limit for a memory file: the run refuses it
+
+    flow_run_id = server.run_deployment("dream-nightly", {"roots": [str(fleet.root)], "engine": "offline"})
+    run = server.wait_until_done(flow_run_id)
+
+    assert run["state"]["type"] == "FAILED"
+    assert run["state"]["message"].startswith("1 of 4 store(s) failed; ")
+    rows = _rows(server, flow_run_id)
+    assert rows[str(broken)]["status"] == "failed" and "huge.md" in rows[str(broken)]["message"]
+    assert rows[str(fleet.due[1])]["status"] == "proposed"
+
+
+def test_dream_accept_resumes_a_flow_run_paused_for_review(server, workers, tmp_path, cli):
     fleet = make_fleet(tmp_path / "projects", total=1, due=1)
     (store,) = fleet.due
-    flow_run_id = server.run_deployment("dream-nightly", {"roots": [str(fleet.root)], "review": "pause"})
-    worker = subprocess.Popen([*PREFECT, "worker", "start", "--pool", POOL, "--run-once"], env=server.env, cwd=REPO,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        paused = server.wait_for_paused(timeout=240)
-        (proposal,) = _pending_proposals(store)
+    flow_run_id = server.run_deployment("dream-store", {"store": str(store), "review": "pause"}, flow="dream-store")
+    paused = server.wait_for_paused(timeout=240)
+    assert paused["id"] == flow_run_id
+    (proposal,) = _pending_proposals(store)
 
-        accepted = cli("accept", "--store", str(store), "--comment", "read it over coffee", "--json")
+    accepted = cli("accept", "--store", str(store), "--comment", "read it over coffee", "--json")
 
-        assert accepted.code == 0, accepted.stderr
-        assert accepted.json["status"] == "accepted" and accepted.json["proposal_id"] == proposal
-        assert accepted.json["flow_run"] == {"flow_run_id": paused["id"], "api_url": server.api, "resumed": True,
-                                             "problem": None}
-        worker.wait(timeout=240)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    fleet_run = server.get(f"/flow_runs/{flow_run_id}")
-    store_run = server.get(f"/flow_runs/{paused['id']}")
-    assert fleet_run["state"]["type"] == "COMPLETED", fleet_run["state"]
+    assert accepted.code == 0, accepted.stderr
+    assert accepted.json["status"] == "accepted" and accepted.json["proposal_id"] == proposal
+    assert accepted.json["flow_run"] == {"flow_run_id": paused["id"], "api_url": server.api, "resumed": True,
+                                         "problem": None}
+    store_run = server.wait_until_done(flow_run_id)
     assert store_run["state"]["type"] == "COMPLETED", store_run["state"]
     assert store_run["state"]["message"] == f"proposed {proposal}, accepted"
     assert json.loads((store / ".dream" / "proposals" / proposal / "proposal.json").read_text())["status"] == "accepted"
