@@ -28,8 +28,8 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from dream.pipeline.run import run
     from dream.review.decide import accept, reject, rollback
-    from dream.review.rebase import rebase
-    from dream.review.status import store_status as status
+    from dream.pipeline.rebase import rebase
+    from dream.pipeline.status import store_status as status
 
 # Loaded on first use: `import dream` stays cheap for the CLI, which imports
 # only the modules its command needs (polars, duckdb and anthropic take
@@ -39,8 +39,8 @@ _API = {
     "accept": ("dream.review.decide", "accept"),
     "reject": ("dream.review.decide", "reject"),
     "rollback": ("dream.review.decide", "rollback"),
-    "rebase": ("dream.review.rebase", "rebase"),
-    "status": ("dream.review.status", "store_status"),
+    "rebase": ("dream.pipeline.rebase", "rebase"),
+    "status": ("dream.pipeline.status", "store_status"),
 }
 
 __all__ = ["__version__", "accept", "rebase", "reject", "rollback", "run", "status"]

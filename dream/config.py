@@ -31,7 +31,7 @@ Positive = Meta(ge=1)
 class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Every setting with its default. Built unchecked from code; `load_settings` checks what files and flags set.
 
-    A msgspec Struct, like the records (see dream/records.py for why not pydantic).
+    A msgspec Struct, like the records (see dream/store/records.py for why not pydantic).
     """
 
     # gate

@@ -38,12 +38,11 @@ from dream.errors import LockBusy
 from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
 from dream.pipeline import fleet
-from dream.pipeline.fleet import store_slug
 from dream.pipeline.report import proposal_markdown
 from dream.pipeline.stages import STAGE_NAMES
 from dream.review import paused
 from dream.review.decide import accept, reject
-from dream.store.layout import Layout
+from dream.store.layout import Layout, store_slug
 from dream.transcripts.discover import discover_stores
 from dream.versions.proposals import ACCEPTED, REJECTED, Proposals
 

@@ -47,7 +47,7 @@ def write_overview(roots: list[Path], html: Path):
     from dream.cli.console import common_root, short_paths
     from dream.transcripts.discover import discover_stores
     from dream.review.overview import write_overview as write
-    from dream.review.status import store_row
+    from dream.pipeline.status import store_row
 
     stores = discover_stores(roots)  # only these roots: a screenshot never shows the machine's own stores
     return write(html, [store_row(s) for s in stores], short_paths(stores), common_root(stores))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -12,6 +13,7 @@ from dream import __version__
 from dream.cli.app import AllOpt, CommentOpt, JsonOpt, RootOpt, StoreOpt, app
 from dream.cli.console import (
     common_root,
+    dream_command,
     emit_json,
     err,
     human,
@@ -117,7 +119,8 @@ def _print_outcome(outcome, store: Path) -> None:
     if s == Status.PROPOSED:
         out.print(f"proposal {outcome.proposal_id} on base version {outcome.base_version}")
         # One line whatever the width: a command to copy must not be broken in two.
-        out.print(f"review: dream diff --store {store}   then: dream accept --store {store}", markup=False,
+        dream, where = dream_command(), shlex.quote(str(store))
+        out.print(f"review: {dream} diff --store {where}   then: {dream} accept --store {where}", markup=False,
                   soft_wrap=True)
 
 
@@ -132,7 +135,7 @@ def status(
     as_json: JsonOpt = False,
 ) -> None:
     """Gate, lock holder, current version and pending proposals."""
-    from dream.review.status import fleet_status, store_row, store_status  # start-up: see dream/cli/__init__.py
+    from dream.pipeline.status import fleet_status, store_row, store_status  # start-up: see dream/cli/__init__.py
     if html:
         _write_overview(html, fleet_status(roots or []) if all_stores or roots else [store_row(store)], as_json)
         return
@@ -233,11 +236,10 @@ def diff(
 ) -> None:
     """Show a proposal's report (dropped lines first) and diff, or compare two versions."""
     from dream.review import page as review_page  # start-up: see dream/cli/__init__.py
-    from dream.review.retention import render_markdown as retention_markdown  # start-up: see dream/cli/__init__.py
     from dream.pipeline.report import proposal_markdown  # start-up: see dream/cli/__init__.py
-    from dream.review.retention import summarize  # start-up: see dream/cli/__init__.py
+    from dream.review import retention as retained  # start-up: see dream/cli/__init__.py
+    from dream.review.summary import Counts  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
-    from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
     from dream.versions.proposals import Proposals  # start-up: see dream/cli/__init__.py
     layout = Layout.open(store)
     if from_version is not None or to_version is not None:
@@ -247,19 +249,20 @@ def diff(
     proposal = props.resolve(proposal_id)
     text = props.diff(proposal)
     report = props.report(proposal)
-    retention = report.get("retention") or summarize(Versions(layout).tree(proposal.base_version), props.tree(proposal))
+    retention = retained.of_proposal(props, proposal, report)
     page = review_page.write_page(html, review_page.proposal_page(layout, proposal)) if html else None
     if as_json:
         emit_json({"proposal_id": proposal.id, "status": proposal.status, "base_version": proposal.base_version,
-                   "files_changed": proposal.changed, "dropped": retention["dropped"], "retention": retention,
+                   "files_changed": proposal.changed, "counts": Counts.of(report, retention).to_json(),
+                   "dropped": retention["dropped"], "retention": retention,
                    "diff": text, "report": report, "html": str(page) if page else None})
         return
     if page:
         out.print(f"review page written to {page}", markup=False)
         return
-    if "retention" not in report:  # proposals made before the retention report existed
-        out.print("\n".join(retention_markdown(retention)), markup=False)
-    out.print(proposal_markdown(props, proposal), markup=False)
+    if props.stored_report_md(proposal):  # a proposal so old that its stored markdown has no retention
+        out.print("\n".join(retained.render_markdown(retention)), markup=False)
+    out.print(proposal_markdown(props, proposal, retention), markup=False)
     print_diff(text)
 
 

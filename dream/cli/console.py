@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import sys
 import textwrap
 from datetime import datetime, timezone
@@ -34,6 +36,17 @@ class _LazyConsole:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.made(), name)
 
+    def print(self, *objects: Any, **options: Any) -> None:
+        """Rich's print; text going to a file or a pipe is not wrapped at 80 columns.
+
+        A report piped to a file keeps each sentence and index line on one
+        line; only tables are laid out for a width.
+        """
+        console = self.made()
+        if not console.is_terminal and all(isinstance(o, str) for o in objects):
+            options.setdefault("soft_wrap", True)
+        console.print(*objects, **options)
+
 
 out = cast("Console", _LazyConsole(highlight=False))
 err = cast("Console", _LazyConsole(stderr=True, highlight=False))
@@ -42,6 +55,24 @@ err = cast("Console", _LazyConsole(stderr=True, highlight=False))
 def rich_console(console: Console) -> Console:
     """The Console itself behind `out` or `err`, for Rich objects that take one (a Progress)."""
     return console.made() if isinstance(console, _LazyConsole) else console
+
+
+def dream_command() -> str:
+    """`dream` as the user can type it again: the name on PATH, else the path they ran it by.
+
+    `.venv/bin/dream run` must not hint a bare `dream diff` that the shell
+    cannot find; `python -m dream` hints the same interpreter.
+    """
+    invoked = sys.argv[0] if sys.argv else ""
+    name = os.path.basename(invoked)
+    if name == "__main__.py":
+        return f"{shlex.quote(sys.executable)} -m dream"
+    if name != "dream":  # called as a library (tests, a script): the installed name
+        return "dream"
+    on_path = shutil.which("dream")
+    if os.sep not in invoked or (on_path and os.path.samefile(on_path, invoked)):
+        return "dream"
+    return shlex.quote(invoked)
 
 
 def say(text: str) -> None:

@@ -32,7 +32,8 @@ def review(
     """
     from dream.review import decide  # start-up: see dream/cli/__init__.py
     from dream.review.choices import Choices, needs  # start-up: see dream/cli/__init__.py
-    from dream.review.retention import summarize  # start-up: see dream/cli/__init__.py
+    from dream.review.retention import of_proposal  # start-up: see dream/cli/__init__.py
+    from dream.review.summary import Counts  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
     from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
     from dream.versions.proposals import PENDING, Proposals  # start-up: see dream/cli/__init__.py
@@ -44,8 +45,9 @@ def review(
     base = Versions(layout).tree(proposal.base_version)
     new = proposals.tree(proposal)
     report = proposals.report(proposal)
-    retention = report.get("retention") or summarize(base, new)
+    retention = of_proposal(proposals, proposal, report)
     screen = err if as_json else out  # with --json, stdout carries only the JSON object
+    screen.print(f"proposal {proposal.id}: {Counts.of(report, retention).sentence()}", markup=False)
     keys = Keys(screen)
     choices = Choices(list(proposal.changed), needs(base, new, proposal.changed))
     _choose_files(screen, keys, choices, base, new, retention)
@@ -93,8 +95,7 @@ class Keys:
             if answer is None:
                 self.screen.print("")
                 return end_of_input
-            if self.terminal:
-                self.screen.print(answer, markup=False)  # echo the key: the prompt line reads as answered
+            self.screen.print(answer, markup=False)  # echo it: the prompt line reads as answered, in a log too
             if len(answer) == 1 and answer in choices:
                 return answer
             self.screen.print(f"please answer one of: {', '.join(choices)}", markup=False)
@@ -330,7 +331,7 @@ def rebase(
     as_json: JsonOpt = False,
 ) -> None:
     """Dream again on the store as it is now; the fresh proposal replaces the stale one."""
-    from dream.review import rebase as rebasing  # start-up: see dream/cli/__init__.py
+    from dream.pipeline import rebase as rebasing  # start-up: see dream/cli/__init__.py
 
     decision = rebasing.rebase(store, proposal_id, comment)
     if as_json:

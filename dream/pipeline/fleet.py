@@ -14,15 +14,11 @@ the flow's cuts the due stores into shards (`shards`) and hands each to a
 Prefect work pool or a Dask cluster, where `dream_stores` does the work of
 its shard. Every path ends in rows of one shape (`fleet_row`).
 
-`store_slug` gives each store a short, stable name that is also a valid
-Prefect artifact key or concurrency-limit name (lowercase letters, digits,
-dashes). Nothing here imports Prefect.
+Each store is named by `dream.store.layout.store_slug`. Nothing here imports Prefect.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -33,27 +29,9 @@ from typing import Any
 from dream.config import load_settings
 from dream.errors import DreamError, StoreNotFound
 from dream.pipeline.gate import check_gate
-from dream.store.layout import Layout
+from dream.store.layout import Layout, store_slug
 from dream.outcomes import RunOutcome, Status
 from dream.transcripts.discover import default_roots, discover_stores
-
-_NOT_SLUG = re.compile(r"[^a-z0-9]+")
-SLUG_TEXT_CHARS = 40
-
-
-def store_slug(store: str | Path) -> str:
-    """``<parent>-<name>-<hash8>`` in lowercase letters, digits and dashes.
-
-    The last two folder names keep it readable (Claude Code's stores are all
-    called ``memory``, their parents name the project); the hash of the full
-    resolved path keeps two stores with the same names apart.
-    """
-    path = Path(store).expanduser().resolve()
-    text = _NOT_SLUG.sub("-", f"{path.parent.name}-{path.name}".lower()).strip("-")
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
-    text = text[-SLUG_TEXT_CHARS:].strip("-")
-    return f"{text}-{digest}" if text else digest
-
 
 @dataclass
 class FleetEntry:

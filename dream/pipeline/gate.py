@@ -20,7 +20,7 @@ from functools import cache
 from dream.config import Settings
 from dream.outcomes import SkipReason
 from dream.pipeline.sessions import scan_sessions
-from dream.pipeline.state import StoreState, load_state
+from dream.store.state import StoreState, load_state
 from dream.store.layout import Layout
 
 

@@ -15,7 +15,7 @@ warning when they hold more than whitespace (guessing a role would put words
 in someone's mouth).
 
 Parsing is a few polars string operations per batch of files (no Python
-loop per line or entry); the entries are then redacted (`dream.pipeline.redact`)
+loop per line or entry); the entries are then redacted (`dream.redaction.redact`)
 and cut to `max_entry_chars`. Logs are input only: nothing here writes to the
 store. ``bench/bench_gather.py`` measures it against ``cat``.
 """
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from dream.pipeline.redact import REDACT_MARGIN, redact_column
+from dream.redaction.redact import REDACT_MARGIN, redact_column
 from dream.pipeline.sessions import SessionFile
 from dream.store.regular import kind_of
 

@@ -6,7 +6,9 @@ from collections import Counter
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from dream.review.retention import of_proposal as retention_of
 from dream.review.retention import render_markdown as retention_markdown
+from dream.review.summary import Counts, change_detail
 
 if TYPE_CHECKING:  # types only: `dream diff` renders reports without loading the engines (polars)
     from dream.engines.base import Change, EngineResult
@@ -37,15 +39,24 @@ def build_report(*, proposal_id: str, run_id: str, engine: str, base_version: in
     }
 
 
-def _change_line(c: dict) -> str:
-    extra = f" — {c['detail']}" if c.get("detail") else ""
+def _change_line(c: dict, retention: dict | None) -> str:
+    detail = change_detail(c, retention) if retention else c.get("detail")
+    extra = f" — {detail}" if detail else ""
     src = f" (from {c['source']})" if c.get("source") else ""
     return f"- **{c.get('action', '?')}** `{c.get('path', '')}`: {c.get('reason', '')}{extra}{src}"
 
 
-def proposal_markdown(proposals: Proposals, proposal: Proposal) -> str:
-    """A proposal's report as people read it: rendered from its JSON report (older proposals stored it)."""
-    return proposals.stored_report_md(proposal) or render_markdown(proposals.report(proposal))
+def proposal_markdown(proposals: Proposals, proposal: Proposal, retention: dict | None = None) -> str:
+    """A proposal's report as people read it, from its JSON report and its retention summary.
+
+    Proposals of a dream before 0.1 stored their markdown: it is shown as stored.
+    """
+    stored = proposals.stored_report_md(proposal)
+    if stored:
+        return stored
+    report = proposals.report(proposal)
+    retention = retention or retention_of(proposals, proposal, report)
+    return render_markdown({**report, "retention": retention})
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -62,18 +73,22 @@ def render_markdown(report: dict[str, Any]) -> str:
         f"{u['cache_read_tokens']} cache read, {u['cache_creation_tokens']} cache write; "
         f"turns: {u['turns']}; est. cost ${u['cost_usd']:.4f}",
         f"- duration: {report.get('duration_s', 0)} s",
-        "",
     ]
-    if report.get("retention"):  # dropped items first, with a count
-        lines += retention_markdown(report["retention"]) + [""]
+    retention = report.get("retention")
+    if retention:  # the counts every other view shows too
+        counts = Counts.of(report, retention)
+        lines += [f"- lines: {counts.lines_sentence()}", f"- {counts.changes_sentence()}"]
+    lines += [""]
+    if retention:  # dropped items first, with a count
+        lines += retention_markdown(retention) + [""]
     lines += [
         "## Changes",
         "",
     ]
-    lines += [_change_line(c) for c in report.get("changes") or []] or ["(none)"]
+    lines += [_change_line(c, retention) for c in report.get("changes") or []] or ["(none)"]
     if report.get("finish"):
         lines += ["", "## Finish (made by dream after the model, not by it)", ""]
-        lines += [_change_line(c) for c in report["finish"]]
+        lines += [_change_line(c, retention) for c in report["finish"]]
     if report.get("needs_person"):
         lines += ["", "## Needs a person", ""] + [f"- {item}" for item in report["needs_person"]]
     if report.get("summary"):

@@ -43,7 +43,7 @@ from dream.pipeline.gate import GateDecision, check_gate
 from dream.pipeline.gather import Gathered, read_sessions
 from dream.pipeline.report import build_report
 from dream.pipeline.sessions import scan_sessions
-from dream.pipeline.state import StoreState, backoff_seconds, load_state, save_state
+from dream.store.state import StoreState, backoff_seconds, load_state, save_state
 from dream.review import policy, retention
 from dream.store import litter
 from dream.store.layout import Layout

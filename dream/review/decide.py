@@ -30,7 +30,7 @@ from dream.versions.journal import (
     write_journal,
 )
 from dream.versions.manifests import Versions
-from dream.versions.merge import MergeResult, merge_trees
+from dream.store.merge import MergeResult, merge_trees
 from dream.versions.proposals import PENDING, REJECTED, Proposal, Proposals
 
 

@@ -2,7 +2,8 @@
 
 After a nightly fleet run a reviewer wants one place that says which
 stores have a proposal waiting and how much each one changes: merged,
-updated, archived and dropped lines, files changed. `write_overview` writes
+archived, rewritten and dropped lines, changes and files changed: the same
+numbers as each proposal's page and report (`dream.review.summary.Counts`). `write_overview` writes
 that page (``templates/overview.html.j2``) and, beside it in
 ``<name>-pages/``, the review page of each pending proposal
 (`dream.review.page`), linked from its row. Like the review pages it is
@@ -20,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from dream.errors import BadInput, DreamError
-from dream.pipeline.fleet import store_slug
+from dream.store.layout import store_slug
 from dream.review import page
-from dream.review.retention import summarize
+from dream.review.retention import of_proposal
+from dream.review.summary import Counts
 from dream.store.layout import Layout
-from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposal, Proposals
 
-COUNTS = ("merged", "updated", "archived", "dropped", "files")
+COUNTS = ("dropped", "merged", "archived", "rewritten", "changes", "files")
 
 
 @dataclass
@@ -44,21 +45,16 @@ class Overview:
 
 
 def proposal_counts(layout: Layout, proposal: Proposal) -> dict[str, int]:
-    """What a proposal does, in the page's four counts plus files changed."""
+    """What a proposal does: the counts of its page (`COUNTS` of `Counts`)."""
     proposals = Proposals(layout)
     report = proposals.report(proposal)
-    retention = report.get("retention")
-    if retention is None:  # proposals made before the report carried it
-        retention = summarize(Versions(layout).tree(proposal.base_version), proposals.tree(proposal))
-    summary = page.summary_counts(report, retention)
-    return {"merged": summary["merged"], "updated": summary["updated"],
-            "archived": report.get("counts", {}).get("archived", 0), "dropped": summary["dropped"],
-            "files": len(proposal.changed)}
+    counts = Counts.of({**report, "files_changed": proposal.changed}, of_proposal(proposals, proposal, report))
+    return {key: getattr(counts, key) for key in COUNTS}
 
 
 def write_overview(html: Path, rows: list[dict[str, Any]], short_names: list[str],
                    root: str | None = None) -> Overview:
-    """The overview of `rows` (`dream.review.status.store_row`s) at `html`, each pending proposal's page beside it.
+    """The overview of `rows` (`dream.pipeline.status.store_row`s) at `html`, each pending proposal's page beside it.
 
     `short_names` are the stores as the page shows them (the command line's
     shortened paths, relative to `root`); the full path is each row's tooltip.

@@ -2,27 +2,27 @@
 
 The page is rendered from ``templates/review.html.j2`` with Jinja2. It
 fetches nothing: the CSS is inline, there are no fonts, scripts or images.
-It shows the summary (merged, updated, pruned and dropped counts; tokens;
-engine), the retention table with dropped lines first, and a side-by-side
+It shows the counts (`dream.review.summary.Counts`, the same numbers as the
+report and `dream review`; tokens; engine), the retention table with
+dropped lines first, and a side-by-side
 diff per file. Each file's diff is a collapsible ``<details>`` listed in a
 file index, so a 200-file store stays readable.
 
-    python -m dream.review_page --store STORE [PROPOSAL] --out page.html
+    dream diff --store STORE [PROPOSAL] --html page.html
 """
 
 from __future__ import annotations
 
-import argparse
 import difflib
-import sys
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 
 import jinja2
 
-from dream.errors import BadInput, DreamError
-from dream.review.retention import summarize
+from dream.errors import BadInput
+from dream.review import retention as retained
+from dream.review.summary import Counts, change_detail
 from dream.store.layout import Layout
 from dream.store.tree import Tree, atomic_write, changed_paths
 from dream.versions.manifests import Versions
@@ -30,13 +30,6 @@ from dream.versions.proposals import Proposal, Proposals
 
 CONTEXT_LINES = 3
 OPEN_FILES_UP_TO = 12  # fewer changed files than this: every diff starts open
-
-# Engine change actions, grouped into the four counts a reviewer asks about.
-SUMMARY_GROUPS = {
-    "merged": ("merged",),
-    "updated": ("updated", "dated", "created"),
-    "pruned": ("archived", "shortened", "repaired", "indexed", "deleted", "forgotten"),
-}
 
 
 @dataclass
@@ -92,14 +85,6 @@ def file_diffs(old: Tree, new: Tree) -> list[FileDiff]:
     return diffs
 
 
-def summary_counts(report: dict, retention: dict) -> dict[str, int]:
-    counts = report.get("counts", {})
-    summary = {name: sum(counts.get(a, 0) for a in actions) for name, actions in SUMMARY_GROUPS.items()}
-    summary["dropped"] = retention["dropped"]
-    summary["archived"] = retention.get("archived", 0)  # reports made before archived was counted apart
-    return summary
-
-
 def environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -113,12 +98,13 @@ def render(*, title: str, old: Tree, new: Tree, report: dict | None = None,
 
     `back` links to the overview page the reviewer came from (`dream.review.overview`).
     """
-    report = report or {}
-    retention = retention or summarize(old, new)
     diffs = file_diffs(old, new)
+    report = report or {"files_changed": [d.path for d in diffs]}
+    retention = retention or retained.summarize(old, new)
     return environment().get_template("review.html.j2").render(
         title=title, subtitle=subtitle, report=report, retention=retention, back=back,
-        summary=summary_counts(report, retention), usage=report.get("usage"),
+        counts=Counts.of(report, retention), detail=lambda change: change_detail(change, retention),
+        usage=report.get("usage"),
         files=diffs, open_files=len(diffs) <= OPEN_FILES_UP_TO,
         lines_added=sum(d.added for d in diffs), lines_removed=sum(d.removed for d in diffs),
     )
@@ -131,7 +117,7 @@ def proposal_page(layout: Layout, proposal: Proposal, back: str | None = None) -
     report = proposals.report(proposal)
     return render(
         title=f"Dream proposal {proposal.id}", old=base, new=new, report=report,
-        retention=report.get("retention") or summarize(base, new),
+        retention=retained.of_proposal(proposals, proposal, report),
         subtitle=f"{layout.root} · base version {proposal.base_version} · {proposal.status}", back=back,
     )
 
@@ -157,24 +143,3 @@ def write_page(path: Path, html: str) -> Path:
     except OSError as exc:
         raise BadInput(f"{path}: cannot write the review page: {exc.strerror or exc}") from None
     return path
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dream.review_page", description=__doc__.splitlines()[0])
-    parser.add_argument("proposal", nargs="?", help="proposal id (default: the newest pending)")
-    parser.add_argument("--store", default=".", help="memory store folder")
-    parser.add_argument("--out", required=True, help="HTML file to write")
-    args = parser.parse_args(argv)
-    try:
-        layout = Layout.open(args.store)
-        proposal = Proposals(layout).resolve(args.proposal)
-        write_page(Path(args.out), proposal_page(layout, proposal))
-    except DreamError as exc:
-        sys.stderr.write(f"dream: error: {exc}\n")
-        return exc.exit_code
-    print(args.out)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -10,7 +10,7 @@ and nobody needs the API's resume call or the UI's form.
 
 The flow, resumed, finds the proposal already decided and records that; it
 removes the note when it ends. Resuming goes through Prefect's REST API
-(``POST /flow_runs/{id}/resume``) with httpx: the library never imports
+(``POST /flow_runs/{id}/resume``) with httpx2 (the HTTP client the anthropic SDK brings): the library never imports
 Prefect, which takes seconds to import.
 """
 
@@ -81,19 +81,19 @@ def resume_waiting(store: str | Path, proposal_id: str, decision: str, comment: 
     if note is None:
         return None
     run_id, api = str(note["flow_run_id"]), str(note["api_url"]).rstrip("/")
-    import httpx  # start-up: only a proposal with a paused flow run needs it
+    import httpx2  # start-up: only a proposal with a paused flow run needs it
 
     headers = {"Authorization": f"Bearer {os.environ['PREFECT_API_KEY']}"} if os.environ.get("PREFECT_API_KEY") else {}
     try:
         for attempt in range(BUSY_RETRIES):
-            response = httpx.post(f"{api}/flow_runs/{run_id}/resume", headers=headers, timeout=RESUME_TIMEOUT_SECONDS,
+            response = httpx2.post(f"{api}/flow_runs/{run_id}/resume", headers=headers, timeout=RESUME_TIMEOUT_SECONDS,
                                   json={"run_input": {"decision": decision, "comment": comment or ""}})
             if response.status_code not in (429, 503) or attempt == BUSY_RETRIES - 1:
                 break
             time.sleep(1 + attempt)  # a busy server (SQLite locked) says so with 503; Prefect's client retries too
         response.raise_for_status()
         result = response.json()
-    except (httpx.HTTPError, ValueError) as exc:
+    except (httpx2.HTTPError, ValueError) as exc:
         return Resumed(run_id, api, False, f"could not reach the Prefect API at {api}: {exc}")
     status = str(result.get("status", "")).upper()
     if status != "ACCEPT":

@@ -10,7 +10,7 @@ requests again. `dream reject --forget-requests` drops them instead.
 
 from __future__ import annotations
 
-from dream.pipeline.state import load_state, save_state
+from dream.store.state import load_state, save_state
 from dream.store.layout import Layout
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposal, Proposals

@@ -4,7 +4,10 @@ A reviewer's first worry is what a dream would lose. For each memory line
 that is in the base version of a file but not in the proposed version of
 the same file, we look for its content in the proposed tree:
 
-- ``kept``: still in the same file (moved, reworded, struck through, dated);
+- ``kept``: unchanged, still in the same file (moved, or split over lines);
+- ``rewritten``: changed in place, in the same file (a date made absolute,
+  "Postgres 15" corrected to "16"); the item holds the exact words the
+  file now says (``now``) and the words that changed (``edits``);
 - ``merged``: now in another file (a duplicate merged, an index line
   demoted to a topic file), with a similarity score;
 - ``archived``: an index line moved out of the index into the archive file:
@@ -15,6 +18,11 @@ the same file, we look for its content in the proposed tree:
 This works on the two trees only, so it judges any engine the same way.
 Blank lines, frontmatter fences and keys other than ``description`` are
 layout, not memories, and are not counted. Dropped items come first.
+
+`summarize` makes the summary a report stores; `of_proposal` is the one way
+to get a proposal's summary (the stored one, or computed again when the
+proposal predates this format). The report, `dream diff`, the review page,
+`dream review` and the overview all count from it (`dream.review.counts`).
 """
 
 from __future__ import annotations
@@ -23,17 +31,25 @@ import difflib
 import re
 import unicodedata
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
-from dream.engines.offline.similarity import MAX_BLOCK, _prefix_length, tokens
+from dream.engines.offline.similarity import MAX_BLOCK, prefix_length, tokens
 from dream.store.tree import INDEX_NAME, Tree, changed_paths
+from dream.versions.manifests import Versions
+
+if TYPE_CHECKING:
+    from dream.versions.proposals import Proposal, Proposals
 
 MATCH_THRESHOLD = 80.0  # rapidfuzz ratio (whole line against whole line) counting as found
-KEPT, MERGED, ARCHIVED, DROPPED = "kept", "merged", "archived", "dropped"
+KEPT, REWRITTEN, MERGED, ARCHIVED, DROPPED = "kept", "rewritten", "merged", "archived", "dropped"
+STATUSES = (DROPPED, MERGED, ARCHIVED, REWRITTEN, KEPT)  # the order items and counts are listed in
+EDIT_GAP_WORDS = 2  # changed runs this few unchanged words apart are shown as one edit
+FORMAT = 2  # summaries of format 1 (no "rewritten": rewrites counted as kept) are computed again
 ARCHIVE_FILES = re.compile(r"(?:^|/)(?:dream_)?archive(?:_\w+)?\.md$")  # what the offline engine's archive is called
-_ORDER = {DROPPED: 0, ARCHIVED: 1, MERGED: 2, KEPT: 3}
+_ORDER = {DROPPED: 0, ARCHIVED: 1, MERGED: 2, REWRITTEN: 3, KEPT: 4}
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")
 _FM_KEY = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*:\s*(.*)$")
@@ -44,9 +60,11 @@ class Item:
     path: str  # the file the line was in
     line: int  # its line number in the base version (1-based)
     text: str
-    status: str  # kept | merged | dropped
+    status: str  # one of STATUSES
     to: str | None = None  # the file holding it now
     score: float = 0.0  # rapidfuzz similarity of the best match, 0-100
+    now: str | None = None  # rewritten: the line as the file now holds it, word for word
+    edits: list[tuple[str, str]] = field(default_factory=list)  # rewritten: (words before, words now)
 
 
 def normalize(text: str) -> str:
@@ -96,6 +114,13 @@ def _frontmatter_end(lines: list[str]) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class Match:
+    holder: str | None  # the file holding the content, None when nowhere
+    score: float = 0.0
+    now: str | None = None  # the line found close to it (not word for word), as its file holds it
+
+
 class _Pool:
     """Every memory line of the proposed tree, searchable by content.
 
@@ -109,6 +134,7 @@ class _Pool:
 
     def __init__(self, tree: Tree):
         self.lines: list[str] = []  # normalized memory lines, in tree order
+        self.texts: list[str] = []  # the same lines as the files hold them
         self.owners: list[str] = []  # the file of each line
         self.words: dict[str, list[str]] = {}  # each file's normalized words, lines joined
         # word -> file -> positions of the word in that file's `words`
@@ -117,7 +143,7 @@ class _Pool:
         self.holders: dict[str, list[int]] = defaultdict(list)  # blocking token -> lines holding it
         for path, data in tree.items():
             words = self.words.setdefault(path, [])
-            for _, _, norm in memory_lines(data):
+            for _, text, norm in memory_lines(data):
                 for word in norm.split():
                     self.places[word][path].append(len(words))
                     self.counts[word] += 1
@@ -125,15 +151,19 @@ class _Pool:
                 for token in tokens(norm):
                     self.holders[token].append(len(self.lines))
                 self.lines.append(norm)
+                self.texts.append(text.strip())
                 self.owners.append(path)
-        self._found: dict[tuple[str, str], tuple[str | None, float]] = {}
+        self._found: dict[tuple[str, str], Match] = {}
 
-    def find(self, norm: str, home: str) -> tuple[str | None, float]:
-        """The file holding this content (its own file preferred) and how close the match is."""
+    def find(self, norm: str, home: str) -> Match:
+        """The file holding this content (its own file preferred), how close, and the close line's text.
+
+        Content found word for word has no `now`: it is unchanged.
+        """
         key = (norm, home)
         if key not in self._found:
             holder = self._holding_words(norm.split(), home)
-            self._found[key] = (holder, 100.0) if holder else self._closest(norm, home)
+            self._found[key] = Match(holder, 100.0) if holder else self._closest(norm, home)
         return self._found[key]
 
     def _holding_words(self, words: list[str], home: str) -> str | None:
@@ -157,7 +187,7 @@ class _Pool:
                     return path
         return None
 
-    def _closest(self, norm: str, home: str) -> tuple[str | None, float]:
+    def _closest(self, norm: str, home: str) -> Match:
         """The best line by rapidfuzz ratio, among the lines sharing a rare token with `norm`.
 
         Ties go to the earliest line, and a line of the home file as good as
@@ -167,28 +197,30 @@ class _Pool:
         """
         candidates = sorted(self._candidates(norm))
         if not candidates:
-            return None, 0.0
+            return Match(None, 0.0)
         best = process.extractOne(norm, [self.lines[i] for i in candidates], scorer=fuzz.ratio,
                                   score_cutoff=MATCH_THRESHOLD)
         if best is None:
-            return None, 0.0
+            return Match(None, 0.0)
         _, score, index = best
-        home_lines = [self.lines[i] for i in candidates if self.owners[i] == home]
-        home_best = process.extractOne(norm, home_lines, scorer=fuzz.ratio, score_cutoff=MATCH_THRESHOLD)
+        at_home = [i for i in candidates if self.owners[i] == home]
+        home_best = process.extractOne(norm, [self.lines[i] for i in at_home], scorer=fuzz.ratio,
+                                       score_cutoff=MATCH_THRESHOLD)
         if home_best is not None and home_best[1] >= score:
-            return home, round(home_best[1], 1)
-        return self.owners[candidates[index]], round(score, 1)
+            return Match(home, round(home_best[1], 1), self.texts[at_home[home_best[2]]])
+        line = candidates[index]
+        return Match(self.owners[line], round(score, 1), self.texts[line])
 
     def _candidates(self, norm: str) -> set[int]:
         """Lines holding one of the rarest tokens of `norm` (the prefix-filtering block)."""
         ordered = sorted(tokens(norm), key=lambda t: (len(self.holders.get(t, ())), t))
-        prefix = ordered[: _prefix_length(len(ordered), MATCH_THRESHOLD)]
+        prefix = ordered[: prefix_length(len(ordered), MATCH_THRESHOLD)]
         prefix = [t for t in prefix if len(self.holders.get(t, ())) <= MAX_BLOCK] or prefix[:1]
         return {i for t in prefix for i in self.holders.get(t, ())}
 
 
 def _rewritten_in_place(old: list[tuple[int, str, str]], new: list[tuple[int, str, str]],
-                        wanted: set[int]) -> dict[int, float]:
+                        wanted: set[int], home: str) -> dict[int, Match]:
     """Old lines (of the numbers `wanted`) replaced, at the same place, by a line saying mostly the same words.
 
     A short line whose relative date became absolute ("in use today" → "in
@@ -196,7 +228,7 @@ def _rewritten_in_place(old: list[tuple[int, str, str]], new: list[tuple[int, st
     `_Pool.find`, but the diff pairs it with its rewrite. The diff can be
     slow on a large file, so it runs only for lines found nowhere else.
     """
-    found: dict[int, float] = {}
+    found: dict[int, Match] = {}
     if not wanted:
         return found
     matcher = difflib.SequenceMatcher(None, [n for *_, n in old], [n for *_, n in new], autojunk=False)
@@ -206,9 +238,10 @@ def _rewritten_in_place(old: list[tuple[int, str, str]], new: list[tuple[int, st
         for number, _, norm in old[i1:i2]:
             if number not in wanted:
                 continue
-            best = max((fuzz.token_set_ratio(norm, n) for *_, n in new[j1:j2]), default=0.0)
+            scored = [(fuzz.token_set_ratio(norm, n), text) for _, text, n in new[j1:j2]]
+            best, text = max(scored, key=lambda s: s[0], default=(0.0, ""))
             if best >= MATCH_THRESHOLD:
-                found[number] = round(best, 1)
+                found[number] = Match(home, round(best, 1), text.strip())
     return found
 
 
@@ -224,36 +257,69 @@ def account(base: Tree, proposed: Tree) -> list[Item]:
         old_lines = memory_lines(base[path])
         removed = [(number, text, pool.find(norm, path)) for number, text, norm in old_lines
                    if norm not in still]  # a line still in the file (maybe moved) is unchanged
-        unfound = {number for number, _, (holder, _) in removed if holder is None}
-        rewrites = _rewritten_in_place(old_lines, new_lines, unfound)
-        for number, text, (holder, score) in removed:
-            if holder is None and number in rewrites:  # found nowhere else: a rewrite in place
-                holder, score = path, rewrites[number]
-            status = _status(path, holder)
-            items.append(Item(path, number, text.strip(), status, holder, score))
+        unfound = {number for number, _, match in removed if match.holder is None}
+        rewrites = _rewritten_in_place(old_lines, new_lines, unfound, path)
+        for number, text, match in removed:
+            match = rewrites.get(number, match)  # found nowhere else: a rewrite in place
+            items.append(_item(path, number, text.strip(), match))
     items.sort(key=lambda i: (_ORDER[i.status], i.path, i.line))
     return items
 
 
-def _status(path: str, holder: str | None) -> str:
-    if holder is None:
-        return DROPPED
-    if holder == path:
-        return KEPT
-    return ARCHIVED if path == INDEX_NAME and ARCHIVE_FILES.search(holder) else MERGED
+def _item(path: str, number: int, text: str, match: Match) -> Item:
+    if match.holder is None:
+        return Item(path, number, text, DROPPED)
+    if match.holder != path:
+        moved = ARCHIVED if path == INDEX_NAME and ARCHIVE_FILES.search(match.holder) else MERGED
+        return Item(path, number, text, moved, match.holder, match.score)
+    if match.now is None:  # its words are still in the file, only placed differently
+        return Item(path, number, text, KEPT, path, match.score)
+    return Item(path, number, text, REWRITTEN, path, match.score, match.now, word_edits(text, match.now))
+
+
+def word_edits(old: str, new: str) -> list[tuple[str, str]]:
+    """The runs of words that differ between two versions of a line: ("last week", "in the week of 2026-10-12")."""
+    a, b = old.split(), new.split()
+    spans: list[list[int]] = []  # [i1, i2, j1, j2] of each changed run
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        if spans and i1 - spans[-1][1] <= EDIT_GAP_WORDS:  # "last week" → "in the week of …" is one edit, not two
+            spans[-1][1], spans[-1][3] = i2, j2
+        else:
+            spans.append([i1, i2, j1, j2])
+    return [(" ".join(a[i1:i2]), " ".join(b[j1:j2])) for i1, i2, j1, j2 in spans]
 
 
 def summarize(base: Tree, proposed: Tree) -> dict:
     """The retention section of a proposal's report (stable keys)."""
     items = account(base, proposed)
-    counts = {s: sum(1 for i in items if i.status == s) for s in (DROPPED, MERGED, ARCHIVED, KEPT)}
-    return {**counts, "items": [asdict(i) for i in items]}
+    counts = {s: sum(1 for i in items if i.status == s) for s in STATUSES}
+    return {"format": FORMAT, **counts, "items": [asdict(i) for i in items]}
+
+
+def of_proposal(proposals: Proposals, proposal: Proposal, report: dict | None = None) -> dict:
+    """A proposal's retention summary: the one its report stored, or worked out again from its trees.
+
+    Reports of older dreams carry none, or one that counted rewrites as kept.
+    """
+    stored = (report if report is not None else proposals.report(proposal)).get("retention")
+    if stored and stored.get("format") == FORMAT:
+        return stored
+    return summarize(Versions(proposals.layout, proposals.blobs).tree(proposal.base_version), proposals.tree(proposal))
 
 
 def headline(retention: dict) -> str:
-    """The counts, with lines moved out of the always-loaded index apart from merged ones."""
+    """The line counts, with lines moved out of the always-loaded index apart from merged ones."""
     return (f"{retention['dropped']} dropped, {retention['merged']} merged into another file, "
-            f"{retention.get('archived', 0)} moved out of the index (archived), {retention['kept']} kept in place")
+            f"{retention['archived']} moved out of the index (archived), "
+            f"{retention['rewritten']} rewritten in place, {retention['kept']} kept unchanged")
+
+
+def now_reads(item: dict) -> str:
+    """A rewritten line's changed words, as the file now holds them: “last week” → “in the week of 2026-10-12”."""
+    return "; ".join(f"“{old}” → “{new}”" if old else f"added “{new}”" if new else f"removed “{old}”"
+                     for old, new in item["edits"]) or "reworded"
 
 
 def render_markdown(retention: dict) -> list[str]:
@@ -263,8 +329,11 @@ def render_markdown(retention: dict) -> list[str]:
     lines += [f"- `{i['path']}:{i['line']}` {i['text']}" for i in dropped] or ["(nothing dropped)"]
     lines += ["", f"## Retention: {headline(retention)}", ""]
     for i in retention["items"]:
-        if i["status"] != DROPPED:
-            moved = i["status"] in (MERGED, ARCHIVED)
-            where = f"→ `{i['to']}` ({i['score']:.0f}%)" if moved else f"kept ({i['score']:.0f}%)"
-            lines.append(f"- {i['status']} `{i['path']}:{i['line']}` {i['text'][:100]} {where}")
+        where = f"`{i['path']}:{i['line']}`"
+        if i["status"] in (MERGED, ARCHIVED):
+            lines.append(f"- {i['status']} {where} {i['text']} → `{i['to']}` ({i['score']:.0f}%)")
+        elif i["status"] == REWRITTEN:
+            lines.append(f"- rewritten {where}: {now_reads(i)}; the line now reads: {i['now']}")
+        elif i["status"] == KEPT:
+            lines.append(f"- kept {where} {i['text']} (unchanged, moved within the file)")
     return lines

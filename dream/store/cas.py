@@ -35,7 +35,7 @@ from typing import Any
 
 from dream.crashpoints import crashpoint
 from dream.store.tree import NOT_LOADED, TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
-from dream.versions.merge import merge_file
+from dream.store.merge import merge_file
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2

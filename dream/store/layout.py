@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from dream.errors import BadInput, StoreNotFound
+
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+SLUG_TEXT_CHARS = 40
+
+
+def store_slug(store: str | Path) -> str:
+    """``<parent>-<name>-<hash8>`` in lowercase letters, digits and dashes.
+
+    The last two folder names keep it readable (Claude Code's stores are all
+    called ``memory``, their parents name the project); the hash of the full
+    resolved path keeps two stores with the same names apart.
+    """
+    path = Path(store).expanduser().resolve()
+    text = _NOT_SLUG.sub("-", f"{path.parent.name}-{path.name}".lower()).strip("-")
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:8]
+    text = text[-SLUG_TEXT_CHARS:].strip("-")
+    return f"{text}-{digest}" if text else digest
 
 
 def _looks_like_store(root: Path) -> bool:

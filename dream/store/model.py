@@ -28,7 +28,7 @@ TEAM_DIR = "team"
 BOM = "\ufeff"
 
 _LIST_ITEM = re.compile(r"^(?P<indent>\s*)(?P<bullet>[-*+]|\d+[.)])\s+(?P<rest>.*)$")
-_LINK = re.compile(r"\[(?P<title>[^\]\n]*)\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+MARKDOWN_LINK = re.compile(r"\[(?P<title>[^\]\n]*)\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _WIKILINK = re.compile(r"\[\[(?P<name>[^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
 _HOOK_SEP = re.compile(r"^\s*(?:—|–|-{1,2}|:|\|)\s*")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -130,7 +130,7 @@ class IndexLine:
 def parse_index_line(text: str) -> IndexLine:
     """The line classified. Cached (a line parses the same every time; `IndexLine` is frozen): the
     offline engine's phases each read the whole index, ten times per run at 5,000 memories."""
-    links = tuple(m.group("target") for m in _LINK.finditer(text))
+    links = tuple(m.group("target") for m in MARKDOWN_LINK.finditer(text))
     if not text.strip():
         return IndexLine(text, "blank")
     if _HEADING.match(text):
@@ -140,7 +140,7 @@ def parse_index_line(text: str) -> IndexLine:
         return IndexLine(text, "prose", links=links)
     rest = item.group("rest").strip()
     stripped = rest.lstrip("*_ ")  # tolerate **[Title](file.md)**
-    link = _LINK.match(stripped)
+    link = MARKDOWN_LINK.match(stripped)
     if link:
         after = stripped[link.end():].lstrip("*_")
         hook = _HOOK_SEP.sub("", after, count=1).strip()

@@ -1,4 +1,4 @@
-"""Check a tree of memory files against the limits and formats of DESIGN.md.
+"""Check a tree of memory files against the store's limits and formats (README, "How a dream runs").
 
 Index limits (lines, bytes, characters per line) are always errors: the
 agent reads the index at every session start, so an over-budget index hurts

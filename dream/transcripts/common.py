@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 import orjson
 
-from dream.pipeline.redact import REDACT_MARGIN
+from dream.redaction.redact import REDACT_MARGIN
 
-from dream.pipeline.redact import redact
+from dream.redaction.redact import redact
 
 _JSON_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
 

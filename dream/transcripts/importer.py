@@ -25,7 +25,7 @@ import orjson
 
 from dream.config import Settings
 from dream.errors import BadInput, Refused
-from dream.records import read_record_bytes
+from dream.store.records import read_record_bytes
 from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, codex
 from dream.transcripts.common import Session, as_dict, log_relpath

@@ -6,7 +6,7 @@ sessions at once, since each call into polars has a fixed cost.
 
 from __future__ import annotations
 
-from dream.pipeline.redact import redact, redact_column
+from dream.redaction.redact import redact, redact_column
 from dream.transcripts.common import PREFIX, TOOL_SUMMARY_CHARS, Entry
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dream.errors import BadInput
-from dream.pipeline.redact import redact
+from dream.redaction.redact import redact
 from dream.transcripts.codex import message_text, session_id_from_name
 from dream.transcripts.common import REDACT_MARGIN, as_dict, parse_json_line
 

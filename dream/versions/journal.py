@@ -34,7 +34,7 @@ import orjson
 from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, LockBusy, Refused
-from dream.records import DamagedRecord, parse_record, read_record_bytes
+from dream.store.records import DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
 from dream.store.cas import NotRegular, compare_and_swap
 from dream.store.layout import Layout

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dream.errors import BadInput, UnknownVersion
-from dream.records import MAX_RECORD_BYTES, DamagedRecord, read_json_object, record_from_dict
+from dream.store.records import MAX_RECORD_BYTES, DamagedRecord, read_json_object, record_from_dict
 from dream.store.layout import Layout
 from dream.store.regular import read_regular
 from dream.store.tree import DurableBatch, Tree, atomic_write, sha256

@@ -30,7 +30,7 @@ import orjson
 
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, UnknownProposal
-from dream.records import MAX_RECORD_BYTES, DamagedRecord, read_json_object, read_record_bytes
+from dream.store.records import MAX_RECORD_BYTES, DamagedRecord, read_json_object, read_record_bytes
 from dream.store.layout import Layout
 from dream.store.tree import DurableBatch, Tree, atomic_write, fsync_dir
 from dream.versions.manifests import Blobs, Version, Versions, load_record, record_json

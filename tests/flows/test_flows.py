@@ -16,7 +16,7 @@ from helpers.prefect_fixtures import prefect_harness, read_artifacts, task_run_n
 from dream import history
 from dream.pipeline.report import proposal_markdown
 from dream.pipeline import run as pipeline
-from dream.pipeline.fleet import store_slug
+from dream.store.layout import store_slug
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
 from dream.versions.manifests import Versions

@@ -320,6 +320,6 @@ def test_an_idle_worker_stops_on_sigterm(server):
 
 
 def _slug(store: Path) -> str:
-    from dream.pipeline.fleet import store_slug
+    from dream.store.layout import store_slug
 
     return store_slug(store)

@@ -11,7 +11,7 @@ DEMO = REPO / "data" / "demo"
 
 
 def _shared() -> Path:
-    # DESIGN.md puts `shared/` beside the checkout; a git worktree kept one
+    # The real stores and transcripts (`shared/`) sit beside the checkout; a git worktree kept one
     # folder deeper (worktrees/<branch>) finds it one level further up.
     for parent in (REPO.parent, REPO.parent.parent):
         if (parent / "shared").is_dir():

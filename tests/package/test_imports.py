@@ -1,13 +1,15 @@
-"""The import graph of `dream/`: every module imports, nothing imports Prefect, no cycles, and
-imports inside functions only where they save start-up time."""
+"""The import graph of `dream/`: every module imports, nothing imports Prefect, no cycle between
+modules nor between packages, and imports inside functions only where they save start-up time."""
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import tomllib
+from importlib.metadata import packages_distributions
 from itertools import pairwise
 from pathlib import Path
 
@@ -149,6 +151,31 @@ def _path_through(graph: dict[str, dict[str, int]], group: set[str]) -> list[str
     raise AssertionError(f"no cycle through {sorted(group)}")
 
 
+def package_of(module: str, packages: set[str], depth: int) -> str:
+    """The package `depth` names deep that holds `module` (dream.store for dream.store.tree at depth 2),
+    or the module itself when it sits higher (dream.errors, or dream.engines.base at depth 3)."""
+    parts = module.split(".")
+    holder = ".".join(parts[:depth])
+    inside = len(parts) > depth or module in packages
+    return holder if inside and holder in packages else module
+
+
+def package_names() -> set[str]:
+    return {m for m, path in modules().items() if path.name == "__init__.py"}
+
+
+def package_graph(graph: dict[str, dict[str, int]], depth: int, packages: set[str]) -> dict[str, dict[str, int]]:
+    """The module graph with every package `depth` deep drawn as one node (imports inside it dropped)."""
+    folded: dict[str, dict[str, int]] = {}
+    for module, edges in graph.items():
+        node = folded.setdefault(package_of(module, packages, depth), {})
+        for target, line in edges.items():
+            target_node = package_of(target, packages, depth)
+            if target_node != package_of(module, packages, depth):
+                node.setdefault(target_node, line)
+    return folded
+
+
 def describe(cycle: list[str], graph: dict[str, dict[str, int]]) -> str:
     return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in pairwise(cycle)) + f" -> {cycle[-1]}"
 
@@ -185,6 +212,60 @@ def test_the_import_graph_has_no_cycle():
     assert found == [], "import cycles:\n" + "\n".join(found)
 
 
+def test_no_two_packages_import_each_other_in_a_circle():
+    """pipeline -> review -> pipeline is a cycle even when no single module closes it. No allowlist."""
+    graph, packages = import_graph(), package_names()
+    depths = range(2, max(len(m.split(".")) for m in graph) + 1)
+    found = [describe(cycle, folded) for depth in depths
+             for folded in [package_graph(graph, depth, packages)] for cycle in cycles(folded)]
+    assert found == [], "package import cycles:\n" + "\n".join(found)
+
+
+def test_the_package_fold_sees_a_cycle_no_module_closes():
+    graph = {"dream.a.x": {"dream.b.y": 1}, "dream.b.y": {}, "dream.b.z": {"dream.a.w": 2}, "dream.a.w": {}}
+    assert cycles(graph) == []
+    packages = {"dream.a", "dream.b"}
+    folded = package_graph(graph, 2, packages)
+    assert cycles(folded) == [["dream.a", "dream.b", "dream.a"]]
+    assert package_of("dream.errors", packages, 2) == "dream.errors"
+
+
+def test_no_package_imports_a_private_name_of_another():
+    """A leading underscore means "only this package relies on it"; another package needs a public name."""
+    known, packages = set(modules()), package_names()
+    private = []
+    for module, path in modules().items():
+        for name, lines, _ in imports_of(module, path):
+            target, last = resolve(name, known), name.rpartition(".")[2]
+            if target is None or not last.startswith("_") or last.startswith("__"):
+                continue
+            if package_of(target, packages, 2) != package_of(module, packages, 2):
+                private.append(f"{path.relative_to(REPO)}:{lines.start}: {name}")
+    assert private == [], "\n".join(private)
+
+
+def test_every_library_dream_imports_is_declared_in_pyproject():
+    """A library that arrives only as another's dependency can vanish with that dependency's next release."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = {_distribution_name(spec) for spec in project["dependencies"]}
+    optional = {_distribution_name(spec) for specs in project["optional-dependencies"].values() for spec in specs}
+    providers = packages_distributions()
+    undeclared = []
+    for module, path in modules().items():
+        for name, lines, _ in imports_of(module, path):
+            top = name.split(".")[0]
+            if top in sys.stdlib_module_names or top in {"dream", "flows", "__future__"}:
+                continue
+            dists = {_distribution_name(d) for d in providers.get(top, [top])}
+            if not dists & (declared | optional):
+                undeclared.append(f"{path.relative_to(REPO)}:{lines.start}: {top} (from {sorted(dists)})")
+    assert undeclared == [], "imported but not declared in pyproject.toml:\n" + "\n".join(undeclared)
+
+
+def _distribution_name(spec: str) -> str:
+    return re.split(r"[<>=!~\[; ]", spec, maxsplit=1)[0].lower().replace("_", "-")
+
+
 def test_the_cycle_finder_finds_a_cycle():
     graph = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3, "d": 4}, "d": {}}
     assert cycles(graph) == [["a", "b", "c", "a"]]
@@ -202,3 +283,19 @@ def test_imports_inside_functions_say_which_start_up_cost_they_save():
                 unexplained.append(f"{rel}:{span.start}: import of {name} inside a function, with no "
                                    f"'# start-up: …' comment saying what it saves")
     assert unexplained == [], "\n".join(unexplained)
+
+
+STORE_FILE_NAMES = {"MEMORY.md", "AGENTS.md", "CLAUDE.md"}  # files of the stores dream reads, not documents
+
+
+def test_the_repository_cites_only_documents_it_holds():
+    """A docstring or setting that points to a document the repository lacks sends its reader nowhere."""
+    missing = []
+    for path in [REPO / "pyproject.toml", *REPO.glob("dream/**/*.py"), *REPO.glob("tests/helpers/*.py")]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for cited in re.findall(r"\b([A-Z][A-Z_]+\.md)\b", line):
+                if cited in STORE_FILE_NAMES:
+                    continue
+                if not any((folder / cited).exists() for folder in (REPO, REPO / "docs")):
+                    missing.append(f"{path.relative_to(REPO)}:{number}: {cited}")
+    assert missing == [], "cited but not in the repository:\n" + "\n".join(missing)

@@ -11,7 +11,7 @@ from dream.config import load_settings
 from dream.errors import ConfigError
 from dream.pipeline import gate as gate_module
 from dream.pipeline.gate import check_gate
-from dream.pipeline.state import StoreState, save_state
+from dream.store.state import StoreState, save_state
 from dream.store.layout import Layout
 
 

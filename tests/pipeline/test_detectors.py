@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from dream.pipeline import detectors
-from dream.pipeline.detectors import HINT, common_dialect, prefilter
+from dream.redaction import detectors
+from dream.redaction.detectors import HINT, common_dialect, prefilter
 
 DATA = Path(__file__).parents[1] / "reliability" / "data"
 

@@ -7,7 +7,7 @@ import re
 import polars as pl
 import pytest
 
-from dream.pipeline.redact import PATTERNS, redact, redact_column
+from dream.redaction.redact import PATTERNS, redact, redact_column
 
 ANTHROPIC = "sk-ant-api03-" + "Ab3_-x9Z" * 12
 OPENAI_LEGACY = "sk-" + "T3BlbkFJ" + "q7Wm2Xk9" * 5

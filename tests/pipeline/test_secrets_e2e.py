@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dream.pipeline.redact import PATTERNS, redact
+from dream.redaction.redact import PATTERNS, redact
 from helpers.stores import everything_in
 
-# kind -> the secret itself. One per kind in dream.pipeline.redact.PATTERNS (checked below).
+# kind -> the secret itself. One per kind in dream.redaction.redact.PATTERNS (checked below).
 SECRETS = {
     # On one line with escaped newlines, as in a .env file or JSON: the
     # offline engine remembers one line, so only this form could leak.

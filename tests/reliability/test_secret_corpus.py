@@ -8,8 +8,9 @@ message), dreams and proposes, and `dream accept` writes the memories. Then
 no secret, nor a 12-character piece of a long one, is anywhere under the
 store: file contents and names, `.dream/` included, with stored objects
 inflated and compressed files opened. The false-positive rate on ordinary
-lines (tests/reliability/data/ordinary.txt, plus the shared corpus of real
-stores when present) is printed and must stay under 2 %.
+lines (tests/reliability/data/ordinary.txt and the demo store's memory files,
+which the repository ships, plus the shared corpus of real stores when
+present) is printed and must stay under 2 %.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 from helpers.cli import console_script
-from helpers.stores import corpus_dir
+from helpers.stores import DEMO, corpus_dir
 
-from dream.pipeline.redact import redact, redact_column
+from dream.redaction.redact import redact, redact_column
 from dream.store.layout import Layout
 from dream.transcripts.synthetic import ClaudeSession, write_jsonl
 from dream.versions.manifests import Blobs
@@ -73,12 +74,17 @@ def test_the_column_form_redacts_the_same():
     assert count == sum(n for _, n in singles)
 
 
+def _lines_of(paths) -> list[str]:
+    return [line for path in sorted(paths) for line in path.read_text(errors="replace").splitlines() if line.strip()]
+
+
 def ordinary_lines() -> list[str]:
+    """ordinary.txt, the demo's memory files (its logs plant secrets on purpose) and the real stores if present."""
     lines = (DATA / "ordinary.txt").read_text().splitlines()
+    lines += _lines_of(p for p in DEMO.rglob("*.md") if "logs" not in p.relative_to(DEMO).parts)
     real = corpus_dir()
     if real.is_dir():
-        for path in sorted(real.rglob("*.md")):
-            lines += [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        lines += _lines_of(real.rglob("*.md"))
     return lines
 
 

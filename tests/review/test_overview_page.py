@@ -35,8 +35,8 @@ def morning(home: Path, cli) -> dict:
     for name in ("-work-api", "-work-web"):
         store = root / name / "memory"
         ran = cli("run", "--store", str(store), "--engine", "offline", "--json").json
-        report = cli("diff", "--store", str(store), "--json").json["report"]
-        proposals[ran["proposal_id"]] = {"store": store, "report": report}
+        shown = cli("diff", "--store", str(store), "--json").json
+        proposals[ran["proposal_id"]] = {"store": store, "report": shown["report"], "counts": shown["counts"]}
     return proposals
 
 
@@ -51,13 +51,10 @@ def test_the_overview_lists_every_pending_proposal_with_its_counts_and_page(morn
     assert overview["stores_without_pending"] == ["-work-notes/memory"]
     text = html.read_text(encoding="utf-8")
     for row in overview["proposals"]:
-        report = morning[row["id"]]["report"]
-        counts = report["counts"]
-        assert row["counts"] == {
-            "merged": counts.get("merged", 0),
-            "updated": sum(counts.get(a, 0) for a in ("updated", "dated", "created")),
-            "archived": counts.get("archived", 0), "dropped": report["retention"]["dropped"],
-            "files": len(report["files_changed"])}
+        counts = morning[row["id"]]["counts"]  # as `dream diff --json` counts them
+        assert row["counts"] == {key: counts[key] for key in
+                                 ("dropped", "merged", "archived", "rewritten", "changes", "files")}
+        assert counts["files"] == len(morning[row["id"]]["report"]["files_changed"])
         page = html.parent / row["href"]
         assert row["href"].startswith("morning-pages/") and page.is_file()
         assert f'href="{row["href"]}"' in text and row["id"] in page.read_text(encoding="utf-8")

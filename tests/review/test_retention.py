@@ -23,6 +23,7 @@ from dream.review.retention import (
     KEPT,
     MATCH_THRESHOLD,
     MERGED,
+    REWRITTEN,
     account,
     memory_lines,
 )
@@ -177,11 +178,11 @@ def test_every_removed_line_is_accounted_for(src, tmp_path):
     for item in items:
         base_line = base[item["path"]].decode("utf-8", "replace").lstrip("\ufeff").splitlines()[item["line"] - 1]
         assert item["text"] == base_line.strip()
-        assert item["status"] in (KEPT, MERGED, ARCHIVED, DROPPED)
+        assert item["status"] in (KEPT, REWRITTEN, MERGED, ARCHIVED, DROPPED)
         if item["status"] == DROPPED:
             assert item["to"] is None
         else:
-            target = item["path"] if item["status"] == KEPT else item["to"]
+            target = item["path"] if item["status"] in (KEPT, REWRITTEN) else item["to"]
             assert item["to"] == target and target in new
             assert 0 < item["score"] <= 100
             assert best_match(item["text"], new[target]) >= item["score"] - 1, item
@@ -189,11 +190,16 @@ def test_every_removed_line_is_accounted_for(src, tmp_path):
             assert item["to"] != item["path"]
         if item["status"] == ARCHIVED:
             assert item["path"] == INDEX_NAME and "archive" in item["to"]
-    counts = {s: sum(1 for i in items if i["status"] == s) for s in (DROPPED, MERGED, ARCHIVED, KEPT)}
+        if item["status"] == REWRITTEN:  # the exact words the file now holds, and what changed
+            assert item["now"] in [t.strip() for t in new[item["path"]].decode("utf-8", "replace").splitlines()]
+            assert item["now"] != item["text"] and item["edits"]
+        if item["status"] == KEPT:  # unchanged: its words are all still in its file
+            assert item["now"] is None and best_match(item["text"], new[item["path"]]) == 100.0
+    counts = {s: sum(1 for i in items if i["status"] == s) for s in (DROPPED, MERGED, ARCHIVED, REWRITTEN, KEPT)}
     assert {k: report["retention"][k] for k in counts} == counts
     # Dropped items come first.
     statuses = [i["status"] for i in items]
-    assert statuses == sorted(statuses, key=[DROPPED, ARCHIVED, MERGED, KEPT].index)
+    assert statuses == sorted(statuses, key=[DROPPED, ARCHIVED, MERGED, REWRITTEN, KEPT].index)
 
 
 @pytest.mark.parametrize("src", STORES, ids=lambda p: p.name)
@@ -236,7 +242,9 @@ def test_kept_merged_and_dropped_on_a_small_tree():
         "c.md": b"- cache ttl is ten minutes\n",
     }
     by_line = {(i.path, i.line): i for i in account(base, new)}
-    assert by_line[("a.md", 2)].status == KEPT
+    assert by_line[("a.md", 2)].status == REWRITTEN  # changed in place: rewritten, not "kept"
+    assert by_line[("a.md", 2)].now == "- 2026-11-18 we moved to postgres 16"
+    assert by_line[("a.md", 2)].edits == [("yesterday", "2026-11-18")]
     assert by_line[("b.md", 1)].status == MERGED and by_line[("b.md", 1)].to == "c.md"
     assert by_line[("b.md", 1)].score == 100.0
     assert by_line[("b.md", 2)].status == DROPPED

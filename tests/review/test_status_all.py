@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers.stores import DEMO
 
-from dream.review.status import fleet_status, transcripts_waiting
+from dream.pipeline.status import fleet_status, transcripts_waiting
 from dream.transcripts.synthetic import ClaudeSession, write_jsonl
 
 START = datetime(2026, 5, 4, 10, 0, tzinfo=timezone.utc)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dream.pipeline.redact import redact
+from dream.redaction.redact import redact
 from dream.transcripts.common import make_entry
 from dream.transcripts.render import render_log, render_logs
 

@@ -6,7 +6,7 @@ import pytest
 
 import dream.versions.gc as gc_module
 from dream.errors import BadInput
-from dream.records import DamagedRecord
+from dream.store.records import DamagedRecord
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.versions.gc import gc, versions_to_keep

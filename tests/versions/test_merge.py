@@ -16,7 +16,7 @@ from dream.review.decide import accept
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.versions.manifests import Versions
-from dream.versions.merge import merge_file, merge_trees
+from dream.store.merge import merge_file, merge_trees
 from dream.versions.proposals import Proposal, Proposals, new_proposal_id
 
 BODY = "".join(f"line {n}\n" for n in range(1, 11))

@@ -11,7 +11,7 @@ import pytest
 
 import dream.store.tree as tree_module
 from dream.pipeline.report import proposal_markdown
-from dream.records import DamagedRecord
+from dream.store.records import DamagedRecord
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.versions import packing, trees

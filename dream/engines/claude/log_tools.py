@@ -26,7 +26,7 @@ import polars as pl
 from anthropic.lib.tools import BetaFunctionTool, ToolError
 
 from dream.engines.claude.paging import capped
-from dream.pipeline.redact import redact
+from dream.redaction.redact import redact
 
 MAX_WINDOW = 200  # entries per read_session call
 MAX_HITS = 50  # hits per search_logs call

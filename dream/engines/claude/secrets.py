@@ -5,7 +5,7 @@ dream redacted anything). The model must not see it, and the dream must not
 destroy it either. So, for one run, a `SecretTable` replaces every secret in
 memory text the model is shown (the first message, the memory tool's
 ``view``) with a numbered marker, ``[REDACTED:github-token#1]``, using the
-one redaction implementation (`dream.pipeline.redact`), and remembers which
+one redaction implementation (`dream.redaction.redact`), and remembers which
 secret each number stands for. When the model writes a file, each number it
 kept becomes the original bytes again (`restore`), so an untouched line keeps
 its secret byte for byte.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from dream.pipeline.redact import redact
+from dream.redaction.redact import redact
 
 NUMBERED = re.compile(r"\[REDACTED:([a-z0-9-]+)#([0-9]+)\]")
 # A secret found once is hidden wherever its text appears again, even where the

@@ -28,7 +28,7 @@ from dream.engines.offline.orient import (
 from dream.engines.offline.placement import add_line, reads_as_title, title_of
 from dream.engines.offline.similarity import CJK, normalize
 from dream.engines.offline.text import MAX_LINE, fit_line, one_line, shorten, slug
-from dream.store.model import _LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
+from dream.store.model import MARKDOWN_LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME
 from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
 
@@ -121,7 +121,7 @@ def _unlink_missing(ws: Workspace, text: str, present: set[str]) -> str:
                f"and was not found elsewhere; the link was removed and its words kept: point it at the right file")
         return match.group("title")
 
-    new = _LINK.sub(unlink, text)
+    new = MARKDOWN_LINK.sub(unlink, text)
     if new != text:
         ws.change("repaired", INDEX_NAME, "link to a missing file inside a line, unlinked", one_line(new))
     return new

@@ -61,7 +61,7 @@ def min_shared(size: int, threshold: float) -> int:
     return math.ceil(overlap * size)
 
 
-def _prefix_length(size: int, threshold: float) -> int:
+def prefix_length(size: int, threshold: float) -> int:
     """How many rarest tokens to index so that similar texts share one.
 
     Two sets that share at least k of a text's `size` tokens share at least
@@ -90,7 +90,7 @@ def similar_pairs(texts: list[str], threshold: float, scopes: list[str] | None =
         if not norms[j]:
             continue
         ordered = sorted(toks, key=lambda t: (frequency[(scope, t)], t))
-        prefix = ordered[: _prefix_length(len(ordered), threshold)]
+        prefix = ordered[: prefix_length(len(ordered), threshold)]
         # A token found in very many texts blocks nothing: comparing along it
         # is what makes all-pairs quadratic. Near-duplicates share nearly all
         # their tokens, so they still meet on a rarer one.

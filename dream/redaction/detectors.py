@@ -1,4 +1,4 @@
-"""The second and third line of secret detection, after dream's own patterns (`dream.pipeline.redact`).
+"""The second and third line of secret detection, after dream's own patterns (`dream.redaction.redact`).
 
 * **detect-secrets** (Yelp, Apache-2.0, https://github.com/Yelp/detect-secrets;
   pinned ``detect-secrets>=1.5,<2`` in pyproject.toml): its vendor plugins

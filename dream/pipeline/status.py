@@ -20,7 +20,7 @@ from dream.config import load_settings
 from dream.errors import DreamError
 from dream.pipeline.fleet import fleet_stores
 from dream.pipeline.gate import check_gate
-from dream.pipeline.state import load_state
+from dream.store.state import load_state
 from dream.store.layout import Layout
 from dream.store.lock import current_holder
 from dream.versions.journal import finish_interrupted_write

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from dream.records import DamagedRecord, load_json_record
+from dream.store.records import DamagedRecord, load_json_record
 from dream.store.layout import Layout
 from dream.store.tree import atomic_write
 

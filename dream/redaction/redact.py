@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dream.pipeline.detectors import HINT, find_spans, prefilter
+from dream.redaction.detectors import HINT, find_spans, prefilter
 
 if TYPE_CHECKING:
     import polars as pl
@@ -309,7 +309,7 @@ def redact(text: str, marker: Marker | None = None) -> tuple[str, int]:
 
     The one function to call on any text before it reaches a model, a file
     or a name: dream's patterns, then detect-secrets' plugins and the entropy
-    check on assigned values (`dream.pipeline.detectors`). A `marker` chooses
+    check on assigned values (`dream.redaction.detectors`). A `marker` chooses
     each marker from the secret it replaces (the Claude engine numbers the
     secrets of memory files, to put them back where the model keeps them);
     a marker it returns must start with ``[REDACTED:`` so that no later
