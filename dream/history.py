@@ -254,6 +254,34 @@ def read(layout: Layout, limit: int = 50, strict: bool = False, kinds: Iterable[
     return _answer([scan] if scan else [], limit, kinds, with_store=False)
 
 
+# The last run of a store is in the file's last lines: read this much of its end.
+TAIL_BYTES = 64 * 1024
+
+
+def last_run_reason(layout: Layout) -> str | None:
+    """The reason of the store's last recorded run (None: no run, or it had none), from the file's tail only.
+
+    The fleet asks this of every due store each night (was it skipped for
+    the budget?), so it reads the end of the file, not the whole history.
+    """
+    try:
+        with open(layout.history, "rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - TAIL_BYTES))
+            tail = file.read()
+    except OSError:
+        return None
+    for line in reversed(tail.splitlines()):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # a damaged line, or the first one cut by the seek
+        if isinstance(record, dict) and record.get("kind") == "run":
+            reason = record.get("reason")
+            return reason if isinstance(reason, str) else None
+    return None
+
+
 def fleet_runs(stores: Iterable[Path], limit: int = 50) -> list[dict[str, Any]]:
     """The newest `limit` runs over all `stores`, each row with its ``store``."""
     return read_fleet(stores, limit, kinds=("run",)).runs

@@ -25,6 +25,7 @@ class SkipReason(StrEnum):
     SESSIONS = "sessions"
     LOCK = "lock"
     BACKOFF = "backoff"
+    BUDGET = "budget"  # the fleet's budget for the night was spent before this store's turn
 
 
 class NoopReason(StrEnum):

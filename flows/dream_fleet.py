@@ -14,6 +14,11 @@ machine of the pool share the night. Without it, each shard is a task on the
 flow's task runner: threads by default, a Dask cluster with
 ``dream_fleet.with_options(task_runner=DaskTaskRunner(...))`` (docs/prefect.md).
 
+The night's budget (`fleet_budget_tokens` / `fleet_budget_usd` in the config
+of the machine that runs this flow) is charged by every shard to one ledger
+on the Prefect server; once it is reached, the remaining stores skip with
+reason ``budget`` and the next night's run dreams them first.
+
 A store that fails is a failed row with its reason; the fleet run then ends
 `Failed`, its message saying how many of how many failed.
 
@@ -38,25 +43,30 @@ SHARD_DEPLOYMENT = "dream-shard/dream-shard"
 
 
 @flow(name="dream-shard", persist_result=False, log_prints=True)
-def dream_shard(stores: list[str], engine: Engine = "auto", force: bool = False, max_concurrency: int = 4) -> list[dict]:
-    """Dream these stores, `max_concurrency` at a time; publish and return one row each."""
-    rows = tasks.dream_shard_stores(stores, engine, force, max_concurrency)
+def dream_shard(stores: list[str], engine: Engine = "auto", force: bool = False, max_concurrency: int = 4,
+                budget: Optional[dict] = None) -> list[dict]:
+    """Dream these stores, `max_concurrency` at a time; publish and return one row each.
+
+    `budget` is the fleet run's (tokens, usd and the ledger's name), set by `dream_fleet`.
+    """
+    rows = tasks.dream_shard_stores(stores, engine, force, max_concurrency, budget)
     tasks.publish_shard(rows)
     print(f"shard of {len(stores)} store(s): {fleet.fleet_summary(rows)}")
     return rows
 
 
 @task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard of {stores[0]}")
-def shard_task(stores: list[str], engine: Engine, force: bool, max_concurrency: int) -> list[dict]:
+def shard_task(stores: list[str], engine: Engine, force: bool, max_concurrency: int,
+               budget: Optional[dict]) -> list[dict]:
     """A shard as a task of the fleet flow's task runner (threads, or a Dask worker)."""
-    return tasks.dream_shard_stores(stores, engine, force, max_concurrency)
+    return tasks.dream_shard_stores(stores, engine, force, max_concurrency, budget)
 
 
 @task(name="shard-run", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard of {stores[0]}")
 def shard_deployment_task(deployment: str, stores: list[str], engine: Engine, force: bool,
-                          max_concurrency: int) -> list[dict]:
+                          max_concurrency: int, budget: Optional[dict]) -> list[dict]:
     """A shard as a flow run of `deployment` on its work pool; its rows, read back from its artifact."""
-    return tasks.run_shard_deployment(deployment, stores, engine, force, max_concurrency)
+    return tasks.run_shard_deployment(deployment, stores, engine, force, max_concurrency, budget)
 
 
 @flow(name="dream-fleet", persist_result=False, log_prints=True)
@@ -65,16 +75,17 @@ def dream_fleet(roots: Optional[list[str]] = None, engine: Engine = "auto", forc
     """Dream every due store under `roots` (default: Claude Code's ``~/.claude/projects``)."""
     stores = tasks.discover([str(Path(r).expanduser()) for r in roots] if roots else None)
 
-    def dream_in_shards(due: list[Path]) -> list[dict]:
+    def dream_in_shards(due: list[Path], budget: Optional[dict]) -> list[dict]:
         cut = [[str(store) for store in shard] for shard in fleet.shards(due, shard_size)]
         if shard_deployment:
-            futures = [shard_deployment_task.submit(shard_deployment, shard, engine, force, max_concurrency)
+            futures = [shard_deployment_task.submit(shard_deployment, shard, engine, force, max_concurrency, budget)
                        for shard in cut]
         else:
-            futures = [shard_task.submit(shard, engine, force, max_concurrency) for shard in cut]
+            futures = [shard_task.submit(shard, engine, force, max_concurrency, budget) for shard in cut]
         return [row for future, shard in zip(futures, cut) for row in tasks.shard_rows(future, shard)]
 
-    rows = fleet.run_fleet(stores, force=force, dreamer=dream_in_shards)
+    with tasks.fleet_budget() as budget:  # the night's budget, if the config sets one, and its shared ledger
+        rows = fleet.run_fleet(stores, force=force, dreamer=lambda due: dream_in_shards(due, budget))
     tasks.publish_fleet(rows)
     print(f"{len(rows)} store(s): {fleet.fleet_summary(rows)}")
     return tasks.fleet_state(rows)

@@ -15,6 +15,8 @@ so they neither cache nor persist their results.
 from __future__ import annotations
 
 import json
+import math
+import uuid
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Literal
@@ -34,7 +36,9 @@ from prefect.settings import PREFECT_API_URL
 from prefect.states import Completed, Failed, State
 from pydantic import Field
 
+from dream.config import load_settings
 from dream.errors import LockBusy
+from dream.limits import Budget, Spending
 from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
 from dream.pipeline import fleet
@@ -216,10 +220,63 @@ def discover(roots: list[str] | None) -> list[Path]:
     return discover_stores(None if roots is None else [Path(r) for r in roots])
 
 
-def dream_shard_stores(stores: list[str], engine: str, force: bool, max_concurrency: int) -> list[dict]:
-    """The work of one shard, wherever it runs: `fleet.dream_stores` holding each store's Prefect slot."""
+def dream_shard_stores(stores: list[str], engine: str, force: bool, max_concurrency: int,
+                       budget: dict | None = None) -> list[dict]:
+    """The work of one shard, wherever it runs: `fleet.dream_stores` holding each store's Prefect slot.
+
+    `budget` (from `fleet_budget`) names the fleet run's ledger on the server,
+    which every shard charges and reads, on whatever machine it runs.
+    """
+    spending = None
+    if budget is not None:
+        limits = Budget(budget["tokens"], budget["usd"])
+        spending = Spending(limits, PrefectLedger(budget["ledger"], limits.unit))
     return fleet.dream_stores([Path(s) for s in stores], engine=engine, force=force,
-                              max_concurrency=max_concurrency, hold=hold_store_slot)
+                              max_concurrency=max_concurrency, hold=hold_store_slot, spending=spending)
+
+
+# ---------------------------------------------------------------- the fleet's budget, shared by its shards
+
+# A ledger is a global concurrency limit used as a counter: its active slots are
+# the spend, one slot per token, or per hundredth of a cent. Its limit is only
+# a ceiling the counter never reaches; the budget is compared by the shards.
+LEDGER_SLOTS_PER_UNIT = {"tokens": 1, "usd": 10_000}
+LEDGER_CEILING = 2_000_000_000
+
+
+class PrefectLedger:
+    """The spend of one fleet run, kept on the Prefect server so that shards on any machine share it."""
+
+    def __init__(self, name: str, unit: str):
+        self.name, self.scale = name, LEDGER_SLOTS_PER_UNIT[unit]
+
+    def spent(self) -> float:
+        with get_client(sync_client=True) as client:
+            return client.read_global_concurrency_limit_by_name(self.name).active_slots / self.scale
+
+    def charge(self, amount: float) -> None:
+        with get_client(sync_client=True) as client:
+            client.increment_concurrency_slots([self.name], slots=math.ceil(amount * self.scale), mode="concurrency")
+
+
+@contextmanager
+def fleet_budget(settings_overrides: dict | None = None) -> Iterator[dict | None]:
+    """The night's budget from the config (`fleet_budget_tokens`, `fleet_budget_usd`) and its fresh ledger.
+
+    None when no budget is set. The ledger is deleted when the fleet run ends.
+    """
+    budget = Budget.from_settings(load_settings(None, settings_overrides))
+    if budget is None:
+        yield None
+        return
+    name = f"dream-fleet-budget-{flow_run_runtime.id or uuid.uuid4().hex}"
+    with get_client(sync_client=True) as client:
+        client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=LEDGER_CEILING))
+    try:
+        yield {"tokens": budget.tokens, "usd": budget.usd, "ledger": name}
+    finally:
+        with get_client(sync_client=True) as client:
+            client.delete_global_concurrency_limit_by_name(name)
 
 
 SHARD_ARTIFACT = "dream-shard"
@@ -231,13 +288,14 @@ def publish_shard(rows: list[dict]) -> None:
 
 
 def run_shard_deployment(deployment: str, stores: list[str], engine: str, force: bool,
-                         max_concurrency: int) -> list[dict]:
+                         max_concurrency: int, budget: dict | None = None) -> list[dict]:
     """Run one shard as a flow run of `deployment` and wait for it; rows from its artifact.
 
     A shard that ends without its table (crashed, cancelled, never picked up)
     is one failed row per store, naming the shard's flow run and state.
     """
-    parameters = {"stores": stores, "engine": engine, "force": force, "max_concurrency": max_concurrency}
+    parameters = {"stores": stores, "engine": engine, "force": force, "max_concurrency": max_concurrency,
+                  "budget": budget}
     run = run_deployment(deployment, parameters=parameters, poll_interval=SHARD_POLL_SECONDS)
     rows = shard_artifact_rows(run.id)
     if rows is None:

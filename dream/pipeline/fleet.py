@@ -28,9 +28,10 @@ from typing import Any
 
 from dream.config import load_settings
 from dream.errors import DreamError, StoreNotFound
+from dream.limits import Budget, LocalLedger, Spending
 from dream.pipeline.gate import check_gate
 from dream.store.layout import Layout, store_slug
-from dream.outcomes import RunOutcome, Status
+from dream.outcomes import SkipReason, Status
 from dream.transcripts.discover import default_roots, discover_stores
 
 @dataclass
@@ -127,11 +128,12 @@ def run_fleet(stores: Iterable[Path], *, force: bool = False, overrides: dict | 
     """Gate every store cheaply, hand the due ones to `dreamer`; one row per store, in the stores' order.
 
     A store whose gate is closed is not run at all (no lock, no history
-    record). Without a `dreamer` the due stores are dreamed here, by
-    `dream_stores` with `local`'s options (engine, max_concurrency), and
-    `on_row` hears each row as soon as it is known: the closed ones first,
-    then the dreamed ones as they end. A dreamer's rows are heard when it
-    returns them.
+    record). The due stores are handed over in turn order: the ones the last
+    night's budget skipped first, then the others by path. Without a
+    `dreamer` they are dreamed here, by `dream_stores` with `local`'s options
+    (engine, max_concurrency, spending), and `on_row` hears each row as soon
+    as it is known: the closed ones first, then the dreamed ones as they end.
+    A dreamer's rows are heard when it returns them.
     """
     now = time.time()
     entries = [check_store(Path(store), force=force, now=now, overrides=overrides) for store in stores]
@@ -139,13 +141,28 @@ def run_fleet(stores: Iterable[Path], *, force: bool = False, overrides: dict | 
     for entry in entries:
         if not entry.due:
             rows[entry.store] = _heard(entry_row(entry), on_row)
-    due = [entry.store for entry in entries if entry.due]
+    due = in_turn_order([entry.store for entry in entries if entry.due])
     if dreamer is None:
+        local.setdefault("spending", local_spending(overrides))
         dreamed = dream_stores(due, force=force, overrides=overrides, on_row=on_row, **local)
     else:
         dreamed = [_heard(row, on_row) for row in dreamer(due)]
     rows.update(zip(due, dreamed))
     return [rows[entry.store] for entry in entries]
+
+
+def local_spending(overrides: dict | None = None) -> Spending | None:
+    """The night's budget from the global config (`fleet_budget_tokens` / `_usd`), charged in this process."""
+    budget = Budget.from_settings(load_settings(None, overrides))
+    return None if budget is None else Spending(budget, LocalLedger())
+
+
+def in_turn_order(due: list[Path]) -> list[Path]:
+    """The stores a budget skipped last time first, so that a night cut short is made up the next one."""
+    from dream import history  # start-up: only a fleet with due stores reads histories
+
+    owed = [store for store in due if history.last_run_reason(Layout(store)) == SkipReason.BUDGET]
+    return owed + [store for store in due if store not in set(owed)]
 
 
 def shards(stores: list[Path], size: int) -> list[list[Path]]:
@@ -154,15 +171,19 @@ def shards(stores: list[Path], size: int) -> list[list[Path]]:
     return [stores[i:i + size] for i in range(0, len(stores), size)]
 
 
+Hold = Callable[[Any], AbstractContextManager]
+
+
 def dream_stores(stores: Iterable[Path], *, engine: str | None = None, force: bool = False,
-                 max_concurrency: int = 4, overrides: dict | None = None,
-                 hold: Callable[[Any], AbstractContextManager] | None = None,
-                 on_row: Callable[[Row], None] | None = None) -> list[Row]:
-    """A whole `dream run` on each store, `max_concurrency` at a time; rows in the stores' order.
+                 max_concurrency: int = 4, overrides: dict | None = None, hold: Hold | None = None,
+                 spending: Spending | None = None, on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """A whole `dream run` on each store, `max_concurrency` at a time, in turn; rows in the stores' order.
 
     This is the work of a shard (and of `dream run --all`): threads in this
     process, one `pipeline.run` each. `hold` is the run's extra hold beside
-    the store lock (the Prefect flows' per-store concurrency slot).
+    the store lock (the Prefect flows' per-store concurrency slot). With
+    `spending`, a store whose turn comes once the budget is reached is
+    skipped with reason ``budget`` (and recorded so), not dreamed.
     """
     stores = list(stores)
     if not stores:
@@ -171,25 +192,33 @@ def dream_stores(stores: Iterable[Path], *, engine: str | None = None, force: bo
 
     rows: dict[int, Row] = {}
     with ThreadPoolExecutor(max_workers=max(1, max_concurrency), thread_name_prefix="dream-fleet") as pool:
-        running = {pool.submit(dream_one, store, engine, force, overrides, hold): i for i, store in enumerate(stores)}
+        running = {pool.submit(dream_one, store, engine, force, overrides, hold, spending): i
+                   for i, store in enumerate(stores)}
         for done in as_completed(running):
             rows[running[done]] = _heard(done.result(), on_row)
     return [rows[i] for i in range(len(stores))]
 
 
 def dream_one(store: Path, engine: str | None, force: bool, overrides: dict | None,
-              hold: Callable[[Any], AbstractContextManager] | None = None) -> Row:
+              hold: Hold | None = None, spending: Spending | None = None) -> Row:
     """A whole `dream run` on one store; an error ends this store's row, never the fleet run."""
     from dream.pipeline import run as pipeline  # start-up: `dream status` imports this module, not the engines
 
     try:
-        outcome: RunOutcome = pipeline.run(store, engine=engine, force=force, overrides=overrides,
-                                           hold=hold or pipeline.no_extra_hold)
+        spent_out = spending.spent_out() if spending is not None else None
+        if spent_out is not None:
+            outcome = pipeline.record_skip(store, SkipReason.BUDGET, spent_out, engine=engine, overrides=overrides)
+        else:
+            outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides,
+                                   hold=hold or pipeline.no_extra_hold)
     except DreamError as exc:
         return failed_row(store, str(exc))
     except Exception as exc:  # a bug in one store's run must not cost the others theirs
         return failed_row(store, f"{store}: {type(exc).__name__}: {exc}")
-    return outcome_row(store, outcome.to_json())
+    data = outcome.to_json()
+    if spending is not None:
+        spending.charge(data["usage"])
+    return outcome_row(store, data)
 
 
 def _heard(row: Row, on_row: Callable[[Row], None] | None) -> Row:

@@ -338,6 +338,13 @@ def skipped(ctx: RunContext, reason: SkipReason, message: str) -> RunOutcome:
     return outcome
 
 
+def record_skip(store: str | Path, reason: SkipReason, message: str, *, engine: str | None = None,
+                overrides: dict | None = None) -> RunOutcome:
+    """A run that is skipped before it starts, for a reason outside the store (the fleet's budget): recorded."""
+    ctx = begin(store, engine=engine, overrides=overrides)
+    return finish(ctx, skipped(ctx, reason, message), holds_lock=False)
+
+
 def no_signal(ctx: RunContext, snap: Snapshot, gathered: Gathered) -> RunOutcome:
     """Nothing changed since the last dream: a noop, and no engine is called."""
     outcome = _outcome(ctx, gathered)

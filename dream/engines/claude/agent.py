@@ -33,6 +33,7 @@ from anthropic.lib.tools import BetaBuiltinFunctionTool, BetaFunctionTool
 from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMessageParam, BetaTextBlockParam
 
 from dream.engines.configured import require_configured
+from dream.limits import each_call_gated
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
 from dream.engines.claude.budget import Budget
@@ -194,7 +195,7 @@ class ClaudeEngine:
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "tool not found": the model gets an error result
-            for stream in runner:
+            for stream in each_call_gated(runner, settings):  # the fleet's model-call limit (dream.limits)
                 reply = self._read_stream(stream)
                 if self._take_turn(runner, reply):
                     return reply
