@@ -4,7 +4,7 @@ Each family has one exit code, which the CLI uses as it is:
 
 | family | exit | meaning |
 | --- | --- | --- |
-| `BadInput` (and `StoreNotFound`, `ConfigError`, `UnknownProposal`, `UnknownVersion`, `DamagedRecord`; `versions.journal.JournalBlocked`) | 2 | the input or a file of the store cannot be used as given |
+| `BadInput` (and `StoreNotFound`, `ConfigError`, `UnknownProposal`, `UnknownVersion`, `DamagedRecord`, `DiskFull`; `versions.journal.JournalBlocked`) | 2 | the input or a file of the store cannot be used as given |
 | `Refused` (and `StaleBase`, `MergeConflict`, `ProposalClosed`, `LockBusy`) | 1 | doing it would be unsafe, or it is already done |
 | `RunFailed` (and `BudgetExceeded`, `ValidationFailed`, `EngineFailed`) | 1 | a run ended without a valid proposal |
 
@@ -12,6 +12,8 @@ Every message is one line naming what and where.
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class DreamError(Exception):
@@ -40,6 +42,17 @@ class UnknownProposal(BadInput):
 
 class UnknownVersion(BadInput):
     pass
+
+
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+class DiskFull(BadInput):
+    """The disk (or the user's quota) ran out while dream wrote; the message says which state the store is in."""
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
 
 
 class Refused(DreamError):

@@ -105,19 +105,21 @@ def record_run(layout: Layout, outcome: RunOutcome, started_at: float) -> None:
 
 
 def record_event(layout: Layout, action: str, proposal_id: str | None = None, version: int | None = None,
-                 comment: str | None = None, detail: str | None = None, who: str | None = None) -> None:
+                 comment: str | None = None, detail: str | None = None, who: str | None = None,
+                 strict: bool = False) -> None:
+    """`strict`: raise the OSError instead of warning, for a caller that can record it later (a journal)."""
     _append(layout, {
         "kind": "event", "at": datetime.now(tz=timezone.utc).isoformat(), "action": action,
         "proposal_id": proposal_id, "version": version, "actor": who or actor(), "comment": comment,
         "detail": detail,
-    })
+    }, strict)
 
 
 def _iso(epoch: float | None) -> str | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat()
 
 
-def _append(layout: Layout, record: dict[str, Any]) -> None:
+def _append(layout: Layout, record: dict[str, Any], strict: bool = False) -> None:
     """Append one record, best effort: the history must never turn a done run or accept into a failure."""
     line = _line(record)
     try:
@@ -126,6 +128,8 @@ def _append(layout: Layout, record: dict[str, Any]) -> None:
             _migrate_locked(layout)
             _append_lines(layout, line)
     except OSError as exc:
+        if strict:
+            raise
         _warn(f"{layout.history}: history not recorded: {exc.strerror or exc}")
 
 

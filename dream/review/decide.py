@@ -11,12 +11,14 @@ still checked against the index limits before anything is written.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream import history
 from dream.crashpoints import crashpoint
-from dream.errors import BadInput, MergeConflict, ProposalClosed, Refused
+from dream.errors import BadInput, DiskFull, MergeConflict, ProposalClosed, Refused, is_disk_full
 from dream.review import requests
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
@@ -27,6 +29,7 @@ from dream.versions.journal import (
     Journal,
     LockedStore,
     apply_journal,
+    before_the_journal,
     write_journal,
 )
 from dream.versions.manifests import Versions
@@ -74,15 +77,16 @@ def write_tree(layout: Layout, live: Tree, files: dict[str, str], action: str, v
         if problem:
             raise Refused(f"{layout.root / rel}: {problem}; dream does not write through or over it, "
                           f"nothing written")
-    kept = versions.blobs.put_tree({rel: live[rel] for rel in changed if rel in live})  # pre-images, one commit
-    before = {rel: kept.get(rel) for rel in changed}
-    journal = Journal(
-        action=action, new_version=(versions.current() or 0) + 1, files=files,
-        writes=[p for p in changed if p in new_tree], deletes=[p for p in changed if p not in new_tree],
-        version_source=version_source, note=note, extra=extra, before=before,
-    )
-    crashpoint(f"{action}-before-journal")
-    write_journal(layout, journal)
+    with before_the_journal(layout, action):
+        kept = versions.blobs.put_tree({rel: live[rel] for rel in changed if rel in live})  # pre-images, one commit
+        before = {rel: kept.get(rel) for rel in changed}
+        journal = Journal(
+            action=action, new_version=(versions.current() or 0) + 1, files=files,
+            writes=[p for p in changed if p in new_tree], deletes=[p for p in changed if p not in new_tree],
+            version_source=version_source, note=note, extra=extra, before=before,
+        )
+        crashpoint(f"{action}-before-journal")
+        write_journal(layout, journal)
     crashpoint(f"{action}-after-journal")
     apply_journal(layout, journal)
     return journal.new_version
@@ -183,16 +187,30 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
         except MergeConflict as conflict:
             raise MergeConflict(f"{layout.root}: proposal {proposal.id} not accepted, nothing written: {conflict}; "
                                 f"resolve by `dream rebase {proposal.id}`", conflict.conflicts) from None
-        pre = _record_pre_accept(layout, plan.live, proposal.id)
-        files = Versions(layout).blobs.put_tree(plan.result, base=proposal.files)  # merged files: deltas
+        with before_the_journal(layout, "accept"):
+            pre = _record_pre_accept(layout, plan.live, proposal.id)
+            files = Versions(layout).blobs.put_tree(plan.result, base=proposal.files)  # merged files: deltas
         version = write_tree(
             layout, plan.live, files, "accept", "accept", note=f"accepted proposal {proposal.id}",
             proposal_id=proposal.id, actor=actor, comment=comment, detail=_detail(plan, pre),
         )
         if plan.skipped:
-            requests.replay_proposal(layout, proposal, plan.skipped)  # the next run offers them again
+            with _written_already(layout, "accept", version):
+                requests.replay_proposal(layout, proposal, plan.skipped)  # the next run offers them again
     return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
                     combined=plan.merge.combined, pre_accept_version=pre, cleaned=locked.cleaned)
+
+
+@contextmanager
+def _written_already(layout: Layout, action: str, version: int) -> Iterator[None]:
+    """After the write: a full disk costs only the replay list, and the message says the write stands."""
+    try:
+        yield
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        raise DiskFull(f"{layout.dream}: disk full ({exc.strerror}) after the {action} was written as version "
+                       f"{version}: the sessions to read again could not be listed; nothing else was lost") from None
 
 
 def _record_pre_accept(layout: Layout, live: Tree, proposal_id: str) -> int | None:
@@ -239,11 +257,13 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
         live = read_tree(layout.root)
         current = versions.current()
         if current is None or versions.tree(current) != live:
-            versions.record(live, "snapshot", note="store as found before rollback")
+            with before_the_journal(layout, "rollback"):
+                versions.record(live, "snapshot", note="store as found before rollback")
         version = write_tree(
             layout, live, target.files, "rollback", "rollback", note=f"rollback to version {number}",
             actor=history.actor(), comment=comment, detail=f"to version {number}", target=number,
         )
-        requests.replay_rolled_back(layout, number)  # requests the undone proposals carried come back
+        with _written_already(layout, "rollback", version):
+            requests.replay_rolled_back(layout, number)  # requests the undone proposals carried come back
     return Decision("rolled_back", None, version, cleaned=locked.cleaned)
 

@@ -16,6 +16,8 @@ import stat
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dream.crashpoints import before_write
+
 # Linux says ELOOP for a symlink under O_NOFOLLOW, the BSDs EMLINK; a folder
 # is EISDIR and a socket ENXIO.
 _ODD_FILE_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK, errno.EISDIR, errno.ENXIO})
@@ -78,6 +80,7 @@ def _open_append(path: Path) -> int | None:
 
 def _write_all(fd: int, data: bytes) -> None:
     # One write in practice; the loop only matters if a signal cuts it short.
+    before_write(f"descriptor {fd}")
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dream.crashpoints import crashpoint
+from dream.crashpoints import before_write, crashpoint
 from dream.store.tree import NOT_LOADED, TEMP_SUFFIX, _mode_for, fsync_dir, sha256, temp_prefix
 from dream.store.merge import merge_file
 
@@ -115,31 +115,57 @@ class CasResult:
     conflict: bool = False  # another writer's edit collided with ours: theirs is in place, ours is not
 
 
-def compare_and_swap(path: Path, base: bytes | None, want: bytes | None) -> CasResult:
+def compare_and_swap(path: Path, base: bytes | None, want: bytes | None, staged: Path | None = None) -> CasResult:
     """Make `path` hold `want` (None: remove it) where it held `base`, keeping any other writer's edit.
 
     If the file no longer holds `base`, its edit and ours are merged three-way
     (base, theirs, ours); if they collide the file is left with theirs and
     `conflict` is set. Raises `NotRegular` if the path is no regular file.
+    `staged` is a temporary file beside `path` that already holds `want`
+    (`stage`): swapping it in needs no disk space, and it is gone afterwards.
     """
     on_disk, goal, result = base, want, CasResult(want)
-    for _ in range(MAX_SWAPS):
-        seen = observe(path)
-        if seen.data != on_disk:  # changed before the swap: merge first, swap over what is there
-            goal = _combine(result, on_disk, seen.data, goal)
-            on_disk = seen.data
-        if goal == on_disk:
-            result.data = goal
-            return result
-        out = _swap(path, goal, seen)
-        if out is _CHANGED:
-            continue  # changed between the read and the swap: look again
-        if out == on_disk:
-            result.data = goal
-            return result
-        # Changed in the window between the check and the swap: `goal` is in place, `out` was replaced.
-        goal, on_disk = _combine(result, on_disk, out, goal), goal
-    raise OSError(errno.EAGAIN, f"changed {MAX_SWAPS} times while dream wrote it", str(path))
+    try:
+        for _ in range(MAX_SWAPS):
+            seen = observe(path)
+            if seen.data != on_disk:  # changed before the swap: merge first, swap over what is there
+                goal = _combine(result, on_disk, seen.data, goal)
+                on_disk = seen.data
+            if goal == on_disk:
+                result.data = goal
+                return result
+            ready = staged if goal is want else None
+            out = _swap(path, goal, seen, ready)
+            if out is _CHANGED:
+                continue  # changed between the read and the swap: look again
+            if ready is not None:
+                staged = None  # swapped in: its name now holds the old bytes, which `_swap` removed
+            if out == on_disk:
+                result.data = goal
+                return result
+            # Changed in the window between the check and the swap: `goal` is in place, `out` was replaced.
+            goal, on_disk = _combine(result, on_disk, out, goal), goal
+        raise OSError(errno.EAGAIN, f"changed {MAX_SWAPS} times while dream wrote it", str(path))
+    finally:
+        if staged is not None:
+            staged.unlink(missing_ok=True)
+
+
+def stage(path: Path, data: bytes) -> Path:
+    """A temporary file beside `path` holding `data`, synced: a later swap of it needs no new disk space."""
+    path.parent.mkdir(parents=True, exist_ok=True)  # a new folder; unsafe ones were refused before
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), _mode_for(path))
+            before_write(path)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return Path(tmp)
 
 
 def _combine(result: CasResult, base: bytes | None, theirs: bytes | None, ours: bytes | None) -> bytes | None:
@@ -178,22 +204,18 @@ def _both(ours: bytes | None, theirs: bytes | None, base: bytes | None) -> bytes
     return (ours if ours.endswith(b"\n") else ours + b"\n") + added
 
 
-def _swap(path: Path, data: bytes | None, seen: Seen) -> Any:
+def _swap(path: Path, data: bytes | None, seen: Seen, staged: Path | None = None) -> Any:
     """Put `data` at `path` in one step (None: remove it); return what the path held at that instant,
-    or `_CHANGED` when the file is no longer the one `seen` (nothing done then)."""
+    or `_CHANGED` when the file is no longer the one `seen` (nothing done then; `staged` is kept)."""
     if data is None:
         return _take_away(path, seen)
-    path.parent.mkdir(parents=True, exist_ok=True)  # a new folder; unsafe ones were refused before
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
+    tmp = str(staged if staged is not None else stage(path, data))
+    keep = False
     try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), _mode_for(path))
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         crashpoint("swap-temp-written")
         with _writers_held_off(path) as lease:
             if not _same_identity(path, seen):
+                keep = staged is not None
                 return _CHANGED
             old = _exchange_in(Path(tmp), path)
             late = lease is not None and _breaking(lease)
@@ -202,10 +224,8 @@ def _swap(path: Path, data: bytes | None, seen: Seen) -> Any:
         if old is not None and old != Path(tmp):
             old.unlink(missing_ok=True)
     finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        if not keep:
+            Path(tmp).unlink(missing_ok=True)
     fsync_dir(path.parent)
     return out
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dream.crashpoints import before_write
 from dream.errors import BadInput
 from dream.store.regular import read_regular
 
@@ -210,6 +211,7 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), _mode_for(path))
+            before_write(path)
             fh.write(data)
             if sync:
                 fh.flush()
@@ -306,6 +308,7 @@ class DurableBatch:
         self._targets.add(path)
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), _mode_for(path))  # as `atomic_write`: a replaced file keeps its mode
+            before_write(path)
             fh.write(data)
 
     def commit(self) -> None:

@@ -20,6 +20,14 @@ pre-images back (by the same compare-and-swap, so an edit made to them since
 is kept), the store as found is kept as a version, the journal is dropped,
 and the user is told to run the command again (accept re-merges against the
 edited store).
+
+A full disk cannot split a write either. Every new file is written to a
+temporary file beside its path before the first swap (`stage`); swapping a
+staged file in needs no new space. So ENOSPC before the journal, or while
+staging, leaves the old store and no journal ("nothing of it written");
+ENOSPC after the first swap (a merge's new bytes, the version record, the
+audit event) leaves the journal, which the next command completes. The
+error (`DiskFull`, exit 2) says which of the two happened.
 """
 
 from __future__ import annotations
@@ -27,16 +35,19 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import NoReturn
 
 import orjson
 
 from dream import history
 from dream.crashpoints import crashpoint
-from dream.errors import BadInput, LockBusy, Refused
+from dream.errors import BadInput, DiskFull, LockBusy, Refused, is_disk_full
 from dream.store.records import DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
-from dream.store.cas import NotRegular, compare_and_swap
+from dream.store.cas import NotRegular, compare_and_swap, stage
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
 from dream.store.tree import (
@@ -144,18 +155,82 @@ def apply_journal(layout: Layout, journal: Journal) -> None:
         unsafe = _unsafe_paths(layout, journal)
         if unsafe:
             _give_up(layout, journal, unsafe)
-        merged = _write_files(layout, journal, new_tree)
-        if merged:  # the version must hold what the store holds, and a replay must expect it
-            write_journal(layout, journal)
-        crashpoint(f"{journal.action}-after-apply")
-        Versions(layout).record(
-            new_tree, journal.version_source, note=journal.note, number=journal.new_version,
-            proposal_id=journal.extra.get("proposal_id"), actor=journal.extra.get("actor"),
-        )
+        staged = _stage_files(layout, journal, new_tree)
+        try:
+            merged = _write_files(layout, journal, new_tree, staged)
+        finally:
+            for leftover in staged.values():  # a write given up: its staged files are litter now
+                leftover.unlink(missing_ok=True)
+        try:
+            if merged:  # the version must hold what the store holds, and a replay must expect it
+                write_journal(layout, journal)
+            crashpoint(f"{journal.action}-after-apply")
+            Versions(layout).record(
+                new_tree, journal.version_source, note=journal.note, number=journal.new_version,
+                proposal_id=journal.extra.get("proposal_id"), actor=journal.extra.get("actor"),
+            )
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise _unfinished(layout, journal, f"recording version {journal.new_version} failed") from None
+            raise
     crashpoint(f"{journal.action}-after-version")
-    _after_apply(layout, journal)
+    try:
+        _after_apply(layout, journal)
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise _unfinished(layout, journal, "recording it in the history failed") from None
+        raise
     layout.journal.unlink(missing_ok=True)
     fsync_dir(layout.dream)
+
+
+@contextmanager
+def before_the_journal(layout: Layout, action: str) -> Iterator[None]:
+    """Preparing a write (blobs, versions, the journal itself): a full disk here leaves the store as it was."""
+    try:
+        yield
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        layout.journal.unlink(missing_ok=True)  # a journal the disk could not hold whole was never committed
+        raise DiskFull(f"{layout.dream}: disk full ({exc.strerror}) while preparing the {action}; it was not "
+                       f"applied and the store's files are as they were; free some space and run it again") from None
+
+
+def _stage_files(layout: Layout, journal: Journal, new_tree: Tree) -> dict[str, Path]:
+    """Every new file written beside its path before any swap; a full disk here gives the write up whole."""
+    staged: dict[str, Path] = {}
+    try:
+        for rel in journal.writes:
+            staged[rel] = stage(layout.root / rel, new_tree[rel])
+    except OSError as exc:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        if not is_disk_full(exc):
+            _give_up(layout, journal, [(rel, exc.strerror or str(exc))])
+        _abandon_for_space(layout, journal, rel, exc)
+    return staged
+
+
+def _abandon_for_space(layout: Layout, journal: Journal, rel: str, exc: OSError) -> NoReturn:
+    """Nothing visible was written: drop the journal, say so in the history if it still fits, refuse."""
+    layout.journal.unlink(missing_ok=True)
+    fsync_dir(layout.dream)
+    detail = f"{rel}: disk full ({exc.strerror}) before any file was swapped in; nothing of it written"
+    try:
+        _record_event(layout, journal, f"{journal.action}-abandoned", None, detail, strict=True)
+        noted = ""
+    except OSError:
+        noted = " (the history could not record it either)"
+    raise DiskFull(f"{layout.root / rel}: disk full ({exc.strerror}); the {journal.action} was not applied and "
+                   f"nothing of it was written{noted}; free some space and {_retry_hint(journal)}")
+
+
+def _unfinished(layout: Layout, journal: Journal, what: str) -> DiskFull:
+    """The files are (partly) swapped in: the journal stays, and the next command completes the write."""
+    return DiskFull(f"{layout.journal}: disk full during the {journal.action}: {what}; the journal keeps the "
+                    f"plan and the next dream command finishes the {journal.action} (free some space first); "
+                    f"nothing was lost")
 
 
 def _load_blobs(layout: Layout, journal: Journal) -> Tree:
@@ -182,19 +257,24 @@ def _pre_image(blobs: Blobs, journal: Journal, rel: str) -> bytes | None:
     return None if digest is None else blobs.get(digest)
 
 
-def _write_files(layout: Layout, journal: Journal, new_tree: Tree) -> list[str]:
+def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[str, Path]) -> list[str]:
     """Compare-and-swap every planned path; returns the paths merged with an edit made meanwhile.
 
     `journal` and `new_tree` take the merged bytes. An edit that collides
-    with the write stays in place and the write is given up.
+    with the write stays in place and the write is given up. `staged` holds
+    the new files already written beside their paths; each is used up.
     """
     blobs, merged = Blobs(layout), []
     for i, rel in enumerate([*journal.writes, *journal.deletes]):
         try:
-            result = compare_and_swap(layout.root / rel, _pre_image(blobs, journal, rel), new_tree.get(rel))
+            result = compare_and_swap(layout.root / rel, _pre_image(blobs, journal, rel), new_tree.get(rel),
+                                      staged.pop(rel, None))
         except NotRegular:
             _give_up(layout, journal, [(rel, "is no longer a plain file")])
         except OSError as exc:
+            if is_disk_full(exc):  # undoing would need space too: the journal finishes it later
+                raise _unfinished(layout, journal, f"{rel} needed new space ({i} of {len(journal.paths)} "
+                                                   f"files swapped in)") from None
             _give_up(layout, journal, [(rel, exc.strerror or str(exc))])
         if result.conflict:
             _give_up(layout, journal, [(rel, "was edited during the write, on the lines the write changes")])
@@ -264,16 +344,18 @@ def _after_apply(layout: Layout, journal: Journal) -> None:
         if proposal.status != ACCEPTED:
             proposals.set_status(proposal, ACCEPTED, accepted_version=journal.new_version)
     if not _event_recorded(layout, journal.action, journal.new_version):
-        _record_event(layout, journal, journal.action, journal.new_version, journal.extra.get("detail"))
+        # strict: while the event is not written the journal stays, and the next command writes it
+        _record_event(layout, journal, journal.action, journal.new_version, journal.extra.get("detail"), strict=True)
 
 
 def _event_recorded(layout: Layout, action: str, version: int) -> bool:
     return any(e["action"] == action and e["version"] == version for e in history.events(layout, limit=20))
 
 
-def _record_event(layout: Layout, journal: Journal, action: str, version: int | None, detail: str | None) -> None:
+def _record_event(layout: Layout, journal: Journal, action: str, version: int | None, detail: str | None,
+                  strict: bool = False) -> None:
     history.record_event(layout, action, journal.extra.get("proposal_id"), version, journal.extra.get("comment"),
-                         detail=detail, who=journal.extra.get("actor"))
+                         detail=detail, who=journal.extra.get("actor"), strict=strict)
 
 
 def recover(layout: Layout) -> bool:
@@ -320,12 +402,13 @@ removes the temporary files and staging copies killed processes left.
 
     def __init__(self, layout: Layout, purpose: str):
         self.cm = store_lock(layout, f"{purpose}-{os.getpid()}", purpose=purpose, wait=LOCK_WAIT_SECONDS)
-        self.layout = layout
+        self.layout, self.purpose = layout, purpose
         self.cleaned: list[str] = []  # litter of killed processes, removed on entering
 
     def __enter__(self):
         try:
-            self.cm.__enter__()
+            with before_the_journal(self.layout, self.purpose):
+                self.cm.__enter__()
         except LockBusy as busy:
             raise Refused(f"{self.layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
         try:
