@@ -62,7 +62,7 @@ RUN_TYPES = {
     "proposal_id": "VARCHAR", "base_version": "INTEGER",
     "input_tokens": "BIGINT", "output_tokens": "BIGINT", "cache_read_tokens": "BIGINT",
     "cache_creation_tokens": "BIGINT", "turns": "INTEGER", "cost_usd": "DOUBLE",
-    "redactions": "INTEGER", "error": "VARCHAR",
+    "redactions": "INTEGER", "error": "VARCHAR", "lines_added": "INTEGER", "lines_removed": "INTEGER",
 }
 EVENT_TYPES = {
     "at": "TIMESTAMPTZ", "action": "VARCHAR", "proposal_id": "VARCHAR", "version": "INTEGER",
@@ -101,6 +101,7 @@ def record_run(layout: Layout, outcome: RunOutcome, started_at: float) -> None:
         "base_version": outcome.base_version, "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
         "cache_read_tokens": u.cache_read_tokens, "cache_creation_tokens": u.cache_creation_tokens,
         "turns": u.turns, "cost_usd": u.cost_usd, "redactions": outcome.redactions, "error": outcome.error,
+        "lines_added": outcome.lines_added, "lines_removed": outcome.lines_removed,
     })
 
 

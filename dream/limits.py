@@ -44,11 +44,11 @@ def model_call_slot(settings: Any) -> AbstractContextManager:
     _require_prefect_api(str(concurrency_name or rate_name))
     stack = ExitStack()
     if rate_name:
-        from prefect.concurrency.sync import rate_limit
+        from prefect.concurrency.sync import rate_limit  # start-up: Prefect takes ~1 s to import; only named limits need it
 
         rate_limit(rate_name, occupy=1, strict=True)  # returns once the rate allows one more call
     if concurrency_name:
-        from prefect.concurrency.sync import concurrency
+        from prefect.concurrency.sync import concurrency  # start-up: as above
 
         stack.enter_context(concurrency(concurrency_name, occupy=1, strict=True))
     return stack
@@ -74,7 +74,7 @@ def each_call_gated(calls: Iterable[T], settings: Any) -> Iterator[T]:
 
 def _require_prefect_api(name: str) -> None:
     """A named limit lives on a Prefect server: without one, say so rather than start a temporary server."""
-    from prefect.settings import PREFECT_API_URL
+    from prefect.settings import PREFECT_API_URL  # start-up: as above
 
     if not (PREFECT_API_URL.value() or os.environ.get("PREFECT_API_URL")):
         raise ConfigError(f"the model call limit {name!r} is a Prefect limit, but PREFECT_API_URL is not set; "

@@ -292,10 +292,23 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
-    proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, tree=staged.tree)
+    diff = tree_diff(snap.tree, staged.tree)
+    proposals.create(proposal, diff, report, tree=staged.tree)
     outcome.status, outcome.proposal_id = Status.PROPOSED, proposal.id
+    outcome.lines_added, outcome.lines_removed = diff_line_counts(diff)
     outcome.changes = len(staged.result.changes) or len(staged.changed)
     return outcome
+
+
+def diff_line_counts(diff: str) -> tuple[int, int]:
+    """Lines added and removed by a unified diff (its ``+++`` / ``---`` file headers left out)."""
+    added = removed = 0
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return added, removed
 
 
 def _outcome(ctx: RunContext, gathered: Gathered | None = None, result: EngineResult | None = None) -> RunOutcome:
