@@ -62,6 +62,7 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     fleet_budget_usd: Annotated[float, Meta(gt=0)] | None = None
     # review policy
     auto_accept: bool = False
+    auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
     # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None
     transcripts_path: str | None = None

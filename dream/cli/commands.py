@@ -255,6 +255,7 @@ def diff(
         emit_json({"proposal_id": proposal.id, "status": proposal.status, "base_version": proposal.base_version,
                    "files_changed": proposal.changed, "counts": Counts.of(report, retention).to_json(),
                    "dropped": retention["dropped"], "retention": retention,
+                   "changes": report.get("changes") or [],  # each with kind, path and (requests) evidence
                    "diff": text, "report": report, "html": str(page) if page else None})
         return
     if page:

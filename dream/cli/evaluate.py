@@ -18,13 +18,17 @@ def eval_cmd(
     only: Annotated[Optional[str], typer.Option("--only", help="Only cases whose category or id has this.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the labelled consolidation cases and print a scorecard per category."""
+    """Run the labelled consolidation cases and print a scorecard per category (exit 1 if any case fails)."""
     from dream.eval import evaluate  # start-up: see dream/cli/__init__.py
 
     card = evaluate(cases, engine, only)
     if as_json:
         emit_json(card.to_json())
-        return
-    out.print(table(f"dream eval — {card.engine} engine", ["category", "passed", "score"], card.rows()))
-    for result in card.failed():
-        out.print(f"FAIL {result.category}/{result.id}: {'; '.join(result.failures)}", markup=False, soft_wrap=True)
+    else:
+        out.print(table(f"dream eval — {card.engine} engine", card.HEADERS, card.rows()))
+        for result in card.failed():
+            mark = "WRONG" if result.wrong else "MISS"
+            out.print(f"{mark} {result.category}/{result.id}: {'; '.join(result.failures)}", markup=False,
+                      soft_wrap=True)
+    if card.failed():  # CI gates on it
+        raise typer.Exit(1)

@@ -20,9 +20,27 @@ from dream.config import Settings
 from dream.outcomes import Usage
 
 
+HOUSEKEEPING = "housekeeping"  # deterministic upkeep that reads no intent: duplicates, pointers, dates, lines
+REQUEST = "request"  # derived from what someone said: remember, forget, correction, rule, update
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a request-derived change came from: the session, its date, the line and the sentence."""
+
+    session: str
+    date: str  # YYYY-MM-DD
+    line: int  # the line's number in the session's activity log (its `seq`)
+    sentence: str
+
+
 @dataclass
 class Change:
-    """One edit, for the report: what happened to which file, and why."""
+    """One edit, for the report: what happened to which file, and why.
+
+    `kind` is HOUSEKEEPING or REQUEST for the offline engine ("" when an engine
+    does not say); every REQUEST change carries its `evidence`.
+    """
 
     action: str  # merged | updated | created | deleted | dated | repaired | archived | indexed | shortened | forgotten
     #              | retitled
@@ -30,6 +48,8 @@ class Change:
     reason: str
     detail: str = ""
     source: str = ""  # session id or file the change came from
+    kind: str = ""
+    evidence: Evidence | None = None
 
 
 @dataclass

@@ -1,6 +1,9 @@
 """The checks an eval case can expect, each a plain function of the outcome.
 
 A check returns None when it holds, else one line saying what was found.
+A failure is either a *wrong change* (`Wrong`: a memory created, rewritten
+or removed when it should not have been) or a *miss* (the change the case
+asks for was not made): precision is scored apart from recall.
 Text comparisons ignore case. "Live" files are the memory files an agent
 reads (everything but ``archive.md``); the archive only keeps history.
 """
@@ -22,6 +25,10 @@ _HISTORY = re.compile(
 _SLUG = re.compile(r"^[a-z0-9.]+(?:[_-][a-z0-9.]+)+$|\.md$")  # lower case joined by _ or -, or a file name
 
 
+class Wrong(str):
+    """A failure that is a wrong change, not a miss."""
+
+
 @dataclass
 class Outcome:
     """What a case left behind: the store before and after, and every run's result."""
@@ -40,6 +47,10 @@ class Outcome:
     def index(self) -> str:
         return self.after.get(INDEX_NAME, "")
 
+    def changed(self) -> list[str]:
+        """Memory files created, rewritten or removed by the case's runs and decisions."""
+        return sorted(p for p in set(self.before) | set(self.after) if self.before.get(p) != self.after.get(p))
+
     def notes(self) -> str:
         """What the runs asked a person to look at (a run that changed nothing asks too)."""
         return "\n".join(self.needs)
@@ -55,13 +66,19 @@ def gone(o: Outcome, path: str) -> str | None:
 
 
 def exists(o: Outcome, path: str) -> str | None:
-    return None if path in o.after else f"{path} is not in the store"
+    return None if path in o.after else Wrong(f"{path} is not in the store")
 
 
 def unchanged(o: Outcome, path: str) -> str | None:
     if o.after.get(path) != o.before.get(path):
-        return f"{path} changed"
+        return Wrong(f"{path} changed")
     return None
+
+
+def no_changes(o: Outcome, _: Any = True) -> str | None:
+    """The dream changed no memory file at all (chatter, questions, instructions for a task)."""
+    changed = o.changed()
+    return Wrong(f"{len(changed)} file(s) changed: {', '.join(changed[:6])}") if changed else None
 
 
 def contains(o: Outcome, arg: dict) -> str | None:
@@ -86,7 +103,7 @@ def index_lacks(o: Outcome, text: str) -> str | None:
 
 def anywhere(o: Outcome, text: str) -> str | None:
     """A fact is kept: some memory file (the archive counts) still says it."""
-    return None if any(_has(t, text) for t in o.after.values()) else f"no memory file says {text!r} any more"
+    return None if any(_has(t, text) for t in o.after.values()) else Wrong(f"no memory file says {text!r} any more")
 
 
 def live_lacks(o: Outcome, text: str) -> str | None:
@@ -99,7 +116,7 @@ def nowhere(o: Outcome, text: str) -> str | None:
     where = [p for p, t in o.after.items() if _has(t, text)]
     if _has(o.artefacts, text):
         where.append("a proposal's report or diff")
-    return f"{text!r} found in {', '.join(where)}" if where else None
+    return Wrong(f"{text!r} found in {', '.join(where)}") if where else None
 
 
 def not_current(o: Outcome, text: str) -> str | None:
@@ -114,7 +131,8 @@ def not_current(o: Outcome, text: str) -> str | None:
 def new_files(o: Outcome, count: int) -> str | None:
     added = sorted(p for p in o.after if p not in o.before and posixpath.basename(p) not in ARCHIVES)
     if len(added) != count:
-        return f"{len(added)} new memory file(s), expected {count}: {', '.join(added) or 'none'}"
+        found = f"{len(added)} new memory file(s), expected {count}: {', '.join(added) or 'none'}"
+        return Wrong(found) if len(added) > count else found
     return None
 
 
@@ -129,7 +147,7 @@ def new_lacks(o: Outcome, text: str) -> str | None:
     """No new memory file says `text` (e.g. first-person words such as "I prefer")."""
     added = [p for p in o.after if p not in o.before and posixpath.basename(p) not in ARCHIVES]
     where = [p for p in added if re.search(rf"(?<!\w){re.escape(text)}(?!\w)", o.after[p], re.I)]
-    return f"new file(s) {', '.join(where)} say {text!r}" if where else None
+    return Wrong(f"new file(s) {', '.join(where)} say {text!r}") if where else None
 
 
 def new_has(o: Outcome, text: str) -> str | None:
@@ -189,6 +207,11 @@ def needs_person(o: Outcome, text: str) -> str | None:
     return None if _has(o.notes(), text) else f"the report does not ask a person about {text!r}"
 
 
+def not_asked(o: Outcome, text: str) -> str | None:
+    """The report does not ask a person about `text` (e.g. "no memory matches" beside a removal)."""
+    return f"the report asks a person about {text!r}" if _has(o.notes(), text) else None
+
+
 def status(o: Outcome, wanted: str) -> str | None:
     got = o.statuses[-1] if o.statuses else "none"
     return None if got == wanted else f"last run was {got}, expected {wanted}"
@@ -197,13 +220,19 @@ def status(o: Outcome, wanted: str) -> str | None:
 def last_changes(o: Outcome, count: int) -> str | None:
     """How many files the last run proposed to change (0: nothing left to do)."""
     got = len(o.reports[-1]["files_changed"]) if o.statuses and o.statuses[-1] == "proposed" else 0
-    return None if got == count else f"last run changed {got} file(s), expected {count}"
+    if got == count:
+        return None
+    found = f"last run changed {got} file(s), expected {count}"
+    return Wrong(found) if got > count else found
 
 
 def one_left(o: Outcome, paths: list) -> str | None:
     """Of duplicates, exactly one file is left."""
     left = [p for p in paths if p in o.after]
-    return None if len(left) == 1 else f"{len(left)} of {', '.join(paths)} left, expected 1"
+    if len(left) == 1:
+        return None
+    found = f"{len(left)} of {', '.join(paths)} left, expected 1"
+    return Wrong(found) if not left else found
 
 
 def line_count(o: Outcome, arg: dict) -> str | None:
@@ -214,7 +243,7 @@ def line_count(o: Outcome, arg: dict) -> str | None:
 
 def no_new_under(o: Outcome, folder: str) -> str | None:
     added = [p for p in o.after if p not in o.before and p.startswith(folder)]
-    return f"new file(s) under {folder}: {', '.join(added)}" if added else None
+    return Wrong(f"new file(s) under {folder}: {', '.join(added)}") if added else None
 
 
 def no_errors(o: Outcome, _: Any = True) -> str | None:
@@ -223,20 +252,21 @@ def no_errors(o: Outcome, _: Any = True) -> str | None:
 
 CHECKS: dict[str, Callable[[Outcome, Any], str | None]] = {
     f.__name__: f for f in (
-        gone, exists, unchanged, contains, lacks, index_has, index_lacks, anywhere, live_lacks, nowhere,
+        gone, exists, unchanged, no_changes, contains, lacks, index_has, index_lacks, anywhere, live_lacks, nowhere,
         not_current, new_files, new_name_max, new_lacks, new_has, lines_within, pointers_ok, titles_clean,
-        before_in_index, index_ends_with, needs_person, status, last_changes, one_left, line_count, no_new_under,
+        before_in_index, index_ends_with, needs_person, not_asked, status, last_changes, one_left, line_count, no_new_under,
         no_errors,
     )
 }
 
 
 def run_checks(outcome: Outcome, expect: list[dict[str, Any]]) -> list[str]:
-    """Failures of the case's checks, plus any error a step met."""
-    failures = list(outcome.errors)
+    """Failures of the case's checks, plus any error a step met; wrong changes are `Wrong`."""
+    failures: list[str] = list(outcome.errors)
     for check in expect:
         name, arg = next(iter(check.items()))
         problem = CHECKS[name](outcome, arg)
         if problem:
-            failures.append(f"{name}: {problem}")
+            line = f"{name}: {problem}"
+            failures.append(Wrong(line) if isinstance(problem, Wrong) else line)
     return failures

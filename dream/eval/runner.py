@@ -39,7 +39,8 @@ def run_case(case: Case, engine: str) -> CaseResult:
         store = Path(scratch) / "store"
         outcome = _play(case, engine, store)
     failures = run_checks(outcome, case.expect)
-    return CaseResult(case.category, case.id, case.why, failures, round(_time.monotonic() - started, 3))
+    return CaseResult.of(case.category, case.id, case.why, failures, round(_time.monotonic() - started, 3),
+                         outcome.changed())
 
 
 def _play(case: Case, engine: str, store: Path) -> Outcome:

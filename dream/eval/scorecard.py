@@ -1,8 +1,17 @@
-"""Scores per category and overall, as rows for a table and as JSON."""
+"""Scores per category and overall, as rows for a table and as JSON.
+
+Precision is scored apart from recall: a case's *wrong changes* (a memory
+created, rewritten or removed when it should not have been) are counted
+apart from its *misses* (a change it asks for was not made), and so are
+the memory files the case's dream changed, so that a category that must
+change nothing (chatter) shows 0.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from dream.eval.checks import Wrong
 
 
 @dataclass
@@ -12,16 +21,30 @@ class CaseResult:
     why: str
     failures: list[str]
     seconds: float = 0.0
+    changed: list[str] = field(default_factory=list)  # memory files the dream changed
+    wrong: list[str] = field(default_factory=list)  # the failures that are wrong changes
+
+    @classmethod
+    def of(cls, category: str, id: str, why: str, failures: list[str], seconds: float,
+           changed: list[str]) -> CaseResult:
+        wrong = [str(f) for f in failures if isinstance(f, Wrong)]
+        return cls(category, id, why, [str(f) for f in failures], seconds, changed, wrong)
 
     @property
     def passed(self) -> bool:
         return not self.failures
+
+    @property
+    def misses(self) -> list[str]:
+        return [f for f in self.failures if f not in self.wrong]
 
 
 @dataclass
 class Scorecard:
     engine: str
     results: list[CaseResult]
+
+    HEADERS = ["category", "passed", "score", "wrong changes", "misses", "files changed"]
 
     def categories(self) -> dict[str, list[CaseResult]]:
         found: dict[str, list[CaseResult]] = {}
@@ -33,17 +56,21 @@ class Scorecard:
     def _score(results: list[CaseResult]) -> dict:
         passed = sum(r.passed for r in results)
         percent = round(100 * passed / len(results), 1) if results else 0.0
-        return {"passed": passed, "total": len(results), "percent": percent}
+        return {"passed": passed, "total": len(results), "percent": percent,
+                "wrong_changes": sum(len(r.wrong) for r in results),
+                "cases_with_wrong_changes": sum(bool(r.wrong) for r in results),
+                "misses": sum(len(r.misses) for r in results),
+                "files_changed": sum(len(r.changed) for r in results)}
 
     def rows(self) -> list[list[str]]:
-        """category, passed/total, percent; the last row is the overall score."""
-        rows = []
-        for category, results in self.categories().items():
-            s = self._score(results)
-            rows.append([category, f"{s['passed']}/{s['total']}", f"{s['percent']:.0f}%"])
-        s = self._score(self.results)
-        rows.append(["overall", f"{s['passed']}/{s['total']}", f"{s['percent']:.1f}%"])
-        return rows
+        """One row per category, as HEADERS; the last row is the overall score."""
+        rows = [self._row(category, results, ".0f") for category, results in self.categories().items()]
+        return rows + [self._row("overall", self.results, ".1f")]
+
+    def _row(self, name: str, results: list[CaseResult], percent: str) -> list[str]:
+        s = self._score(results)
+        return [name, f"{s['passed']}/{s['total']}", f"{s['percent']:{percent}}%", str(s["wrong_changes"]),
+                str(s["misses"]), str(s["files_changed"])]
 
     def failed(self) -> list[CaseResult]:
         return [r for r in self.results if not r.passed]
@@ -54,10 +81,12 @@ class Scorecard:
             "overall": self._score(self.results),
             "categories": {c: self._score(rs) for c, rs in self.categories().items()},
             "cases": [{"category": r.category, "id": r.id, "passed": r.passed, "failures": r.failures,
+                       "wrong_changes": r.wrong, "misses": r.misses, "files_changed": r.changed,
                        "seconds": r.seconds} for r in self.results],
         }
 
     def markdown(self) -> str:
-        lines = [f"| category ({self.engine}) | passed | score |", "| --- | --- | --- |"]
-        lines += [f"| {a} | {b} | {c} |" for a, b, c in self.rows()]
+        lines = [f"| category ({self.engine}) | " + " | ".join(self.HEADERS[1:]) + " |",
+                 "| " + " | ".join("---" for _ in self.HEADERS) + " |"]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows()]
         return "\n".join(lines)

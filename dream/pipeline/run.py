@@ -375,7 +375,22 @@ def apply_policy(ctx: RunContext, outcome: RunOutcome) -> RunOutcome:
         decision = policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id)
         if decision is not None:
             outcome.accepted_version = decision.version
+        if decision is not None and decision.skipped:
+            outcome.needs_person += held_requests(ctx, decision.skipped)
     return outcome
+
+
+def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
+    """The policy took the housekeeping only: dream again at once, so the held requests wait for a person.
+
+    Their sessions are on the replay list; this run reads them again and
+    proposes their changes alone, and no policy takes that proposal.
+    """
+    settings = {**ctx.settings.as_dict(), "auto_accept": False}
+    again = run(ctx.layout.root, engine=ctx.engine, force=True, overrides=settings,
+                now=max(time.time(), ctx.started_at + 1))
+    where = f"proposal {again.proposal_id}" if again.proposal_id else f"no proposal ({again.reason or again.status})"
+    return [f"auto_accept took housekeeping only; requests in {', '.join(skipped)} wait for a person: {where}"]
 
 
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:

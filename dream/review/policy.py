@@ -6,17 +6,29 @@ the limits: the retention report shows no dropped line, and the proposed
 tree passes validation without errors. Anything else waits for review. An
 automatic accept is recorded in the audit trail with the actor
 ``policy:auto_accept``.
+
+Housekeeping (duplicates, pointers, dates, long lines) reads no intent, so
+it may go in unattended. A change derived from what someone said that
+rewrites or removes existing text (a correction, a forget) is only as good
+as the engine's reading of the sentence: its files are held back for a
+person, with the index when a request edited it, unless the setting
+``auto_accept_requests = true`` says otherwise. The rest of the proposal is
+taken; the held requests are offered again by the next run (their sessions
+go on the replay list), which the pipeline makes at once for a person.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dream.config import Settings
+from dream.engines.base import REQUEST
 from dream.errors import Refused
+from dream.review.choices import needs
 from dream.review.decide import Decision, accept
 from dream.review.retention import summarize
 from dream.store.layout import Layout
+from dream.store.tree import INDEX_NAME, Tree
 from dream.store.validate import errors as validation_errors
 from dream.store.validate import validate_tree
 from dream.versions.manifests import Versions
@@ -25,14 +37,19 @@ from dream.versions.proposals import PENDING, Proposals
 ACTOR = "policy:auto_accept"
 
 
+# What a request may do unattended: add text. Every other action rewrites or removes some.
+ADDS_ONLY = {"created"}
+
+
 @dataclass
 class Verdict:
     accept: bool
     reason: str
+    held: list[str] = field(default_factory=list)  # files that wait for a person; the rest may be taken
 
 
-def judge(layout: Layout, proposal_id: str) -> Verdict:
-    """May this proposal be accepted without review?"""
+def judge(layout: Layout, proposal_id: str, take_requests: bool = False) -> Verdict:
+    """May this proposal (or which part of it) be accepted without review?"""
     proposals = Proposals(layout)
     proposal = proposals.get(proposal_id)
     if proposal.status != PENDING:
@@ -46,17 +63,47 @@ def judge(layout: Layout, proposal_id: str) -> Verdict:
     problems = validation_errors(validate_tree(tree, set(proposal.changed), base=base))
     if problems:
         return Verdict(False, f"it breaks {len(problems)} rule(s), first: {problems[0]}")
+    held = [] if take_requests else held_for_person(report.get("changes") or [], base, tree, proposal.changed)
+    if held and set(held) >= set(proposal.changed):
+        return Verdict(False, "every file it changes holds a request that rewrites or removes text", held)
+    if held:
+        return Verdict(True, f"housekeeping drops nothing; {len(held)} file(s) with requests wait for a person",
+                       held)
     return Verdict(True, "drops nothing and stays within the limits")
+
+
+def held_for_person(changes: list[dict], base: Tree, tree: Tree, changed: list[str]) -> list[str]:
+    """The files a request rewrote or removed text in, and every file that taking one of the rest needs.
+
+    A request that rewrites or removes edits the index too (its hook, its
+    line), so the index waits with it, and so do the new files only the
+    held index points to; a skipped file that another file needs makes
+    that one wait as well.
+    """
+    held = {c.get("path", "") for c in changes if c.get("kind") == REQUEST and c.get("action") not in ADDS_ONLY}
+    if not held:
+        return []
+    held.add(INDEX_NAME)
+    required = needs(base, tree, changed)
+    for path in required.get(INDEX_NAME, set()):  # a new file the held index would point to: orphaned alone
+        required.setdefault(path, set()).add(INDEX_NAME)
+    grew = True
+    while grew:
+        more = {path for path in changed if path not in held and required.get(path, set()) & held}
+        grew = bool(more)
+        held |= more
+    return sorted(held & set(changed))
 
 
 def auto_accept(layout: Layout, settings: Settings, proposal_id: str | None) -> Decision | None:
     """Accept `proposal_id` when the policy allows it; None when it waits for review."""
     if not settings.auto_accept or not proposal_id:
         return None
-    verdict = judge(layout, proposal_id)
+    verdict = judge(layout, proposal_id, take_requests=settings.auto_accept_requests)
     if not verdict.accept:
         return None
     try:
-        return accept(layout.root, proposal_id, comment=f"auto_accept: {verdict.reason}", who=ACTOR)
+        return accept(layout.root, proposal_id, comment=f"auto_accept: {verdict.reason}", who=ACTOR,
+                      except_=verdict.held or None)
     except Refused:
         return None  # e.g. the store changed in between and conflicts: a person decides

@@ -16,6 +16,7 @@ from helpers.eval_cases import jenkins_case
 CATEGORIES = {
     "duplicates", "remember", "forget", "correction", "rules", "pointers", "orphans", "long-lines",
     "index-prose", "instructions-in-logs", "secrets", "team", "idempotence", "partial-accept",
+    "chatter", "repeated", "scoped", "tasks", "questions", "corrections-said-naturally", "opposites",
 }
 
 
@@ -41,14 +42,27 @@ CASE = jenkins_case("forget", ["gone: reference_jenkins.md", "exists: feedback_t
 def test_a_case_runs_through_the_pipeline_and_scores(tmp_path):
     card = evaluate(write_case(tmp_path / "cases", CASE), "offline")
     assert [r.passed for r in card.results] == [True]
-    assert card.to_json()["categories"] == {"forget": {"passed": 1, "total": 1, "percent": 100.0}}
+    assert card.to_json()["categories"] == {"forget": {
+        "passed": 1, "total": 1, "percent": 100.0, "wrong_changes": 0, "cases_with_wrong_changes": 0,
+        "misses": 0, "files_changed": 2}}  # the forgotten memory and the index
 
 
 def test_a_failing_expectation_fails_the_case(tmp_path):
     card = evaluate(write_case(tmp_path / "cases", CASE.replace("gone: reference_jenkins.md",
                                                                 "exists: reference_jenkins.md")), "offline")
     assert card.results[0].failures == ["exists: reference_jenkins.md is not in the store"]
-    assert card.rows()[-1] == ["overall", "0/1", "0.0%"]
+    assert card.results[0].wrong == card.results[0].failures  # a memory removed that should stay
+    assert card.rows()[-1] == ["overall", "0/1", "0.0%", "1", "0", "2"]
+
+
+def test_a_miss_is_scored_apart_from_a_wrong_change(tmp_path):
+    card = evaluate(write_case(tmp_path / "cases", CASE.replace("gone: reference_jenkins.md",
+                                                                "gone: feedback_tests.md")), "offline")
+    result = card.results[0]
+    assert result.wrong == []
+    assert result.misses == ["gone: feedback_tests.md is still in the store"]
+    failed = in_process("eval", "--cases", str(tmp_path / "cases"))
+    assert failed.code == 1 and "MISS forget/forget-jenkins" in failed.stdout
 
 
 @pytest.mark.parametrize("body, message", [
@@ -90,7 +104,8 @@ def test_eval_command_prints_table_and_json(tmp_path):
     table = in_process("eval", "--cases", str(folder))
     assert table.code == 0 and "forget" in table.stdout and "1/1" in table.stdout
     data = in_process("eval", "--cases", str(folder), "--json").json
-    assert data["engine"] == "offline" and data["overall"] == {"passed": 1, "total": 1, "percent": 100.0}
+    assert data["engine"] == "offline" and data["overall"]["passed"] == data["overall"]["total"] == 1
+    assert data["overall"]["wrong_changes"] == data["overall"]["misses"] == 0
 
 
 def test_an_engine_crash_fails_its_case_not_the_scorecard(tmp_path, monkeypatch):

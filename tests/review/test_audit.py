@@ -108,8 +108,16 @@ def test_auto_accept_accepts_when_nothing_is_dropped(demo_store, cli):
     next(demo_store.glob("logs/**/s08-jenkins-cleanup.md")).unlink()  # no forget request this time
     out = cli("run", "--store", str(demo_store), "--json").json
     status = cli("status", "--store", str(demo_store), "--json").json
-    assert out["status"] == "proposed" and status["pending"] == []
-    assert status["current_version"] == 2 and out["accepted_version"] == 2
+    assert out["status"] == "proposed" and status["current_version"] == 2 and out["accepted_version"] == 2
     accept_event = events_by_action(cli, demo_store)["accept"]
     assert accept_event["actor"] == "policy:auto_accept" and accept_event["proposal_id"] == out["proposal_id"]
     assert "drops nothing" in accept_event["comment"]
+    # The demo's sessions hold a correction: housekeeping went in, the correction waits for a person.
+    assert len(status["pending"]) == 1 and status["pending"][0] != out["proposal_id"]
+    taken = cli("diff", out["proposal_id"], "--store", str(demo_store), "--json").json["changes"]
+    held = cli("diff", status["pending"][0], "--store", str(demo_store), "--json").json["changes"]
+    requests = [c for c in held if c["kind"] == "request"]
+    assert requests and all(c["evidence"]["sentence"] and c["evidence"]["line"] >= 1 for c in requests)
+    accepted = set(cli("diff", "--from", "1", "--to", "2", "--store", str(demo_store), "--json").json["files_changed"])
+    assert accepted and not accepted & ({c["path"] for c in requests} | {"MEMORY.md"})
+    assert {c["kind"] for c in taken} >= {"housekeeping", "request"}

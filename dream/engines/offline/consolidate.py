@@ -279,10 +279,9 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
     spoken = third_person(text)
     stated = f"The user {spoken}" if spoken != text else text
     existing = catalog.covering(stated) or (catalog.covering(text) if stated != text else None)
-    if existing is not None:
-        ws.change("merged", existing.path or INDEX_NAME,
-                  f"{request.kind} request already covered by {catalog.label(existing)}",
-                  f"request: {shorten(text, 120)}", request.session)
+    if existing is not None:  # nothing to change: said so once, as a note
+        ws.note(f"{request.kind} “{shorten(text, 80)}” (session {request.session}): already covered by "
+                f"{catalog.label(existing)}; nothing changed")
         return
     type_ = memory_type(request, text)
     path = store.free_path(f"{type_}_{short_slug(spoken)}")
@@ -295,8 +294,8 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
                                          extra, store.newline))
     hook = body if normalize(body) != normalize(title) else ""
     catalog.file_topic(path, fit_line(title, path, hook), type_)
-    ws.change("created", path, f"{request.kind} request in session {request.session}",
-              f"{type_}: {shorten(body, 120)}", request.session)
+    ws.requested("created", path, f"{request.kind} request in session {request.session}",
+                 f"{type_}: {shorten(body, 120)}", request.evidence)
 
 
 # ---------------------------------------------------------------- corrections
@@ -337,9 +336,9 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
             return True
         changed = _rewrite_topic(ws, catalog, topic, correction, day)
         path = topic.path
-    ws.change("updated", path, f"correction in session {request.session}",
-              f"{changed} place(s) said “{correction.wrong}”, now “{correction.value}” "
-              f"(was {correction.wrong} until {day})", request.session)
+    ws.requested("updated", path, f"correction in session {request.session}",
+                 f"{changed} place(s) said “{correction.wrong}”, now “{correction.value}” "
+                 f"(was {correction.wrong} until {day})", request.evidence)
     return True
 
 
@@ -402,8 +401,8 @@ def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
         return
     catalog.remove(memory)
     path = memory.key if memory.kind == "topic" else INDEX_NAME
-    ws.change("forgotten", path, f"user asked to forget “{request.text}” (match {score:.0f}%)",
-              f"removed {label}", request.session)
+    ws.requested("forgotten", path, f"user asked to forget “{request.text}” (match {score:.0f}%)",
+                 f"removed {label}", request.evidence)
 
 
 __all__ = ["merge_duplicates", "absolute_dates", "apply_requests", "scope_of"]

@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 
 from dream.config import Settings
-from dream.engines.base import Change
+from dream.engines.base import HOUSEKEEPING, REQUEST, Change, Evidence
 from dream.store.model import TEAM_DIR, IndexLine, Store, TopicFile, resolve_link
 from dream.store.tree import INDEX_NAME, Tree, atomic_write, read_tree
 
@@ -46,7 +46,12 @@ class Workspace:
     _noted: set[str] = field(default_factory=set, repr=False)  # thousands of requests may each add one
 
     def change(self, action: str, path: str, reason: str, detail: str = "", source: str = "") -> None:
-        self.changes.append(Change(action, path, reason, detail, source))
+        """A housekeeping change: deterministic upkeep that reads no intent."""
+        self.changes.append(Change(action, path, reason, detail, source, kind=HOUSEKEEPING))
+
+    def requested(self, action: str, path: str, reason: str, detail: str, evidence: Evidence) -> None:
+        """A change made because someone asked for it, with the sentence that asked."""
+        self.changes.append(Change(action, path, reason, detail, evidence.session, kind=REQUEST, evidence=evidence))
 
     def note(self, message: str) -> None:
         if message not in self._noted:

@@ -15,6 +15,8 @@ from datetime import date
 
 import polars as pl
 
+from dream.engines.base import Evidence
+
 # kind, pattern (matched at the start of a sentence; group "text" is the memory)
 _REQUESTS: list[tuple[str, re.Pattern[str]]] = [
     # "don't forget that …" asks to remember: before the forget and rule patterns it would match.
@@ -108,6 +110,10 @@ class Request:
     date: date
     seq: int
     sentence: str  # the whole sentence, for the report
+
+    @property
+    def evidence(self) -> Evidence:
+        return Evidence(self.session, self.date.isoformat(), self.seq + 1, self.sentence)
 
 
 def looks_like_code(line: str) -> bool:

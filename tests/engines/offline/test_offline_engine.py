@@ -143,7 +143,8 @@ def test_request_already_known_is_not_filed_twice(tmp_path):
     tree = {"MEMORY.md": b"- Never force-push to the main branch.\n"}
     rows = sessions(("s1", date(2026, 3, 2), "user", "never force-push to the main branch"))
     out, result = run(tmp_path, tree, rows)
-    assert actions(result) == [("merged", "MEMORY.md")]
+    assert actions(result) == []  # nothing changed, so no change is reported: a note says it was known
+    assert any("already covered by MEMORY.md line 1" in note for note in result.summary.splitlines())
     assert out == tree
 
 
