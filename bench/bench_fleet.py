@@ -8,7 +8,9 @@ Prints, as medians of --runs runs with a warm page cache:
    2x the walk), plus discovery + gate (`scan_fleet`) for reference;
 2. the `dream-nightly` deployment on a real Prefect server with a process
    work pool of two workers (started beforehand and not counted), against
-   `dream run --all` on an identical fleet: seconds per dreamed store.
+   `dream run --all` on an identical fleet: seconds per dreamed store;
+3. `dream report --all` over the histories of --stores stores (30 nights
+   each), beside the same SQL run by DuckDB in a bare Python process.
 
     python bench/bench_fleet.py                    # 1,000 stores; Prefect part on 1,000 stores, 100 due
     python bench/bench_fleet.py --stores 5000 --runs 7
@@ -139,6 +141,64 @@ def prefect_figures(root: Path, stores: int, due: int, runs: int, shard_size: in
     print(f"  difference per dreamed store:             {(t_pf - t_cli) / due:+7.3f} s  (target <= 0.2 s)")
 
 
+BARE_DUCKDB = """import sys
+import duckdb
+con = duckdb.connect()
+for path in sys.argv[1:4]:
+    con.execute(open(path).read())
+print(con.execute("SELECT count(*) FROM report").fetchone()[0], con.execute("SELECT * FROM total").fetchone()[0])
+"""
+
+
+def report_figures(root: Path, stores: int, nights: int, runs: int) -> None:
+    """`dream report --all` over `stores` histories, beside the same SQL run by DuckDB in a bare Python process."""
+    from dream import history, history_report
+    from dream.outcomes import RunOutcome, Status, Usage
+    from dream.store.layout import Layout
+
+    seed = Layout(root / "seed")
+    seed.dream.mkdir(parents=True)
+    start = time.time() - nights * 86400
+    for night in range(nights):  # a month of nights: proposals, skips, a failure, and some reviews
+        status = [Status.PROPOSED, Status.SKIPPED, Status.NOOP, Status.FAILED][night % 4]
+        proposal = f"p{night}" if status == Status.PROPOSED else None
+        outcome = RunOutcome(status=status, engine="claude", run_id=f"r{night}", proposal_id=proposal, changes=3,
+                             duration_s=12.5, lines_removed=7,
+                             usage=Usage(input_tokens=40_000, output_tokens=3_000, cost_usd=0.17))
+        history.record_run(seed, outcome, start + night * 86400)
+        if proposal and night % 8 == 0:
+            history.record_event(seed, "accept", proposal, night)
+    for i in range(stores):
+        store = root / "fleet" / f"-home-dev-project-{i:04d}" / "memory"
+        (store / ".dream").mkdir(parents=True)
+        (store / "MEMORY.md").write_text("# Memory\n")
+        shutil.copyfile(seed.history, store / ".dream" / "history.jsonl")
+    dream_report = [str(Path(sys.executable).with_name("dream")), "report", "--root", str(root / "fleet")]
+    sql = {"view.sql": subprocess.run([*dream_report, "--sql"], capture_output=True, text=True, check=True).stdout,
+           "report.sql": f"CREATE TABLE report AS {history_report.REPORT_SQL.replace('$since', 'NULL')}",
+           "total.sql": f"CREATE TABLE total AS {history_report.TOTAL_SQL}"}
+    for name, text in sql.items():
+        (root / name).write_text(text)
+    (root / "bare.py").write_text(BARE_DUCKDB)
+    bare = [sys.executable, str(root / "bare.py"), *(str(root / name) for name in sql)]
+
+    def report_command() -> None:
+        out = subprocess.run([*dream_report, "--json"], capture_output=True, text=True, check=True).stdout
+        assert f'"total": {{"stores": {stores},' in out, out[-300:]
+
+    def plain_duckdb() -> None:
+        out = subprocess.run(bare, capture_output=True, text=True, check=True).stdout
+        assert out.split() == [str(stores), str(stores)], out
+
+    report_command(), plain_duckdb()  # warm the page cache
+    t_report, t_plain = median_of(runs, report_command), median_of(runs, plain_duckdb)
+    lines = stores * len(seed.history.read_bytes().splitlines())
+    print(f"report: {stores} stores, {lines:,} history lines, median of {runs} runs (each a new process)")
+    print(f"  dream report --all --json:                {t_report:7.2f} s")
+    print(f"  the same SQL, a bare python + duckdb:     {t_plain:7.2f} s")
+    print(f"  ratio:                                    {t_report / t_plain:7.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stores", type=int, default=1000, help="stores in the gate fleet (default 1000)")
@@ -150,8 +210,12 @@ def main() -> None:
     parser.add_argument("--shard-size", type=int, default=50)
     parser.add_argument("--threads", type=int, default=2, help="threads per shard, and for dream run --all")
     parser.add_argument("--no-prefect", action="store_true", help="skip the Prefect overhead figures")
+    parser.add_argument("--report-only", action="store_true", help="only the dream report figures")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
+        report_figures(Path(tmp) / "report", args.stores, 30, args.runs)
+        if args.report_only:
+            return
         gate_figures(Path(tmp) / "gate", args.stores, args.due, args.runs)
         if not args.no_prefect:
             prefect_figures(Path(tmp) / "prefect", args.prefect_stores, args.prefect_due, args.prefect_runs,
