@@ -68,6 +68,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     transcripts_path: str | None = None
     include_sidechains: bool = False
     max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
+    # memory lint (dream/lint): the project the memories describe, when no transcript says where it is
+    project: str | None = None
+    lint_seconds: Annotated[float, Meta(gt=0)] = 10.0  # a lint stops here; claims left are "not checked"
 
     def as_dict(self) -> dict[str, Any]:
         return msgspec.structs.asdict(self)

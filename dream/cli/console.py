@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import textwrap
 from datetime import datetime, timezone
@@ -217,13 +218,43 @@ def print_diff(diff: str, console: "Console | None" = None) -> None:
         console.file.write(diff)
         return
     for line in diff.splitlines():
-        style = None
-        if line.startswith(("+++", "---")):
-            style = "bold"
-        elif line.startswith("+"):
-            style = "green"
-        elif line.startswith("-"):
-            style = "red"
-        elif line.startswith("@@"):
-            style = "cyan"
-        console.print(line, style=style, markup=False, soft_wrap=True)
+        console.print(line, style=_diff_style(line), markup=False, soft_wrap=True)
+
+
+def _diff_style(line: str) -> str | None:
+    if line.startswith(("+++", "---")):
+        return "bold"
+    if line.startswith("+"):
+        return "green"
+    if line.startswith("-"):
+        return "red"
+    return "cyan" if line.startswith("@@") else None
+
+
+def page_diff(diff: str, console: "Console") -> None:
+    """A diff taller than the terminal goes through $PAGER (else `less`), so it does not scroll past the question.
+
+    Only on a terminal, where a person reads it; to a file or a pipe it is
+    printed as it is. `PAGER=` (empty) or `PAGER=cat` turns paging off.
+    """
+    command = pager_command()
+    tall = diff.count("\n") > console.height - PAGER_MARGIN_LINES
+    if not (command and tall and console.is_terminal and sys.stdin.isatty()):
+        print_diff(diff, console)
+        return
+    with console.capture() as shown:
+        print_diff(diff, console)
+    console.file.flush()
+    # less: -R shows the colours, -F quits at once when it all fits after all, -X leaves it on the screen.
+    subprocess.run(command, shell=True, input=shown.get(), text=True,
+                   env={**os.environ, "LESS": os.environ.get("LESS", "FRX")})
+
+
+PAGER_MARGIN_LINES = 6  # the file's heading and the question stay in view below a diff this much shorter
+
+
+def pager_command() -> str | None:
+    """$PAGER as the user set it (a shell command, as git reads it), else `less` when installed."""
+    if "PAGER" in os.environ:
+        return os.environ["PAGER"].strip() or None
+    return "less" if shutil.which("less") else None

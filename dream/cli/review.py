@@ -11,7 +11,7 @@ import typer
 
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.commands import print_decision, resume_paused_flow
-from dream.cli.console import emit_json, err, human, out, print_diff, when, words
+from dream.cli.console import emit_json, err, human, out, page_diff, when, words
 from dream.errors import BadInput, ProposalClosed
 
 ProposalArg = Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")]
@@ -90,7 +90,7 @@ class Keys:
     def ask(self, question: str, choices: str, end_of_input: str) -> str:
         """One of `choices`; `end_of_input` when the input ends (a closed pipe, Ctrl-D)."""
         while True:
-            self.screen.print(f"{question} {self.hint()} ", end="", markup=False)
+            self.screen.print(f"{question} {self.hint()} ", end="", markup=False, soft_wrap=True)
             answer = self._key() if self.terminal else self._line()
             if answer is None:
                 self.screen.print("")
@@ -129,12 +129,25 @@ class Keys:
         return None if key in ("", "\x04") else key.lower()
 
 
-TAKE = "take this file? [y]es [n]o [a]ll remaining [q]uit (skip remaining)"
-KEEP = "keep this file? [y]es [n]o [a]ll remaining [q]uit (skip remaining)"
+REST = "[a]ll remaining [q]uit (skip the rest)"
+
+
+def question(path: str, base, new, needers: set[str]) -> str:
+    """What `y` does, in the question itself: add, delete or change `path` (and what else `n` leaves out)."""
+    if path not in base:
+        doing, no = f"add {path}?", "[n]o"
+    elif path not in new:
+        doing, no = f"delete {path}?", "[n]o keep it, with its index line"
+    else:
+        doing, no = f"take this change to {path}?", "[n]o"
+    if needers:
+        no += f" (leaves out {', '.join(sorted(needers))} too)"
+    return f"{doing} [y]es {no} {REST}"
 
 
 def _choose_files(screen, keys: Keys, choices, base, new, retention: dict) -> None:
-    """Ask file by file; a choice that would break the index is explained, and asked about, when it is made."""
+    """Ask file by file; files that go together are said to, with why, before the question."""
+    from dream.review.choices import why  # start-up: see dream/cli/__init__.py
     from dream.versions.diffing import file_diff  # start-up: see dream/cli/__init__.py
 
     changed = choices.changed
@@ -143,18 +156,20 @@ def _choose_files(screen, keys: Keys, choices, base, new, retention: dict) -> No
         dropped = [i for i in retention["items"] if i["path"] == path and i["status"] == "dropped"]
         if dropped:
             screen.print(f"[bold red]drops {len(dropped)} line(s) of {path}[/bold red]")
-        print_diff(file_diff(path, base.get(path), new.get(path)), console=screen)
+        page_diff(file_diff(path, base.get(path), new.get(path)), screen)
         needers = choices.needed_by(path)
         if needers:
-            screen.print(f"already taken: {', '.join(sorted(needers))} need(s) it", markup=False)
+            screen.print(f"goes together with {', '.join(sorted(needers))}, which you took:", markup=False)
+            for needer in sorted(needers):
+                screen.print(f"  {why(_direct_needer(choices, needer, path), path)}", markup=False)
         elif choices.along(path):
-            screen.print(f"taking it also takes {len(choices.along(path))} file(s) it needs: "
-                         f"{', '.join(sorted(choices.along(path)))}", markup=False)
-        answer = keys.ask(KEEP if needers else TAKE, "ynaq", end_of_input="q")
+            screen.print(f"goes together with {len(choices.along(path))} file(s); yes takes them too:", markup=False)
+            _reasons(screen, choices, path, choices.along(path), why)
+        answer = keys.ask(question(path, base, new, needers), "ynaq", end_of_input="q")
         if answer == "y":
             _take(screen, keys, choices, path)
         elif answer == "n":
-            _skip(screen, keys, choices, path)
+            _skip(screen, keys, choices, path, deleted=path in base and path not in new)
         elif answer == "a":
             _take_the_rest(screen, choices, changed[n - 1:])
             return
@@ -170,7 +185,8 @@ def _take(screen, keys: Keys, choices, path: str) -> None:
         screen.print(f"[yellow]taking {path} needs {len(conflicts)} file(s) you skipped, or the index would "
                      f"break:[/yellow]")
         _reasons(screen, choices, path, conflicts, why)
-        if keys.ask("take them too? [y]es [n]o (leave this file skipped)", "yn", end_of_input="n") != "y":
+        if keys.ask(f"take {_those(conflicts)} too, so that {path} can be taken? "
+                    f"[y]es take them all [n]o leave {path} out", "yn", end_of_input="n") != "y":
             choices.skip(path)
             return
     along = choices.along(path)
@@ -181,20 +197,33 @@ def _take(screen, keys: Keys, choices, path: str) -> None:
         _reasons(screen, choices, path, along, why)
 
 
-def _skip(screen, keys: Keys, choices, path: str) -> None:
+def _skip(screen, keys: Keys, choices, path: str, deleted: bool) -> None:
     from dream.review.choices import why  # start-up: see dream/cli/__init__.py
+    from dream.store.tree import INDEX_NAME  # start-up: see dream/cli/__init__.py
 
     needers = choices.needed_by(path)
     if needers:
         screen.print(f"[yellow]skipping {path} breaks the index unless {', '.join(sorted(needers))} is skipped "
                      f"too:[/yellow]")
         for needer in sorted(needers):
-            direct = next(p for p in [needer, *sorted(choices.required_by(needer))] if path in choices.needs.get(p, ()))
-            screen.print(f"  {needer}: {why(direct, path)}", markup=False)
-        if keys.ask(f"skip {', '.join(sorted(needers))} too? [y]es [n]o (keep this file)", "yn",
-                    end_of_input="n") != "y":
+            screen.print(f"  {needer}: {why(_direct_needer(choices, needer, path), path)}", markup=False)
+        if keys.ask(f"leave out {_those(needers)} too? [y]es leave them all out [n]o take {path} "
+                    f"after all", "yn", end_of_input="n") != "y":
             return
     choices.skip(path)
+    if deleted and INDEX_NAME in choices.changed:  # dream.review.decide.partial_tree keeps the line
+        screen.print(f"{path} stays, and so does its line in {INDEX_NAME}: the index goes on pointing to it",
+                     markup=False)
+
+
+def _those(files: set[str]) -> str:
+    """The files just listed, by name when there is one, else by number: a question stays one line."""
+    return next(iter(files)) if len(files) == 1 else f"the {len(files)} files above"
+
+
+def _direct_needer(choices, needer: str, path: str) -> str:
+    """The file, among `needer` and what it takes along, that needs `path` itself."""
+    return next(p for p in [needer, *sorted(choices.required_by(needer))] if path in choices.needs.get(p, ()))
 
 
 def _reasons(screen, choices, path: str, files: set[str], why) -> None:

@@ -61,6 +61,7 @@ class EngineInput:
     settings: Settings
     today: date
     run_id: str = ""
+    lint: list[str] = field(default_factory=list)  # claims the memories make that the project refutes (dream.lint)
 
 
 @dataclass

@@ -27,7 +27,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dream import history
+from dream import history, lint
 from dream.config import Settings, load_settings
 from dream.engines import (
     Engine,
@@ -104,6 +104,7 @@ class Staged:
     result: EngineResult
     changed: list[str]
     engine: Engine  # kept so a corrective turn continues the same conversation and budget
+    lint: dict | None = None  # the base version's claims checked against the project (dream.lint), as JSON
 
 
 # ---------------------------------------------------------------- stages
@@ -220,10 +221,10 @@ def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
     return gathered
 
 
-def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path) -> EngineInput:
+def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list[str] | None = None) -> EngineInput:
     return EngineInput(
         store_root=ctx.layout.root, staging=staging, sessions=gathered.sessions,
-        catalog=gathered.files, settings=ctx.settings, today=ctx.today, run_id=ctx.run_id,
+        catalog=gathered.files, settings=ctx.settings, today=ctx.today, run_id=ctx.run_id, lint=lint or [],
     )
 
 
@@ -240,9 +241,12 @@ def staging_copy(ctx: RunContext, snap: Snapshot) -> Iterator[Path]:
 
 def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path) -> Staged:
     engine = select_engine(ctx.engine)
-    result = engine.consolidate(_engine_input(ctx, gathered, staging))
+    checked = lint.lint_store(ctx.layout.root, snap.tree, ctx.settings)  # the engine sees what the project refutes
+    stale = lint.needs_person(checked)
+    result = engine.consolidate(_engine_input(ctx, gathered, staging, stale))
+    result.needs_person += [line for line in stale if line not in result.needs_person]
     tree = read_tree(staging)
-    return Staged(tree, result, changed_paths(snap.tree, tree), engine)
+    return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None)
 
 
 def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path, staged: Staged) -> list:
@@ -290,6 +294,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     )
     report["session_logs"] = ctx.session_logs  # which requests a partial accept leaves out (review.requests)
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
+    report["lint"] = staged.lint
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
     diff = tree_diff(snap.tree, staged.tree)

@@ -116,14 +116,41 @@ def select_files(proposal: Proposal, only: list[str] | None, except_: list[str] 
 
 
 def partial_tree(base: Tree, proposed: Tree, taken: list[str]) -> Tree:
-    """The base version with only the taken files of the proposal applied."""
+    """The base version with only the taken files of the proposal applied.
+
+    A deletion left out while the new index is taken keeps its file, and the
+    file keeps its index line: the new index would otherwise leave it an
+    orphan that the agent never reads again.
+    """
     tree = dict(base)
     for path in taken:
         if path in proposed:
             tree[path] = proposed[path]
         else:
             tree.pop(path, None)
+    kept = {p for p in base if p not in proposed and p not in taken}  # deletions left out
+    if INDEX_NAME in taken and INDEX_NAME in base and INDEX_NAME in proposed and kept:
+        tree[INDEX_NAME] = keep_pointers(base[INDEX_NAME], proposed[INDEX_NAME], kept)
     return tree
+
+
+def keep_pointers(old_index: bytes, new_index: bytes, kept: set[str]) -> bytes:
+    """`new_index` with the lines of `old_index` that point to a file of `kept` put back where they stood.
+
+    Each goes after the nearest line above it that the new index still has
+    (at the top when there is none).
+    """
+    old = old_index.decode("utf-8", errors="replace").splitlines(keepends=True)
+    new = new_index.decode("utf-8", errors="replace").splitlines(keepends=True)
+    if new and not new[-1].endswith("\n"):
+        new[-1] += "\n"
+    for number, line in enumerate(old):
+        targets = {resolve_link(INDEX_NAME, link) for link in parse_index_line(line.rstrip("\n")).links}
+        if not targets & kept or line in new:
+            continue
+        above = next((new.index(prior) + 1 for prior in reversed(old[:number]) if prior in new), 0)
+        new.insert(above, line if line.endswith("\n") else line + "\n")
+    return "".join(new).encode("utf-8")
 
 
 def plan_accept(layout: Layout, proposal: Proposal, only: list[str] | None = None,

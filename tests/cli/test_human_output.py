@@ -44,6 +44,12 @@ def the_morning(root: Path) -> dict[str, list]:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("> remember that the staging database is read-only on fridays\n< noted\n")
 
+    def name_the_project() -> None:
+        """A project folder without git beside the store, which its config names (lint is walked there)."""
+        (root / "api" / "src").mkdir(parents=True, exist_ok=True)
+        (root / "api" / "src" / "app.py").write_text("DATABASE_URL = 1\n")
+        (store / ".dream" / "config.toml").write_text(f'project = "{root / "api"}"\n')
+
     return {
         "version": [["version"]],
         "config": [["config", *s]],
@@ -63,6 +69,7 @@ def the_morning(root: Path) -> dict[str, list]:
         "gc": [["gc", "--keep", "9", *s]],
         "import": [["import", "--from", "claude-code", str(transcripts), *s]],
         "eval": [["eval", "--only", "team"], ["eval", "--only", "no-such-case"]],
+        "lint": [["lint", *s], name_the_project, ["lint", *s]],
     }
 
 
@@ -92,5 +99,5 @@ def test_no_command_prints_python_values_or_raw_status_words(tmp_path: Path, hom
     text = "\n".join(seen)
     # The scan saw what each kind of output looks like, so it can fail.
     for expected in ["current version", "proposed", "settings", "rolled back to version 1", "rejected",
-                     "not among its changed files", "take this file?", "review actions", "store(s)"]:
+                     "not among its changed files", "take this change to", "review actions", "store(s)"]:
         assert expected in text, expected

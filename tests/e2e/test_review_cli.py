@@ -12,11 +12,11 @@ from dream.store.tree import read_tree
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
 
-PROMPT = r"take this file\? \[y\]es"
+PROMPT = r"(?:add|delete|take this change to) \S+\? \[y\]es .*\[a\]ll remaining"  # one question per file
 
 
 def spawn(store, *extra: str) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "dream", "review", "--store", str(store), *extra], env=terminal_env(),
+    return pexpect.spawn(sys.executable, ["-m", "dream", "review", "--store", str(store), *extra], env={**terminal_env(), "PAGER": "cat"},
                          encoding="utf-8", timeout=60, dimensions=(50, 200))
 
 
@@ -95,7 +95,7 @@ def test_a_partial_review_that_would_break_the_index_is_stopped_when_chosen(demo
         child.expect(PROMPT)
         child.sendline("y" if path == "reference_jenkins.md" else "n")
     child.expect(r"taking reference_jenkins\.md needs \d+ file\(s\) you skipped, or the index would break")
-    child.expect(r"take them too\?")
+    child.expect(r"too, so that reference_jenkins\.md can be taken\? \[y\]es take them all \[n\]o leave")
     child.sendline("n")  # then reference_jenkins.md stays skipped too
     for _ in proposal.changed[proposal.changed.index("reference_jenkins.md") + 1:]:
         child.expect(PROMPT)
