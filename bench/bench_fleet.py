@@ -105,7 +105,7 @@ def prefect_figures(root: Path, stores: int, due: int, runs: int, shard_size: in
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert proc.stdout.count('"status": "proposed"') == due, proc.stdout[-2000:]
 
-    def deployment(fleet_root: Path) -> None:
+    def deployment(fleet_root: Path, due: int = due) -> None:
         run_id = server.run_deployment("dream-nightly", {"roots": [str(fleet_root)], "engine": "offline",
                                                          "shard_size": shard_size, "max_concurrency": threads})
         run = server.wait_until_done(run_id, timeout=3600)
@@ -121,7 +121,8 @@ def prefect_figures(root: Path, stores: int, due: int, runs: int, shard_size: in
         server.cli("deploy", "--all")
         workers = [server.start_worker() for _ in range(2)]
         server.wait_for_worker("dream", timeout=300)
-        deployment(fresh("warmup"))  # the first runs pay for the workers' imports and the server's warm-up
+        # The first runs pay for the workers' imports and the server's warm-up: a small fleet first.
+        deployment(make_fleet(root / "warmup", total=10, due=2).root, due=2)
         cli_times, pf_times = [], []
         for i in range(runs):
             a, b = fresh(f"cli-{i}"), fresh(f"prefect-{i}")

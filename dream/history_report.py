@@ -34,19 +34,22 @@ MAX_LINE_BYTES = 1 << 24
 # The actions that close a proposal: it no longer waits once one of these names it.
 CLOSING_ACTIONS = ("accept", "reject", "rebase")
 
+# The files are read once (MATERIALIZED): each mention of the view would read them all again.
 REPORT_SQL = f"""
-WITH runs AS (
-    SELECT * FROM {VIEW} WHERE kind = 'run' AND ($since IS NULL OR started_at >= $since)
+WITH lines AS MATERIALIZED (
+    SELECT * FROM {VIEW}
+), runs AS (
+    SELECT * FROM lines WHERE kind = 'run' AND ($since IS NULL OR started_at >= $since)
 ), decisions AS (
-    SELECT * FROM {VIEW} WHERE kind = 'event' AND action IN ('accept', 'reject')
+    SELECT * FROM lines WHERE kind = 'event' AND action IN ('accept', 'reject')
                           AND ($since IS NULL OR "at" >= $since)
 ), newest_proposal AS (
     SELECT store, arg_max(proposal_id, started_at) AS proposal_id, max(finished_at) AS proposed_at
-    FROM {VIEW} WHERE kind = 'run' AND status = 'proposed' AND proposal_id IS NOT NULL GROUP BY store
+    FROM lines WHERE kind = 'run' AND status = 'proposed' AND proposal_id IS NOT NULL GROUP BY store
+), closed AS (
+    SELECT DISTINCT store, proposal_id FROM lines WHERE kind = 'event' AND action IN {CLOSING_ACTIONS}
 ), waiting AS (
-    SELECT n.* FROM newest_proposal n
-    WHERE NOT EXISTS (SELECT 1 FROM {VIEW} e WHERE e.kind = 'event' AND e.store = n.store
-                      AND e.proposal_id = n.proposal_id AND e.action IN {CLOSING_ACTIONS})
+    SELECT n.* FROM newest_proposal n ANTI JOIN closed c USING (store, proposal_id)
 ), per_run AS (
     SELECT store, count(*) AS runs,
            count(*) FILTER (status = 'proposed') AS proposed, count(*) FILTER (status = 'noop') AS noop,
@@ -60,7 +63,7 @@ WITH runs AS (
     SELECT store, count(*) FILTER (action = 'accept') AS accepted, count(*) FILTER (action = 'reject') AS rejected
     FROM decisions GROUP BY store
 ), stores AS (
-    SELECT DISTINCT store FROM {VIEW} WHERE store IS NOT NULL
+    SELECT DISTINCT store FROM lines WHERE store IS NOT NULL
 )
 SELECT s.store,
        coalesce(r.runs, 0) AS runs, coalesce(r.proposed, 0) AS proposed, coalesce(r.noop, 0) AS noop,
