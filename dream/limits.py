@@ -5,7 +5,8 @@ Model calls: when the settings name a Prefect global concurrency limit
 request of the Claude engine takes a slot of it first, so N stores on M
 workers never send more requests at once (or per second) than the limit
 allows, whatever the number of stores. The slot is held from before the
-request until its reply has been read, and released when the call fails.
+request until its reply has been read (the engine's one model-call site),
+and released when the call fails.
 
 The budget: a fleet run with `fleet_budget_tokens` or `fleet_budget_usd`
 charges each dreamed store's usage to a `Ledger`, and a store that would
@@ -22,14 +23,11 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from dream.errors import ConfigError
-
-T = TypeVar("T")
 
 
 # ---------------------------------------------------------------- model calls
@@ -52,24 +50,6 @@ def model_call_slot(settings: Any) -> AbstractContextManager:
 
         stack.enter_context(concurrency(concurrency_name, occupy=1, strict=True))
     return stack
-
-
-def each_call_gated(calls: Iterable[T], settings: Any) -> Iterator[T]:
-    """Yield what `calls` yields, each one produced and consumed inside a model-call slot.
-
-    For an iterator that sends a model request to produce each item (the SDK's
-    tool runner): the slot is taken before asking for the next item and held
-    until the caller comes back for the one after, i.e. until the caller has
-    read the reply.
-    """
-    items = iter(calls)
-    while True:
-        with model_call_slot(settings):
-            try:
-                item = next(items)
-            except StopIteration:
-                return
-            yield item
 
 
 def _require_prefect_api(name: str) -> None:
