@@ -147,10 +147,15 @@ def artifact_key(store: Path) -> str:
 
 @task(name="publish", cache_policy=NO_CACHE, persist_result=False)
 def publish_proposal(store: str | Path, outcome: RunOutcome) -> str:
+    """`proposal_artifact` as the per-store flow's ``publish`` task."""
+    return proposal_artifact(store, str(outcome.proposal_id))
+
+
+def proposal_artifact(store: str | Path, proposal_id: str) -> str:
     """A markdown artifact with the proposal's report and diff; returns its key."""
     layout = Layout.open(store)
     proposals = Proposals(layout)
-    proposal = proposals.get(outcome.proposal_id)
+    proposal = proposals.get(proposal_id)
     key = artifact_key(layout.root)
     body = (
         f"# Dream proposal {proposal.id}\n\n"
@@ -231,8 +236,15 @@ def dream_shard_stores(stores: list[str], engine: str, force: bool, max_concurre
     if budget is not None:
         limits = Budget(budget["tokens"], budget["usd"])
         spending = Spending(limits, PrefectLedger(budget["ledger"], limits.unit))
-    return fleet.dream_stores([Path(s) for s in stores], engine=engine, force=force,
+    rows = fleet.dream_stores([Path(s) for s in stores], engine=engine, force=force,
                               max_concurrency=max_concurrency, hold=hold_store_slot, spending=spending)
+    for row in rows:  # each proposal as its store's markdown artifact, as the per-store flow publishes it
+        if row["proposal"]:
+            try:
+                proposal_artifact(row["store"], row["proposal"])
+            except Exception as exc:  # the proposal stands; only its copy in the UI is missing
+                print(f"{row['store']}: no artifact for proposal {row['proposal']}: {type(exc).__name__}: {exc}")
+    return rows
 
 
 # ---------------------------------------------------------------- the fleet's budget, shared by its shards
