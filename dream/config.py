@@ -70,6 +70,12 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # after a failed run the gate waits backoff_minutes * 2**(failures-1), at most backoff_max_hours
     backoff_minutes: Annotated[float, NonNegative] = 30.0
     backoff_max_hours: Annotated[float, NonNegative] = 24.0
+    # shared limits across a fleet (docs/prefect.md, "Shared limits"): the names of Prefect global
+    # concurrency / rate limits that gate every model call, and the fleet's budget for one night
+    model_concurrency_limit: str | None = None
+    model_rate_limit: str | None = None
+    fleet_budget_tokens: Annotated[int, Positive] | None = None
+    fleet_budget_usd: Annotated[float, Meta(gt=0)] | None = None
     # review policy
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?

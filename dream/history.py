@@ -62,7 +62,7 @@ RUN_TYPES = {
     "proposal_id": "VARCHAR", "base_version": "INTEGER",
     "input_tokens": "BIGINT", "output_tokens": "BIGINT", "cache_read_tokens": "BIGINT",
     "cache_creation_tokens": "BIGINT", "turns": "INTEGER", "cost_usd": "DOUBLE",
-    "redactions": "INTEGER", "error": "VARCHAR",
+    "redactions": "INTEGER", "error": "VARCHAR", "lines_added": "INTEGER", "lines_removed": "INTEGER",
 }
 EVENT_TYPES = {
     "at": "TIMESTAMPTZ", "action": "VARCHAR", "proposal_id": "VARCHAR", "version": "INTEGER",
@@ -101,6 +101,7 @@ def record_run(layout: Layout, outcome: RunOutcome, started_at: float) -> None:
         "base_version": outcome.base_version, "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
         "cache_read_tokens": u.cache_read_tokens, "cache_creation_tokens": u.cache_creation_tokens,
         "turns": u.turns, "cost_usd": u.cost_usd, "redactions": outcome.redactions, "error": outcome.error,
+        "lines_added": outcome.lines_added, "lines_removed": outcome.lines_removed,
     })
 
 
@@ -256,6 +257,34 @@ def read(layout: Layout, limit: int = 50, strict: bool = False, kinds: Iterable[
         _warn(f"{problem}; going on without it")
         return History()
     return _answer([scan] if scan else [], limit, kinds, with_store=False)
+
+
+# The last run of a store is in the file's last lines: read this much of its end.
+TAIL_BYTES = 64 * 1024
+
+
+def last_run_reason(layout: Layout) -> str | None:
+    """The reason of the store's last recorded run (None: no run, or it had none), from the file's tail only.
+
+    The fleet asks this of every due store each night (was it skipped for
+    the budget?), so it reads the end of the file, not the whole history.
+    """
+    try:
+        with open(layout.history, "rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - TAIL_BYTES))
+            tail = file.read()
+    except OSError:
+        return None
+    for line in reversed(tail.splitlines()):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # a damaged line, or the first one cut by the seek
+        if isinstance(record, dict) and record.get("kind") == "run":
+            reason = record.get("reason")
+            return reason if isinstance(reason, str) else None
+    return None
 
 
 def fleet_runs(stores: Iterable[Path], limit: int = 50) -> list[dict[str, Any]]:

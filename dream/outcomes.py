@@ -25,6 +25,7 @@ class SkipReason(StrEnum):
     SESSIONS = "sessions"
     LOCK = "lock"
     BACKOFF = "backoff"
+    BUDGET = "budget"  # the fleet's budget for the night was spent before this store's turn
 
 
 class NoopReason(StrEnum):
@@ -54,6 +55,8 @@ class RunOutcome:
     proposal_id: str | None = None
     base_version: int | None = None
     changes: int = 0
+    lines_added: int = 0  # in the proposal's diff
+    lines_removed: int = 0
     sessions_read: int = 0
     run_id: str = ""
     duration_s: float = 0.0

@@ -13,9 +13,11 @@ ends `Failed`.
 
 A paused run is resumed by the UI's form, or by `dream accept` / `dream
 reject` on its proposal (see `dream.review.paused`).
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: Prefect validates the flow's
+parameters with a pydantic model built from its signature, which must be
+real types wherever the flow runs (see flows/dream_fleet.py).
+"""
 
 from typing import Literal
 

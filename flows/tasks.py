@@ -14,7 +14,10 @@ so they neither cache nor persist their results.
 
 from __future__ import annotations
 
-from contextlib import ExitStack, contextmanager
+import json
+import math
+import uuid
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Literal
 
@@ -23,26 +26,28 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, FlowRunFilter, FlowRunFilterId
 from prefect.concurrency.sync import concurrency
+from prefect.deployments import run_deployment
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
-from prefect.futures import as_completed
 from prefect.input import RunInput
 from prefect.runtime import flow_run as flow_run_runtime
 from prefect.settings import PREFECT_API_URL
 from prefect.states import Completed, Failed, State
 from pydantic import Field
 
+from dream.config import load_settings
 from dream.errors import LockBusy
+from dream.limits import Budget, Spending
 from dream.outcomes import RunOutcome, Status
 from dream.pipeline import run as pipeline
 from dream.pipeline import fleet
-from dream.pipeline.fleet import FleetEntry, scan_fleet
-from dream.store.layout import store_slug
 from dream.pipeline.report import proposal_markdown
 from dream.pipeline.stages import STAGE_NAMES
 from dream.review import paused
 from dream.review.decide import accept, reject
-from dream.store.layout import Layout
+from dream.store.layout import Layout, store_slug
+from dream.transcripts.discover import discover_stores
 from dream.versions.proposals import ACCEPTED, REJECTED, Proposals
 
 # Waiting for another Prefect run's slot on the same store is pointless: that
@@ -92,13 +97,8 @@ def ensure_store_slot(name: str) -> None:
                 pass  # another worker created it meanwhile
 
 
-@task(name="lock", cache_policy=NO_CACHE, persist_result=False)
-def take_store_slot(name: str, held: ExitStack) -> bool:
-    """Enter the store's global slot into `held`; False when another run keeps it past the wait.
-
-    A busy slot is returned, not raised, so the task ends `Completed`: for
-    the run it is a skip, not a failure.
-    """
+def enter_store_slot(name: str, held: ExitStack) -> bool:
+    """Enter the store's global slot into `held`; False when another run keeps it past the wait."""
     ensure_store_slot(name)
     try:
         held.enter_context(concurrency(name, occupy=1, timeout_seconds=STORE_SLOT_WAIT_SECONDS, strict=True))
@@ -107,16 +107,36 @@ def take_store_slot(name: str, held: ExitStack) -> bool:
     return True
 
 
-@contextmanager
-def hold_store(ctx: pipeline.RunContext) -> Iterator[None]:
+@task(name="lock", cache_policy=NO_CACHE, persist_result=False)
+def take_store_slot(name: str, held: ExitStack) -> bool:
+    """`enter_store_slot` as the per-store flow's ``lock`` task.
+
+    A busy slot is returned, not raised, so the task ends `Completed`: for
+    the run it is a skip, not a failure.
+    """
+    return enter_store_slot(name, held)
+
+
+def hold_store(ctx: pipeline.RunContext) -> AbstractContextManager:
     """`pipeline.run`'s `hold` hook: the store's global Prefect slot, kept until the run is recorded.
 
     The file lock keeps runs on one machine apart; the slot also keeps apart
     workers that share stores on a network file system (docs/prefect.md).
+    Taken by the ``lock`` task, so the per-store flow shows it as a stage.
     """
+    return _holding_slot(ctx, take_store_slot)
+
+
+def hold_store_slot(ctx: pipeline.RunContext) -> AbstractContextManager:
+    """`hold_store` for a shard's threads: the same slot, without a task run per store."""
+    return _holding_slot(ctx, enter_store_slot)
+
+
+@contextmanager
+def _holding_slot(ctx: pipeline.RunContext, enter: Callable[[str, ExitStack], bool]) -> Iterator[None]:
     name = store_slot_name(ctx.layout.root)
     with ExitStack() as held:
-        if not take_store_slot(name, held):
+        if not enter(name, held):
             raise LockBusy(message=f"store is being dreamed by another Prefect run ({name})")
         yield
 
@@ -127,10 +147,15 @@ def artifact_key(store: Path) -> str:
 
 @task(name="publish", cache_policy=NO_CACHE, persist_result=False)
 def publish_proposal(store: str | Path, outcome: RunOutcome) -> str:
+    """`proposal_artifact` as the per-store flow's ``publish`` task."""
+    return proposal_artifact(store, str(outcome.proposal_id))
+
+
+def proposal_artifact(store: str | Path, proposal_id: str) -> str:
     """A markdown artifact with the proposal's report and diff; returns its key."""
     layout = Layout.open(store)
     proposals = Proposals(layout)
-    proposal = proposals.get(outcome.proposal_id)
+    proposal = proposals.get(proposal_id)
     key = artifact_key(layout.root)
     body = (
         f"# Dream proposal {proposal.id}\n\n"
@@ -195,44 +220,135 @@ def final_state(outcome: RunOutcome, decision: dict | None = None) -> State:
 # ---------------------------------------------------------------- a fleet
 
 
-@task(name="scan", cache_policy=NO_CACHE, persist_result=False)
-def scan(roots: list[str] | None, force: bool) -> list[FleetEntry]:
-    return scan_fleet(roots, force=force)
+def discover(roots: list[str] | None) -> list[Path]:
+    """The stores under `roots` (default: Claude Code's projects), sorted by path."""
+    return discover_stores(None if roots is None else [Path(r) for r in roots])
 
 
-def skipped_row(entry: FleetEntry) -> dict:
-    return fleet.entry_row(entry)
+def dream_shard_stores(stores: list[str], engine: str, force: bool, max_concurrency: int,
+                       budget: dict | None = None) -> list[dict]:
+    """The work of one shard, wherever it runs: `fleet.dream_stores` holding each store's Prefect slot.
 
-
-def outcome_row(store: Path, state: State) -> dict:
-    """The table row of one `dream_store` subflow, from its final state."""
-    data = state.result(raise_on_failure=False)
-    if not isinstance(data, dict):  # the flow raised (bad input, a bug): no outcome
-        return fleet.fleet_row(store, Status.FAILED, "error", state.message)
-    return fleet.outcome_row(store, {**data, "error": data.get("error") or state.message})
-
-
-def bounded_map(one, items: list, limit: int, **kwargs) -> list:
-    """Submit `one(item, **kwargs)` for every item, at most `limit` in flight; results in order.
-
-    Works with any task runner (threads by default, Dask when configured),
-    since it only submits tasks and waits on their futures.
+    `budget` (from `fleet_budget`) names the fleet run's ledger on the server,
+    which every shard charges and reads, on whatever machine it runs.
     """
-    results: dict[int, object] = {}
-    running: dict = {}
-    for index, item in enumerate(items):
-        if len(running) >= limit:
-            done = next(as_completed(list(running)))
-            results[running.pop(done)] = done.result()
-        running[one.submit(item, **kwargs)] = index
-    for done in as_completed(list(running)):
-        results[running[done]] = done.result()
-    return [results[i] for i in range(len(items))]
+    spending = None
+    if budget is not None:
+        limits = Budget(budget["tokens"], budget["usd"])
+        spending = Spending(limits, PrefectLedger(budget["ledger"], limits.unit))
+    rows = fleet.dream_stores([Path(s) for s in stores], engine=engine, force=force,
+                              max_concurrency=max_concurrency, hold=hold_store_slot, spending=spending)
+    for row in rows:  # each proposal as its store's markdown artifact, as the per-store flow publishes it
+        if row["proposal"]:
+            try:
+                proposal_artifact(row["store"], row["proposal"])
+            except Exception as exc:  # the proposal stands; only its copy in the UI is missing
+                print(f"{row['store']}: no artifact for proposal {row['proposal']}: {type(exc).__name__}: {exc}")
+    return rows
+
+
+# ---------------------------------------------------------------- the fleet's budget, shared by its shards
+
+# A ledger is a global concurrency limit used as a counter: its active slots are
+# the spend, one slot per token, or per hundredth of a cent. Its limit is only
+# a ceiling the counter never reaches; the budget is compared by the shards.
+LEDGER_SLOTS_PER_UNIT = {"tokens": 1, "usd": 10_000}
+LEDGER_CEILING = 2_000_000_000
+
+
+class PrefectLedger:
+    """The spend of one fleet run, kept on the Prefect server so that shards on any machine share it."""
+
+    def __init__(self, name: str, unit: str):
+        self.name, self.scale = name, LEDGER_SLOTS_PER_UNIT[unit]
+
+    def spent(self) -> float:
+        with get_client(sync_client=True) as client:
+            return client.read_global_concurrency_limit_by_name(self.name).active_slots / self.scale
+
+    def charge(self, amount: float) -> None:
+        with get_client(sync_client=True) as client:
+            client.increment_concurrency_slots([self.name], slots=math.ceil(amount * self.scale), mode="concurrency")
+
+
+@contextmanager
+def fleet_budget(settings_overrides: dict | None = None) -> Iterator[dict | None]:
+    """The night's budget from the config (`fleet_budget_tokens`, `fleet_budget_usd`) and its fresh ledger.
+
+    None when no budget is set. The ledger is deleted when the fleet run ends.
+    """
+    budget = Budget.from_settings(load_settings(None, settings_overrides))
+    if budget is None:
+        yield None
+        return
+    name = f"dream-fleet-budget-{flow_run_runtime.id or uuid.uuid4().hex}"
+    with get_client(sync_client=True) as client:
+        client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=LEDGER_CEILING))
+    try:
+        yield {"tokens": budget.tokens, "usd": budget.usd, "ledger": name}
+    finally:
+        with get_client(sync_client=True) as client:
+            client.delete_global_concurrency_limit_by_name(name)
+
+
+SHARD_ARTIFACT = "dream-shard"
+
+
+def publish_shard(rows: list[dict]) -> None:
+    """The shard's rows as a table artifact of its flow run, where the fleet flow reads them back."""
+    create_table_artifact(table=rows, key=SHARD_ARTIFACT, description=f"dream shard: {fleet.fleet_summary(rows)}")
+
+
+def run_shard_deployment(deployment: str, stores: list[str], engine: str, force: bool,
+                         max_concurrency: int, budget: dict | None = None) -> list[dict]:
+    """Run one shard as a flow run of `deployment` and wait for it; rows from its artifact.
+
+    A shard that ends without its table (crashed, cancelled, never picked up)
+    is one failed row per store, naming the shard's flow run and state.
+    """
+    parameters = {"stores": stores, "engine": engine, "force": force, "max_concurrency": max_concurrency,
+                  "budget": budget}
+    run = run_deployment(deployment, parameters=parameters, poll_interval=SHARD_POLL_SECONDS)
+    rows = shard_artifact_rows(run.id)
+    if rows is None:
+        state = run.state.name if run.state else "unknown"
+        message = run.state.message if run.state and run.state.message else "no result"
+        return [fleet.failed_row(store, f"shard flow run {run.name} ended {state}: {message}") for store in stores]
+    return rows
+
+
+# How often a waiting fleet flow asks the server about its shards: rarely, since a
+# shard takes many seconds and every poll is a query on the server's database.
+SHARD_POLL_SECONDS = 2
+
+
+def shard_artifact_rows(flow_run_id) -> list[dict] | None:
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[SHARD_ARTIFACT])),
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])),
+        )
+    if not found:
+        return None
+    data = found[0].data
+    return json.loads(data) if isinstance(data, str) else data
+
+
+def shard_rows(future, stores: list[str]) -> list[dict]:
+    """A shard task's rows; a shard that raised (a lost Dask worker, an API error) fails each of its stores."""
+    try:
+        return future.result()
+    except Exception as exc:
+        return [fleet.failed_row(store, f"shard failed: {type(exc).__name__}: {exc}") for store in stores]
 
 
 def publish_fleet(rows: list[dict]) -> None:
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
-    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no stores"
-    create_table_artifact(table=rows, key="dream-fleet", description=f"dream fleet: {summary}")
+    create_table_artifact(table=rows, key="dream-fleet", description=f"dream fleet: {fleet.fleet_summary(rows)}")
+
+
+def fleet_state(rows: list[dict]) -> State:
+    """`Completed`, or `Failed` saying how many stores failed; the rows are the state's data either way."""
+    failed = fleet.fleet_counts(rows)[Status.FAILED]
+    if failed:
+        return Failed(message=f"{failed} of {len(rows)} store(s) failed; {fleet.fleet_summary(rows)}", data=rows)
+    return Completed(message=fleet.fleet_summary(rows), data=rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
 
@@ -87,13 +87,22 @@ def _run_fleet(roots: list[Path], engine: str | None, force: bool, overrides: di
     with FleetProgress(wanted(as_json), len(stores)) as progress:
         rows = fleet.run_fleet(stores, engine=engine, force=force, max_concurrency=max_concurrency,
                                overrides=overrides, on_row=heard)
-    counts = {status: sum(1 for r in rows if r["status"] == status) for status in map(str, Status)}
+    counts = fleet.fleet_counts(rows)
     if as_json:
         emit_json({"stores": rows, "counts": counts, "duration_s": round(time.time() - started, 3)})
     else:
         out.print(", ".join(f"{n} {status}" for status, n in counts.items() if n) or "nothing to do", markup=False)
     if fleet.fleet_failed(rows):
         raise typer.Exit(1)
+
+
+def _page_at(html: Path | None, render: Callable[[Any], str]) -> Path | None:
+    """Write the review page `render(page module)` at `html`; None when no page was asked for."""
+    if html is None:
+        return None
+    from dream.review import page as review_page  # start-up: jinja2, only when a page is asked for
+
+    return review_page.write_page(html, render(review_page))
 
 
 def fleet_line(row: dict, names: dict[str, str]) -> str:
@@ -238,7 +247,6 @@ def diff(
     as_json: JsonOpt = False,
 ) -> None:
     """Show a proposal's report (dropped lines first) and diff, or compare two versions."""
-    from dream.review import page as review_page  # start-up: see dream/cli/__init__.py
     from dream.pipeline.report import proposal_markdown  # start-up: see dream/cli/__init__.py
     from dream.review import retention as retained  # start-up: see dream/cli/__init__.py
     from dream.review.summary import Counts  # start-up: see dream/cli/__init__.py
@@ -253,7 +261,7 @@ def diff(
     text = props.diff(proposal)
     report = props.report(proposal)
     retention = retained.of_proposal(props, proposal, report)
-    page = review_page.write_page(html, review_page.proposal_page(layout, proposal)) if html else None
+    page = _page_at(html, lambda review_page: review_page.proposal_page(layout, proposal))
     if as_json:
         emit_json({"proposal_id": proposal.id, "status": proposal.status, "base_version": proposal.base_version,
                    "files_changed": proposal.changed, "counts": Counts.of(report, retention).to_json(),
@@ -272,7 +280,6 @@ def diff(
 
 def _diff_versions(layout: Layout, proposal_id: str | None, old: int | None, new: int | None,
                    html: Path | None, as_json: bool) -> None:
-    from dream.review import page as review_page  # start-up: see dream/cli/__init__.py
     from dream.store.tree import changed_paths  # start-up: see dream/cli/__init__.py
     from dream.versions.diffing import tree_diff  # start-up: see dream/cli/__init__.py
     from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
@@ -285,7 +292,7 @@ def _diff_versions(layout: Layout, proposal_id: str | None, old: int | None, new
         raise BadInput(f"{layout.root}: --from needs a version number (and the store has versions for --to)")
     old_tree, new_tree = versions.tree(old), versions.tree(new)
     text = tree_diff(old_tree, new_tree)
-    page = review_page.write_page(html, review_page.versions_page(layout, old, new)) if html else None
+    page = _page_at(html, lambda review_page: review_page.versions_page(layout, old, new))
     if as_json:
         emit_json({"from": old, "to": new, "files_changed": changed_paths(old_tree, new_tree), "diff": text,
                    "html": str(page) if page else None})

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import polars as pl
+if TYPE_CHECKING:  # start-up: polars takes ~1 s to import; `dream diff` reaches this module, not the tables
+    import polars as pl
 
 from dream.config import Settings
 from dream.outcomes import Usage

@@ -7,9 +7,12 @@ whether a run is due; only the due ones are worth a run. A store whose
 settings name a transcript source counts as due: its logs are derived at
 run time, so only a run can tell whether enough sessions changed.
 
-`run_fleet` is `dream run --all`: the same scan, then a dream on each due
-store, a few at a time, one row per store. The Prefect fleet flow does the
-same with Prefect tasks; both produce rows of the same shape (`fleet_row`).
+`run_fleet` is the one fleet sequence, for `dream run --all` and the Prefect
+`dream-fleet` flow alike: the same scan, then the due stores handed to a
+`Dreamer`. The command line's dreamer is `dream_stores` in this process;
+the flow's cuts the due stores into shards (`shards`) and hands each to a
+Prefect work pool or a Dask cluster, where `dream_stores` does the work of
+its shard. Every path ends in rows of one shape (`fleet_row`).
 
 Each store is named by `dream.store.layout.store_slug`. Nothing here imports Prefect.
 """
@@ -18,15 +21,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dream.config import load_settings
 from dream.errors import DreamError, StoreNotFound
+from dream.limits import Budget, LocalLedger, Spending
 from dream.pipeline.gate import check_gate
 from dream.store.layout import Layout, store_slug
-from dream.outcomes import RunOutcome, Status
+from dream.outcomes import SkipReason, Status
 from dream.transcripts.discover import default_roots, discover_stores
 
 @dataclass
@@ -88,9 +93,10 @@ def scan_fleet(roots: Iterable[str | Path] | None = None, *, force: bool = False
     return [check_store(store, force=force, now=now) for store in stores]
 
 
-# ---------------------------------------------------------------- dreaming a fleet (dream run --all)
+# ---------------------------------------------------------------- dreaming a fleet
 
 Row = dict[str, Any]
+Dreamer = Callable[[list[Path]], list[Row]]  # dreams the due stores given; one row each, in their order
 
 
 def fleet_row(store: str | Path, status: str, reason: str | None, message: str | None,
@@ -112,48 +118,127 @@ def outcome_row(store: str | Path, outcome: dict) -> Row:
                      outcome.get("proposal_id"), outcome.get("changes") or 0)
 
 
-def dream_one(store: Path, engine: str | None, force: bool, overrides: dict | None) -> Row:
+def failed_row(store: str | Path, message: str) -> Row:
+    return fleet_row(store, Status.FAILED, "error", message)
+
+
+def run_fleet(stores: Iterable[Path], *, force: bool = False, overrides: dict | None = None,
+              dreamer: Dreamer | None = None, on_row: Callable[[Row], None] | None = None,
+              **local: Any) -> list[Row]:
+    """Gate every store cheaply, hand the due ones to `dreamer`; one row per store, in the stores' order.
+
+    A store whose gate is closed is not run at all (no lock, no history
+    record). The due stores are handed over in turn order: the ones the last
+    night's budget skipped first, then the others by path. Without a
+    `dreamer` they are dreamed here, by `dream_stores` with `local`'s options
+    (engine, max_concurrency, spending), and `on_row` hears each row as soon
+    as it is known: the closed ones first, then the dreamed ones as they end.
+    A dreamer's rows are heard when it returns them.
+    """
+    now = time.time()
+    entries = [check_store(Path(store), force=force, now=now, overrides=overrides) for store in stores]
+    rows: dict[Path, Row] = {}
+    for entry in entries:
+        if not entry.due:
+            rows[entry.store] = _heard(entry_row(entry), on_row)
+    due = in_turn_order([entry.store for entry in entries if entry.due])
+    if dreamer is None:
+        local.setdefault("spending", local_spending(overrides))
+        dreamed = dream_stores(due, force=force, overrides=overrides, on_row=on_row, **local)
+    else:
+        dreamed = [_heard(row, on_row) for row in dreamer(due)]
+    rows.update(zip(due, dreamed))
+    return [rows[entry.store] for entry in entries]
+
+
+def local_spending(overrides: dict | None = None) -> Spending | None:
+    """The night's budget from the global config (`fleet_budget_tokens` / `_usd`), charged in this process."""
+    budget = Budget.from_settings(load_settings(None, overrides))
+    return None if budget is None else Spending(budget, LocalLedger())
+
+
+def in_turn_order(due: list[Path]) -> list[Path]:
+    """The stores a budget skipped last time first, so that a night cut short is made up the next one."""
+    from dream import history  # start-up: only a fleet with due stores reads histories
+
+    owed = [store for store in due if history.last_run_reason(Layout(store)) == SkipReason.BUDGET]
+    return owed + [store for store in due if store not in set(owed)]
+
+
+def shards(stores: list[Path], size: int) -> list[list[Path]]:
+    """The due stores cut into runs of at most `size`, for one worker each."""
+    size = max(1, size)
+    return [stores[i:i + size] for i in range(0, len(stores), size)]
+
+
+Hold = Callable[[Any], AbstractContextManager]
+
+
+def dream_stores(stores: Iterable[Path], *, engine: str | None = None, force: bool = False,
+                 max_concurrency: int = 4, overrides: dict | None = None, hold: Hold | None = None,
+                 spending: Spending | None = None, on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """A whole `dream run` on each store, `max_concurrency` at a time, in turn; rows in the stores' order.
+
+    This is the work of a shard (and of `dream run --all`): threads in this
+    process, one `pipeline.run` each. `hold` is the run's extra hold beside
+    the store lock (the Prefect flows' per-store concurrency slot). With
+    `spending`, a store whose turn comes once the budget is reached is
+    skipped with reason ``budget`` (and recorded so), not dreamed.
+    """
+    stores = list(stores)
+    if not stores:
+        return []
+    from concurrent.futures import ThreadPoolExecutor, as_completed  # start-up: brings logging, ~8 ms
+
+    rows: dict[int, Row] = {}
+    with ThreadPoolExecutor(max_workers=max(1, max_concurrency), thread_name_prefix="dream-fleet") as pool:
+        running = {pool.submit(dream_one, store, engine, force, overrides, hold, spending): i
+                   for i, store in enumerate(stores)}
+        for done in as_completed(running):
+            rows[running[done]] = _heard(done.result(), on_row)
+    return [rows[i] for i in range(len(stores))]
+
+
+def dream_one(store: Path, engine: str | None, force: bool, overrides: dict | None,
+              hold: Hold | None = None, spending: Spending | None = None) -> Row:
     """A whole `dream run` on one store; an error ends this store's row, never the fleet run."""
     from dream.pipeline import run as pipeline  # start-up: `dream status` imports this module, not the engines
 
     try:
-        outcome: RunOutcome = pipeline.run(store, engine=engine, force=force, overrides=overrides)
+        spent_out = spending.spent_out() if spending is not None else None
+        if spent_out is not None:
+            outcome = pipeline.record_skip(store, SkipReason.BUDGET, spent_out, engine=engine, overrides=overrides)
+        else:
+            outcome = pipeline.run(store, engine=engine, force=force, overrides=overrides,
+                                   hold=hold or pipeline.no_extra_hold)
     except DreamError as exc:
-        return fleet_row(store, Status.FAILED, "error", str(exc))
+        return failed_row(store, str(exc))
     except Exception as exc:  # a bug in one store's run must not cost the others theirs
-        return fleet_row(store, Status.FAILED, "error", f"{store}: {type(exc).__name__}: {exc}")
-    return outcome_row(store, outcome.to_json())
-
-
-def run_fleet(stores: Iterable[Path], *, engine: str | None = None, force: bool = False, max_concurrency: int = 4,
-              overrides: dict | None = None, on_row: Callable[[Row], None] | None = None) -> list[Row]:
-    """Gate every store cheaply, dream the due ones `max_concurrency` at a time; rows in the stores' order.
-
-    A store whose gate is closed is not run at all (no lock, no history
-    record), as in the Prefect fleet flow. `on_row` hears each row as soon as
-    it is known: the closed ones first, then the dreamed ones as they end.
-    """
-    now = time.time()
-    entries = [check_store(Path(store), force=force, now=now, overrides=overrides) for store in stores]
-    rows: dict[int, Row] = {}
-    for index, entry in enumerate(entries):
-        if not entry.due:
-            rows[index] = _heard(entry_row(entry), on_row)
-    due = [index for index, entry in enumerate(entries) if entry.due]
-    if due:
-        from concurrent.futures import ThreadPoolExecutor, as_completed  # start-up: brings logging, ~8 ms
-
-        with ThreadPoolExecutor(max_workers=max(1, max_concurrency), thread_name_prefix="dream-fleet") as pool:
-            running = {pool.submit(dream_one, entries[i].store, engine, force, overrides): i for i in due}
-            for done in as_completed(running):
-                rows[running[done]] = _heard(done.result(), on_row)
-    return [rows[i] for i in range(len(entries))]
+        return failed_row(store, f"{store}: {type(exc).__name__}: {exc}")
+    data = outcome.to_json()
+    if spending is not None:
+        spending.charge(data["usage"])
+    return outcome_row(store, data)
 
 
 def _heard(row: Row, on_row: Callable[[Row], None] | None) -> Row:
     if on_row is not None:
         on_row(row)
     return row
+
+
+def fleet_counts(rows: Iterable[Row]) -> dict[str, int]:
+    """How many rows ended each way, every status named (0 when none)."""
+    counts = {str(status): 0 for status in Status}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return counts
+
+
+def fleet_summary(rows: list[Row]) -> str:
+    """``"1 failed, 2 proposed, 6 skipped"``: the counts that are not zero."""
+    counts = fleet_counts(rows)
+    return ", ".join(f"{n} {status}" for status, n in sorted(counts.items()) if n) or "no stores"
 
 
 def fleet_failed(rows: Iterable[Row]) -> bool:

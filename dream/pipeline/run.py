@@ -318,10 +318,23 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
         outcome.needs_person.insert(0, f"over the removal budget: {over}")
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
-    proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, tree=staged.tree)
+    diff = tree_diff(snap.tree, staged.tree)
+    proposals.create(proposal, diff, report, tree=staged.tree)
     outcome.status, outcome.proposal_id = Status.PROPOSED, proposal.id
+    outcome.lines_added, outcome.lines_removed = diff_line_counts(diff)
     outcome.changes = len(staged.result.changes) or len(staged.changed)
     return outcome
+
+
+def diff_line_counts(diff: str) -> tuple[int, int]:
+    """Lines added and removed by a unified diff (its ``+++`` / ``---`` file headers left out)."""
+    added = removed = 0
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return added, removed
 
 
 def _outcome(ctx: RunContext, gathered: Gathered | None = None, result: EngineResult | None = None) -> RunOutcome:
@@ -383,6 +396,13 @@ def skipped(ctx: RunContext, reason: SkipReason, message: str) -> RunOutcome:
     outcome = _outcome(ctx)
     outcome.status, outcome.reason, outcome.error = Status.SKIPPED, str(reason), message
     return outcome
+
+
+def record_skip(store: str | Path, reason: SkipReason, message: str, *, engine: str | None = None,
+                overrides: dict | None = None) -> RunOutcome:
+    """A run that is skipped before it starts, for a reason outside the store (the fleet's budget): recorded."""
+    ctx = begin(store, engine=engine, overrides=overrides)
+    return finish(ctx, skipped(ctx, reason, message), holds_lock=False)
 
 
 def no_signal(ctx: RunContext, snap: Snapshot, gathered: Gathered) -> RunOutcome:

@@ -10,7 +10,11 @@ that page (``templates/overview.html.j2``) and, beside it in
 self-contained: no fonts, scripts, images or fetches; the links are
 relative, so the folder can be copied or served as it is.
 
-`dream status --all --html FILE` calls it on the stores `--all` lists.
+`dream status --all --html FILE` calls it on the stores `--all` lists. The
+history figures beside each proposal (runs, acceptance rate, how long it has
+waited) and the fleet's totals come from `dream report`'s query
+(`dream.history_report`), handed to the template as ``proposal.history`` and
+``history_total``.
 """
 
 from __future__ import annotations
@@ -70,12 +74,23 @@ def write_overview(html: Path, rows: list[dict[str, Any]], short_names: list[str
         else:
             result.proposals += _store_proposals(row, name, pages, html.name)
     totals = {key: sum(p["counts"][key] for p in result.proposals) for key in COUNTS}
+    history = fleet_history([Path(row["store"]) for row in rows if "error" not in row])
+    for proposal in result.proposals:  # runs, acceptance and waiting time: `dream report`'s own rows
+        proposal["history"] = history["stores"].get(proposal["store"])
     page.write_page(html, page.environment().get_template("overview.html.j2").render(
         generated=time.strftime("%Y-%m-%d %H:%M %Z"), proposals=result.proposals, quiet=result.quiet,
         errors=result.errors, totals=totals, stores=len(rows), root=root,
-        stores_pending=len({p["store"] for p in result.proposals}),
+        stores_pending=len({p["store"] for p in result.proposals}), history_total=history["total"],
     ))
     return result
+
+
+def fleet_history(stores: list[Path]) -> dict[str, Any]:
+    """`dream report`'s query over these stores: ``{"stores": {store: row}, "total": {…}}``."""
+    from dream import history_report  # start-up: DuckDB, only when a page is written
+
+    found = history_report.report(stores)
+    return {"stores": {row["store"]: row for row in found["stores"]}, "total": found["total"]}
 
 
 def _store_proposals(row: dict[str, Any], name: str, pages: Path, overview_name: str) -> list[dict[str, Any]]:

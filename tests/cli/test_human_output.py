@@ -61,6 +61,7 @@ def the_morning(root: Path) -> dict[str, list]:
         "accept": [["accept", "--only", "notes.md", *s],
                    ["accept", "--only", "feedback_small_prs.md", "project_database.md", *s], ["accept", *s]],
         "history": [["history", *s], ["history", "--all", "--root", str(root)]],
+        "report": [["report", *s], ["report", "--all", "--root", str(root)], ["report", "--since", "soon", *s]],
         "show": [["show", "1", *s], ["show", "99", *s]],
         "rollback": [["rollback", "1", *s]],
         "reject": [new_session, ["run", "--force", "--engine", "offline", *s], ["reject", *s], ["reject", *s]],

@@ -8,8 +8,6 @@ import time
 
 import pytest
 from helpers.fleet_factory import make_fleet
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
 from prefect.flow_runs import resume_flow_run
@@ -153,46 +151,59 @@ def _resume_newly_paused(seen: set, run_input: dict) -> None:
         time.sleep(0.1)
 
 
-@pytest.mark.slow
-def test_fleet_dreams_the_due_stores_and_tabulates_every_outcome(tmp_path):
-    fleet = make_fleet(tmp_path / "projects", total=8, due=2)
+def test_fleet_dreams_the_due_stores_in_shards_and_tabulates_every_outcome(tmp_path):
+    fleet = make_fleet(tmp_path / "projects", total=8, due=3)
 
-    rows = dream_fleet([str(fleet.root)], engine="offline", max_concurrency=2)
+    state = dream_fleet([str(fleet.root)], engine="offline", max_concurrency=2, shard_size=2, return_state=True)
 
+    assert state.is_completed() and state.message == "3 proposed, 5 skipped"
+    _assert_fleet_rows(fleet, state.result())
+    [table] = read_artifacts("dream-fleet")[:1]
+    assert "3 proposed" in table.description and "5 skipped" in table.description
+
+
+def _assert_fleet_rows(fleet, rows: list[dict]) -> None:
     by_store = {row["store"]: row for row in rows}
-    assert len(by_store) == 8
+    assert [row["store"] for row in rows] == sorted(by_store) and len(by_store) == len(fleet.stores_all)
     for store in fleet.due:
         row = by_store[str(store)]
         assert row["status"] == "proposed" and row["proposal"]
         assert Proposals(Layout.open(store)).get(row["proposal"]).status == "pending"
-        assert read_artifacts(f"dream-{store_slug(store)}")
     for kind in ("hours", "sessions", "disabled"):
         for store in fleet.stores[kind]:
             row = by_store[str(store)]
             assert (row["status"], row["reason"]) == ("skipped", kind)
             assert row["message"]
             assert not Layout.open(store).history.exists()  # the scan wrote nothing
-            assert not read_artifacts(f"dream-{store_slug(store)}")
-    [table] = read_artifacts("dream-fleet")[:1]
-    assert "2 proposed" in table.description and "6 skipped" in table.description
 
 
-def test_bounded_map_keeps_at_most_limit_in_flight_and_keeps_order():
-    in_flight, peak, lock = [0], [0], threading.Lock()
+def test_a_failing_store_is_a_failed_row_and_the_fleet_ends_failed_saying_how_many(tmp_path):
+    fleet = make_fleet(tmp_path / "projects", total=4, due=2)
+    broken = fleet.due[0]
+    (broken / "huge.md").write_text("x" * 2_000_000)  # over the limit for a memory file: the run refuses the store
 
-    @task(cache_policy=NO_CACHE, persist_result=False)
-    def slow_square(n: int) -> int:
-        with lock:
-            in_flight[0] += 1
-            peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.2)
-        with lock:
-            in_flight[0] -= 1
-        return n * n
+    state = dream_fleet([str(fleet.root)], engine="offline", return_state=True)
 
-    @flow(persist_result=False)
-    def squares(limit: int) -> list[int]:
-        return tasks.bounded_map(slow_square, list(range(12)), limit)
+    assert state.is_failed()
+    assert state.message.startswith("1 of 4 store(s) failed; ")
+    rows = {row["store"]: row for row in state.result(raise_on_failure=False)}
+    assert rows[str(broken)]["status"] == "failed" and "huge.md" in rows[str(broken)]["message"]
+    assert rows[str(fleet.due[1])]["status"] == "proposed"
 
-    assert squares(3) == [n * n for n in range(12)]
-    assert 1 < peak[0] <= 3
+
+def test_the_fleet_on_a_dask_cluster_of_two_worker_processes_proposes_every_due_store(tmp_path, monkeypatch):
+    """The Dask recipe of docs/prefect.md; on main every shard failed ("`Dream_StoreModel` is not fully defined")."""
+    pytest.importorskip("prefect_dask", reason="the dask extra is not installed (pip install -e '.[dask]')")
+    from prefect.settings import PREFECT_API_URL
+    from prefect_dask import DaskTaskRunner
+
+    monkeypatch.setenv("PREFECT_API_URL", PREFECT_API_URL.value())  # Dask's worker processes report to this server
+    fleet = make_fleet(tmp_path / "projects", total=8, due=4)
+    runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "processes": True, "threads_per_worker": 1})
+
+    state = dream_fleet.with_options(task_runner=runner)([str(fleet.root)], engine="offline", shard_size=2,
+                                                         return_state=True)
+
+    assert state.is_completed(), state.message
+    assert state.message == "4 proposed, 4 skipped"
+    _assert_fleet_rows(fleet, state.result())

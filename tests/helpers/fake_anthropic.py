@@ -147,6 +147,8 @@ class FakeAnthropic:
     thought: dict[str, int] = field(default_factory=dict)  # a thinking block's signature -> the tokens it thought
     clock: Callable[[], float] = time.monotonic
     cache: dict[str, float] = field(default_factory=dict)  # prefix key -> expiry on `clock`
+    in_flight: int = 0  # requests being answered now
+    peak_in_flight: int = 0  # the most ever answered at once: what a shared limit on model calls must bound
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _tool_ids: int = 0
     _repeat: int = 0  # how many times the current error step has been served
@@ -206,6 +208,16 @@ class FakeAnthropic:
     # -- serving ---------------------------------------------------------------
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            self._answer(handler)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)
         body = json.loads(handler.rfile.read(length) or b"{}")
         if not handler.path.startswith("/v1/messages"):

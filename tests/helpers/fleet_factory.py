@@ -38,6 +38,10 @@ class Fleet:
     def due(self) -> list[Path]:
         return self.stores.get("due", [])
 
+    @property
+    def stores_all(self) -> list[Path]:
+        return [store for paths in self.stores.values() for store in paths]
+
     def kind_of(self, store: Path) -> str:
         return next(kind for kind, paths in self.stores.items() if store in paths)
 

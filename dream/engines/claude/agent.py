@@ -63,6 +63,7 @@ from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
 from dream.engines.configured import require_configured
 from dream.errors import ConfigError, EngineFailed, RunFailed
+from dream.limits import model_call_slot
 from dream.lint.signal import lint_signal
 from dream.outcomes import Usage
 from dream.store.tree import Tree, read_tree
@@ -204,7 +205,8 @@ class ClaudeEngine:
         while True:
             self._budget.check_time_left()
             try:
-                reply = self._request(client, self._params(inp.settings, tools, cap))
+                with model_call_slot(inp.settings):  # the fleet's shared limit on model calls (dream.limits)
+                    reply = self._request(client, self._params(inp.settings, tools, cap))
             except anthropic.APIStatusError as err:
                 if err.status_code == 200 and resumes < MAX_RETRIES:
                     resumes += 1  # an error event inside a reply that had started (overloaded mid-stream)

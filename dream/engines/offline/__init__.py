@@ -10,9 +10,16 @@ same input always gives the same output.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dream.engines.base import EngineInput, EngineResult
-from dream.engines.offline import consolidate, orient, prune
-from dream.engines.offline import requests as gather
+
+if TYPE_CHECKING:
+    from dream.engines.offline.orient import Workspace
+
+# The phases are imported by the methods: `dream diff` and `dream accept` import
+# `dream.engines.offline.similarity` (for the retention report), which runs this
+# file, and must not pay for the whole engine (polars, dateparser).
 
 __all__ = ["OfflineEngine"]
 
@@ -21,6 +28,9 @@ class OfflineEngine:
     name = "offline"
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
+        from dream.engines.offline import consolidate, orient, prune  # start-up: see the comment above
+        from dream.engines.offline import requests as gather  # start-up: see the comment above
+
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
         requests = gather.gather_requests(inp.sessions)
         consolidate.merge_duplicates(ws)
@@ -32,13 +42,15 @@ class OfflineEngine:
 
     def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
         """After a failed validation, prune again: that is all the offline engine can fix."""
+        from dream.engines.offline import orient, prune  # start-up: see the comment above
+
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
         prune.prune(ws)
         orient.save(ws, inp.staging, before)
         return EngineResult(changes=ws.changes, summary=_summary(ws, 0), needs_person=ws.needs)
 
 
-def _summary(ws: orient.Workspace, request_count: int) -> str:
+def _summary(ws: Workspace, request_count: int) -> str:
     counts: dict[str, int] = {}
     for change in ws.changes:
         counts[change.action] = counts.get(change.action, 0) + 1
