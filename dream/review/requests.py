@@ -13,7 +13,7 @@ from __future__ import annotations
 from dream.store.state import load_state, save_state
 from dream.store.layout import Layout
 from dream.versions.manifests import Versions
-from dream.versions.proposals import Proposal, Proposals
+from dream.versions.proposals import ACCEPTED, ROLLED_BACK, Proposal, Proposals
 
 
 def unkept_sessions(report: dict, skipped: list[str] | None = None) -> list[str]:
@@ -47,16 +47,28 @@ def replay_proposal(layout: Layout, proposal: Proposal, skipped: list[str] | Non
     return logs
 
 
-def replay_rolled_back(layout: Layout, target: int) -> list[str]:
-    """The sessions of every proposal accepted after version `target`, which a rollback undoes."""
+def undone_by_rollback(layout: Layout, target: int) -> list[Proposal]:
+    """The accepted proposals a rollback to version `target` undoes: those accepted into a later version."""
     versions, proposals = Versions(layout), Proposals(layout)
-    logs: set[str] = set()
+    undone = []
     for number in versions.numbers():
         version = versions.get(number)
         if number > target and version.source == "accept" and version.proposal_id:
             try:
-                logs |= set(unkept_sessions(proposals.report(proposals.get(version.proposal_id))))
-            except Exception:  # a proposal removed by gc: nothing left to replay from it
+                proposal = proposals.get(version.proposal_id)
+            except Exception:  # a proposal removed by gc: nothing left of it to undo
                 continue
+            if proposal.status == ACCEPTED:
+                undone.append(proposal)
+    return undone
+
+
+def replay_rolled_back(layout: Layout, undone: list[Proposal]) -> list[str]:
+    """The sessions of the proposals a rollback undid go on the replay list; the proposals say `rolled_back`."""
+    proposals = Proposals(layout)
+    logs: set[str] = set()
+    for proposal in undone:
+        logs |= set(unkept_sessions(proposals.report(proposal)))
+        proposals.set_status(proposal, ROLLED_BACK)
     replay(layout, sorted(logs))
     return sorted(logs)
