@@ -1,144 +1,101 @@
-"""Benchmark: what one Claude dream reads, on the mid-size reference store of issue #11.
+"""Benchmark: what one Claude dream costs on the mid-size reference store, beside the single-prompt lower bound.
 
-The store: a 150-line index, 40 topic files (about 2 KB each) and 20 new
-sessions of about 20 KB each. A scripted agent (the fake Messages API of the
-tests, on 127.0.0.1) reads each topic file and each session once, following
-the `[more: ...]` paging hints, and makes 20 edits, several tool calls per
-turn. The engine runs as it ships; the figures come from
+The store (tests/helpers/reference_store.py, issue #11's): a 150-line index,
+40 topic files of about 2 KB and 20 new sessions of about 20 KB. The model is
+a scripted one of tests/helpers/scripted_models.py that works the way
+current models do: it thinks 1,000-2,000 tokens every turn (thinking display
+omitted, as dream asks, so no thinking text is sent back), opens with a
+preamble, and batches 3, 6 or 10 tool calls a turn. Two reading habits:
 
-* the server's count: the fake's usage per reply (uncached input, cache
-  writes and cache reads; it honours the 1,024-token minimum, the 5-minute
-  TTL and the 20-block lookback of prompt caching);
-* characters / 4 of each request body as sent.
+* **diligent**: views every topic file the first message does not show and
+  reads every session in full (following the paging hints), then edits six
+  files;
+* **guided**: reads the sessions whose digest in the first message was cut
+  ("… more user lines: read the session"), then edits six files.
 
-Two designs, the same agent:
+The engine runs as it ships, with its default budgets, through `dream run`.
+The fake server (tests/helpers/fake_anthropic.py, on 127.0.0.1) counts
+tokens as characters / 4, holds the engine to the API's rules (thinking
+blocks bound to their prefix, four breakpoints, the 20-block lookback, a
+1,024-token minimum and 5-minute TTL) and reports usage per reply.
 
-* **before**: no cap on tool results, no clearing of used results (the
-  whole history resent every turn, as the engine was before issue #11);
-* **after/client**: results capped with paging hints, used results cleared
-  on this side (the fallback for endpoints without the beta);
-* **after/server**: the same caps, used results cleared by the server's
-  context editing (``clear_tool_uses_20250919``, as the fake implements it).
+The **single-prompt lower bound**: every memory file and every session sent
+once as uncached input, plus the output a single reply would need (one turn
+of thinking and the edits), priced the same way. No dream can read its
+signal for less.
 
-Targets: input tokens per dream <= 600K, cache reads >= 70% of input,
-peak context per turn <= 60K.
+Targets (issue #21): every row proposes within the default budgets, with
+cache reads >= 80% of input, at a cost <= 1.5x the bound, at Sonnet 5.5
+list prices. ``DREAM_CONTEXT_EDITING=off`` runs the same with one segment.
 
     python bench/bench_claude_context.py
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import statistics
 import sys
 import tempfile
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from helpers.fake_anthropic import FakeAnthropic, Reply, memory, text, tool_use
+from helpers.fake_anthropic import FakeAnthropic  # noqa: E402
+from helpers.reference_store import make_store, store_and_sessions_tokens  # noqa: E402
+from helpers.scripted_models import ScriptedModel  # noqa: E402
 
-from dream.config import Settings
-from dream.engines.claude import paging
-from dream.engines.claude.pricing import estimate_cost
-from dream.outcomes import Usage
+from dream.config import Settings  # noqa: E402
+from dream.engines.claude.pricing import estimate_cost  # noqa: E402
+from dream.outcomes import Usage  # noqa: E402
 
-TOPICS, SESSIONS, INDEX_LINES, EDITS = 40, 20, 150, 20
-MODEL = "claude-sonnet-4-5"
-WORDS = ["deploy", "payout", "ledger", "webhook", "retry", "currency", "rounding", "migration", "replica", "decimal", "cache", "queue", "worker", "release", "freeze", "review", "approval", "staging", "prod", "dashboard", "latency", "settlement", "refund", "idempotency"]
-
-
-def filler(n_chars: int, seed: int) -> str:
-    words, i = [], seed
-    while sum(len(w) + 1 for w in words) < n_chars:
-        words.append(WORDS[(i * 7 + len(words)) % len(WORDS)])
-        i += 1
-    return " ".join(words)
+MODEL = "claude-sonnet-5-5"
+SHAPES = (3, 6, 10)
+EDITS = 6
+THINKING = (1000, 2000)
 
 
-def make_store(root: Path) -> None:
-    root.mkdir(parents=True)
-    lines = []
-    for t in range(TOPICS):
-        body = "\n".join(f"- {filler(90, t * 31 + k)}" for k in range(20))
-        (root / f"topic-{t:02d}.md").write_text(
-            f"---\nname: topic {t}\ndescription: facts about area {t}\ntype: project\n---\n{body}\n")
-        lines.append(f"- [Topic {t}](topic-{t:02d}.md) — {filler(60, t)}")
-    lines += [f"- Rule {i}: {filler(80, i + 500)}" for i in range(INDEX_LINES - TOPICS)]
-    (root / "MEMORY.md").write_text("\n".join(lines) + "\n")
-    for s in range(SESSIONS):
-        day = date(2026, 11, 1 + s % 28)
-        folder = root / "logs" / f"{day:%Y}" / f"{day:%m}" / f"{day:%d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        entries = []
-        while sum(len(e) for e in entries) < 20_000:
-            k = len(entries)
-            entries.append(f"> {filler(120, s * 100 + k)}\n" if k % 4 == 0 else f"< {filler(400, s * 100 + k)}\n")
-        (folder / f"s{s:02d}-work-{s}.md").write_text("".join(entries))
+class Guided(ScriptedModel):
+    """Reads only the sessions whose digest in the first message says there is more."""
+
+    def _make_plan(self, first: str) -> list[dict[str, Any]]:
+        cut = set(re.findall(r"^### `([^`]+)` — (?:(?!^### ).)*?more user line", first, flags=re.M | re.S))
+        plan = super()._make_plan(first)
+        return [c for c in plan if c["name"] != "read_session" or c["input"]["session_id"] in cut]
 
 
-class ScriptedAgent:
-    """Reads every topic and every session once (following paging hints), then edits, then sums up."""
-
-    def __init__(self, session_ids: list[str]) -> None:
-        self.reads: list[dict[str, Any]] = [memory("view", path=f"/memories/topic-{t:02d}.md") for t in range(TOPICS)]
-        self.reads += [tool_use("read_session", session_id=sid, count=200) for sid in session_ids]
-        self.edits = [memory("str_replace", path=f"/memories/topic-{e * 2 % TOPICS:02d}.md",
-                             old_str=f"name: topic {e * 2 % TOPICS}\n",
-                             new_str=f"name: topic {e * 2 % TOPICS}\nupdated: 2026-11-30\n") for e in range(EDITS)]
-        self.done = False
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        self.reads[:0] = self._hints(body)
-        if self.reads:
-            batch, self.reads = self.reads[:6], self.reads[6:]
-            return Reply(batch, output_tokens=60 * len(batch))
-        if self.edits:
-            batch, self.edits = self.edits[:5], self.edits[5:]
-            return Reply(batch, output_tokens=150 * len(batch))
-        summary = "\n".join(f"- updated topic-{e * 2 % TOPICS:02d}.md: dated from the sessions" for e in range(EDITS))
-        return Reply([text(summary)], output_tokens=400)
-
-    @staticmethod
-    def _hints(body: dict[str, Any]) -> list[dict[str, Any]]:
-        last = body["messages"][-1]
-        found = []
-        for block in last["content"] if isinstance(last["content"], list) else []:
-            content = block.get("content") if isinstance(block, dict) else None
-            content = json.dumps(content) if not isinstance(content, str) else content
-            for sid, start in re.findall(r"read_session\(session_id='([^']+)', start=(\d+)\)", content or ""):
-                found.append(tool_use("read_session", session_id=sid, start=int(start), count=200))
-            for path, start in re.findall(r"view (\S+) with view_range=\[(\d+), -1\]", content or ""):
-                found.append(memory("view", path=path, view_range=[int(start), -1]))
-        return found
+def lower_bound(store: Path) -> float:
+    tokens = store_and_sessions_tokens(store)
+    output = THINKING[1] + EDITS * 60 + 200  # one turn of thinking, the edits, a summary
+    return estimate_cost(MODEL, Usage(input_tokens=tokens, output_tokens=output))
 
 
-def run_design(name: str, fake: FakeAnthropic, store: Path) -> dict[str, Any]:
+def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int) -> dict[str, Any]:
     from dream.pipeline.run import run
 
-    ids = sorted(p.stem.split("-")[0] for p in (store / "logs").rglob("*.md"))
-    agent = ScriptedAgent(ids)
-    fake.play(*[agent] * 200)
+    store = make_store(root / f"{habit}-{calls}")
+    bound = lower_bound(store)
+    kind = Guided if habit == "guided" else ScriptedModel
+    model = kind(calls_per_turn=calls, thinking=THINKING, edits=EDITS)
+    fake.play(*[model] * 400)
     fake.cache.clear()
-    outcome = run(store, engine="claude", force=True, overrides={"model": MODEL, "max_turns": 100,
-                                                                 "max_input_tokens": 50_000_000},
+    outcome = run(store, engine="claude", force=True, overrides={"model": MODEL},
                   now=datetime(2026, 12, 1, 3).timestamp())
     per_request = [u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
                    for u in fake.usages]
-    chars = [len(json.dumps(r, ensure_ascii=False)) // 4 for r in fake.requests]
-    usage = Usage(input_tokens=sum(u["input_tokens"] for u in fake.usages),
-                  output_tokens=sum(u["output_tokens"] for u in fake.usages),
-                  cache_read_tokens=sum(u["cache_read_input_tokens"] for u in fake.usages),
-                  cache_creation_tokens=sum(u["cache_creation_input_tokens"] for u in fake.usages))
     total = sum(per_request)
+    usage = outcome.usage
+    # within a segment, does each request read all its predecessor wrote? (the 20-block lookback is no limit)
+    later = [i for i in range(1, len(fake.usages)) if len(fake.requests[i]["messages"]) > 1]
+    hits = sum(1 for i in later if fake.usages[i]["cache_read_input_tokens"] >= per_request[i - 1])
     return {
-        "design": name, "status": str(outcome.status), "turns": len(fake.usages),
-        "input_tokens": total, "cache_read_share": usage.cache_read_tokens / total if total else 0.0,
-        "peak_context": max(per_request, default=0), "cost_usd": estimate_cost(MODEL, usage),
-        "chars4_input": sum(chars), "chars4_peak": max(chars, default=0),
+        "row": f"{habit}, {calls} calls", "status": f"{outcome.status}" + (f" ({outcome.reason})" if outcome.reason else ""),
+        "turns": len(fake.usages), "input": total, "read": usage.cache_read_tokens / total if total else 0.0,
+        "peak": max(per_request, default=0), "output": usage.output_tokens, "cost": usage.cost_usd,
+        "bound": bound, "errors": len(fake.protocol_errors), "hits": f"{hits}/{len(later)}",
     }
 
 
@@ -146,34 +103,24 @@ def main() -> None:
     fake = FakeAnthropic().start()
     os.environ.update(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-bench")
     os.environ["DREAM_CONFIG"] = str(Path(tempfile.mkdtemp()) / "none.toml")
-    rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            cap = paging.capped.__defaults__
-            designs = (("before", "off", 10**9), ("after/client", "client", paging.MAX_RESULT_CHARS),
-                       ("after/server", "server", paging.MAX_RESULT_CHARS))
-            for name, mode, limit in designs:
-                os.environ["DREAM_CONTEXT_EDITING"] = mode
-                paging.capped.__defaults__ = (limit,)
-                store = Path(tmp) / name.replace("/", "-")
-                make_store(store)
-                rows.append(run_design(name, fake, store))
-            paging.capped.__defaults__ = cap
+            rows = [run_row(fake, Path(tmp), habit, calls) for habit in ("diligent", "guided") for calls in SHAPES]
     finally:
         fake.stop()
-    print(f"reference store: {INDEX_LINES}-line index, {TOPICS} topic files, {SESSIONS} sessions of ~20 KB; "
-          f"scripted agent: every topic and session read once, {EDITS} edits; priced as {MODEL}")
-    print(f"{'design':12} {'status':9} {'turns':>5} {'input tok':>10} {'cache-read':>10} {'peak ctx':>9} "
-          f"{'cost $':>7} | {'chars/4 in':>10} {'chars/4 peak':>12}")
+    defaults = Settings()
+    print(f"reference store: 150-line index, 40 topic files, 20 sessions of ~20 KB; {MODEL} list prices; "
+          f"thinking {THINKING[0]:,}-{THINKING[1]:,} tokens a turn; default budgets (max_cost_usd "
+          f"${defaults.max_cost_usd:g}); context mode {os.environ.get('DREAM_CONTEXT_EDITING') or 'segments'}")
+    print(f"{'model':18} {'status':16} {'turns':>5} {'input tok':>10} {'cache-read':>10} {'peak ctx':>9} "
+          f"{'output':>7} {'cost $':>7} {'bound $':>8} {'ratio':>6} {'400s':>4} {'prev read':>9}")
     for r in rows:
-        print(f"{r['design']:12} {r['status']:9} {r['turns']:5d} {r['input_tokens']:10,d} "
-              f"{r['cache_read_share']:10.1%} {r['peak_context']:9,d} {r['cost_usd']:7.3f} | "
-              f"{r['chars4_input']:10,d} {r['chars4_peak']:12,d}")
-    print("targets: input <= 600,000 per dream, cache reads >= 70%, peak context <= 60,000")
-    default, shipped = Settings(), next(r for r in rows if r["design"] == "after/client")
-    print(f"default budgets against the shipped design: max_turns {default.max_turns} = "
-          f"{default.max_turns / shipped['turns']:.1f}x its turns, max_input_tokens {default.max_input_tokens:,} = "
-          f"{default.max_input_tokens / shipped['input_tokens']:.1f}x its input")
+        print(f"{r['row']:18} {r['status']:16} {r['turns']:5d} {r['input']:10,d} {r['read']:10.1%} {r['peak']:9,d} "
+              f"{r['output']:7,d} {r['cost']:7.3f} {r['bound']:8.3f} {r['cost'] / r['bound']:6.2f} {r['errors']:4d} "
+              f"{r['hits']:>9}")
+    print(f"median ratio to the bound: {statistics.median(r['cost'] / r['bound'] for r in rows):.2f}; "
+          "targets: proposed, cache reads >= 80%, ratio <= 1.5, no 400s; 'prev read': requests of a segment that "
+          "read all their predecessor wrote")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,15 @@ NonNegative = Meta(ge=0)
 Positive = Meta(ge=1)
 
 
+class ModelPrice(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A user's price for one model, US$ per million tokens; cache prices default to 1.25x and 0.1x input."""
+
+    input: Annotated[float, NonNegative]
+    output: Annotated[float, NonNegative]
+    cache_write: Annotated[float, NonNegative] | None = None
+    cache_read: Annotated[float, NonNegative] | None = None
+
+
 class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Every setting with its default. Built unchecked from code; `load_settings` checks what files and flags set.
 
@@ -43,14 +52,20 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     model: str = "claude-sonnet-5-5"  # a current Sonnet from anthropic.types.Model
     instructions: Annotated[str, Meta(max_length=MAX_INSTRUCTIONS)] | None = None
     similarity_threshold: Annotated[float, Meta(ge=0, le=100)] = 90.0
-    # claude engine budgets: twice what the reference dream of bench/bench_claude_context.py uses
-    # (19 turns, 561K input tokens), so a model that batches half as many tool calls a turn, or a
-    # store twice the size, still finishes; see docs/claude-engine.md, "Budgets"
-    max_turns: Annotated[int, Positive] = 40
-    max_input_tokens: Annotated[int, Positive] = 1_200_000
-    max_output_tokens: Annotated[int, Positive] = 64_000
+    # claude engine: thinking, effort and the memory tool's declaration (docs/claude-engine.md, "Thinking")
+    thinking: Literal["adaptive", "disabled", "none"] = "adaptive"  # none: send no `thinking` field (a gateway)
+    effort: Literal["low", "medium", "high", "xhigh", "max", "none"] = "medium"  # none: no `output_config`
+    memory_tool: Literal["anthropic", "custom"] = "anthropic"  # custom: a plain JSON-schema tool, for any gateway
+    # claude engine budgets. A run fails on the dollar ceiling and the wall clock; turns and tokens bind
+    # only when set (by default they are derived from the store and the signal, see "Budgets")
+    max_cost_usd: Annotated[float, Meta(gt=0)] = 2.0
+    max_turns: Annotated[int, Positive] | None = None
+    max_input_tokens: Annotated[int, Positive] | None = None
+    max_output_tokens: Annotated[int, Positive] | None = None
     timeout_seconds: Annotated[float, Meta(gt=0)] = 900.0
-    max_tokens_per_turn: Annotated[int, Positive] = 8192
+    max_tokens_per_turn: Annotated[int, Positive] | None = None  # None: sized from the largest memory file
+    # US$ per million tokens, by model name: [prices."my-model"] input = 1.0, output = 5.0 (see pricing.py)
+    prices: dict[str, ModelPrice] = msgspec.field(default_factory=dict)
     # after a failed run the gate waits backoff_minutes * 2**(failures-1), at most backoff_max_hours
     backoff_minutes: Annotated[float, NonNegative] = 30.0
     backoff_max_hours: Annotated[float, NonNegative] = 24.0
@@ -67,7 +82,7 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     lint_seconds: Annotated[float, Meta(gt=0)] = 10.0  # a lint stops here; claims left are "not checked"
 
     def as_dict(self) -> dict[str, Any]:
-        return msgspec.structs.asdict(self)
+        return {k: msgspec.to_builtins(v) for k, v in msgspec.structs.asdict(self).items()}
 
     def replace(self, **changes: Any) -> Settings:
         return msgspec.structs.replace(self, **changes)

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from dream.store.layout import Layout
-from dream.store.tree import NOT_MEMORY_DIRS
+from dream.store.tree import is_reserved_dir
 
 # mkstemp's 8 random characters, then nothing or dream's own marks for the compare-and-swap's side files.
 _TEMP = re.compile(r"^\..+\.(?:[a-z0-9_]{8}(?:old)?|[a-z0-9_]*\d+removed)\.tmp$")
@@ -50,7 +50,7 @@ def _stale_staging(layout: Layout) -> list[str]:
 
 def _walk_into(top: Path, folder: Path, name: str, memory: bool) -> bool:
     if memory:  # the memory folders only: not logs/, sessions/, .dream/ or hidden ones
-        return not name.startswith(".") and (folder != top or name not in NOT_MEMORY_DIRS)
+        return not name.startswith(".") and (folder != top or not is_reserved_dir(name))
     return folder / name != top / "staging"  # whole copies there: `_stale_staging`
 
 

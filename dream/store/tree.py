@@ -38,9 +38,14 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def is_reserved_dir(name: str) -> bool:
+    """`logs`, `sessions` or `.dream` in any case: `LOGS/` is `logs/` on a case-insensitive disk."""
+    return name.casefold() in NOT_MEMORY_DIRS
+
+
 def is_memory_path(rel: str) -> bool:
     parts = rel.split("/")
-    if parts[0] in NOT_MEMORY_DIRS:
+    if is_reserved_dir(parts[0]):
         return False
     if any(p.startswith(".") for p in parts):
         return False
@@ -76,7 +81,7 @@ def scan_memory_paths(root: Path) -> TreeScan:
             elif entry.is_dir(follow_symlinks=False):
                 if rel == INDEX_NAME:
                     raise BadInput(f"{root / rel}: the index is a folder, not a file; move it away")
-                if (rel_dir or entry.name not in NOT_MEMORY_DIRS) and not entry.name.startswith("."):
+                if (rel_dir or not is_reserved_dir(entry.name)) and not entry.name.startswith("."):
                     stack.append(rel)
             elif is_memory_path(rel):
                 _check_name(root, rel)

@@ -12,6 +12,14 @@ recorded.
 
 Like the real server it refuses what the real one would:
 - a tool_use without its tool_result in the next message (400);
+- a thinking block whose prefix (system, tools and every message before
+  it) changed since the reply that carried it: 400, or the block and every
+  later one dropped and listed in ``input_transformations`` when the request
+  declares ``thinking.block_binding.prefix_mismatch_behavior = "drop_block"``
+  (docs: "Preserved thinking"; SDK: ``BetaThinkingBlockBindingParam``);
+- more than four ``cache_control`` breakpoints (400);
+- with `tool_types` = "custom", any tool whose ``type`` is not a plain
+  JSON-schema tool (a gateway for other models: ``memory_20250818`` is 400);
 - a prompt over `context_window` tokens (400 "prompt is too long");
 - ``context_management`` without the ``context-management-2025-06-27`` beta,
   or at all when `context_management` is "rejected" (a gateway without it).
@@ -54,6 +62,7 @@ class Reply:
     output_tokens: int | None = None  # default: estimated from the blocks
     delay: float = 0.0  # seconds to wait before answering
     stall: float = 0.0  # seconds of silence after the first events of a stream, as a stuck model would
+    thinking: int = 0  # tokens the model thinks before its blocks (a thinking block comes first, billed as output)
 
 
 @dataclass
@@ -114,6 +123,13 @@ def rate_limited(retry_after: str = "1", times: int = 1) -> HttpError:
                      times=times, retry_after=retry_after)
 
 
+def auth_failed(status: int = 401) -> HttpError:
+    """401 (a bad key) or 403 (a key without access to the model): never worth a retry."""
+    if status == 401:
+        return HttpError(401, "authentication_error", "invalid x-api-key")
+    return HttpError(403, "permission_error", "Your API key does not have permission to use the specified resource.")
+
+
 @dataclass
 class FakeAnthropic:
     script: list[Step] = field(default_factory=list)
@@ -126,6 +142,9 @@ class FakeAnthropic:
     min_cacheable: int = 1024  # tokens: a shorter prefix is not cached (Sonnet's minimum)
     ttl: float = 300.0  # seconds a cached prefix lives after its last use
     context_management: str = "supported"  # supported | rejected (a gateway that lacks the beta)
+    tool_types: str = "anthropic"  # anthropic | custom (a gateway that knows plain JSON-schema tools only)
+    transformations: list[list[dict[str, Any]]] = field(default_factory=list)  # thinking blocks dropped, per request
+    thought: dict[str, int] = field(default_factory=dict)  # a thinking block's signature -> the tokens it thought
     clock: Callable[[], float] = time.monotonic
     cache: dict[str, float] = field(default_factory=dict)  # prefix key -> expiry on `clock`
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -169,19 +188,20 @@ class FakeAnthropic:
         self.protocol_errors.clear()
         self.usages.clear()
         self.applied_edits.clear()
+        self.transformations.clear()
         self._repeat = 0
 
     # -- what tests read -------------------------------------------------------
 
     def tool_results(self) -> list[dict[str, Any]]:
-        """Every tool_result the client sent, in order (from the last request, which holds the whole history)."""
-        if not self.requests:
-            return []
-        out = []
-        for message in self.requests[-1]["messages"]:
-            if message["role"] == "user" and isinstance(message["content"], list):
-                out.extend(b for b in message["content"] if b.get("type") == "tool_result")
-        return out
+        """Every tool_result the client sent, in order, each once (a new conversation segment drops old ones)."""
+        out: dict[str, dict[str, Any]] = {}
+        for request in self.requests:
+            for message in request["messages"]:
+                if message["role"] == "user" and isinstance(message["content"], list):
+                    out.update((b["tool_use_id"], b) for b in message["content"] if b.get("type") == "tool_result"
+                               and b["tool_use_id"] not in out)
+        return list(out.values())
 
     # -- serving ---------------------------------------------------------------
 
@@ -234,6 +254,13 @@ class FakeAnthropic:
                 return "context_management: Extra inputs are not permitted"
             if CONTEXT_BETA not in headers.get("anthropic-beta", ""):
                 return f"context_management: requires the beta header {CONTEXT_BETA}"
+        if self.tool_types == "custom":
+            for i, tool in enumerate(body.get("tools", [])):
+                if tool.get("type", "custom") != "custom":
+                    return f"tools.{i}.type: unknown tool type {tool['type']!r}; only custom tools are supported"
+        problem = self._check_thinking(body)
+        if problem:
+            return problem
         if _breakpoints(body) > MAX_BREAKPOINTS:
             return f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {_breakpoints(body)}."
         messages = body["messages"]
@@ -247,19 +274,58 @@ class FakeAnthropic:
                 return f"messages.{i + 1}: tool_use ids without tool_result: {sorted(wanted - given)}"
         return None
 
+    def _check_thinking(self, body: dict[str, Any]) -> str | None:
+        """Every thinking block sent back must sit on the prefix it was produced on (its signature says which).
+
+        On a mismatch the request is refused, or, with ``drop_block``, that
+        block and every later thinking block leave the request (recorded in
+        `transformations`). cache_control markers are not part of a prefix:
+        the API's own automatic caching moves a breakpoint every turn.
+        """
+        binding = ((body.get("thinking") or {}).get("block_binding") or {}).get("prefix_mismatch_behavior") or "error"
+        dropped: list[dict[str, Any]] = []
+        invalid = False
+        for i, message in enumerate(body["messages"]):
+            if message["role"] != "assistant" or not isinstance(message["content"], list):
+                continue
+            kept = []
+            for j, block in enumerate(message["content"]):
+                if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
+                    invalid = invalid or block.get("signature") != _signature(body, i, message["content"][:j])
+                    if invalid and binding != "drop_block":
+                        return (f"messages.{i}.content.{j}: the messages before this thinking block differ from "
+                                "those it was created with; thinking blocks must be passed back on an unchanged prefix")
+                    if invalid:
+                        dropped.append({"type": "thinking_dropped", "path": f"messages.{i}.content.{j}",
+                                        "reason": "prefix_binding_mismatch"})
+                        continue
+                kept.append(block)
+            message["content"] = kept
+        self.transformations.append(dropped)
+        return None
+
     # -- replies ---------------------------------------------------------------
 
     def _message(self, body: dict[str, Any], step: Reply, usage: dict[str, int]) -> dict[str, Any]:
-        content = []
+        content: list[dict[str, Any]] = []
+        thinking = step.thinking if (body.get("thinking") or {}).get("type") != "disabled" else 0
+        if thinking:
+            shown = "" if (body.get("thinking") or {}).get("display") == "omitted" else "hmm " * thinking
+            signature = _signature(body, len(body["messages"]), [])
+            self.thought[signature] = thinking
+            content.append({"type": "thinking", "thinking": shown, "signature": signature})
         for block in step.blocks:
             if block["type"] == "tool_use":
                 self._tool_ids += 1
                 block = {**block, "id": f"toolu_fake_{self._tool_ids:04d}"}
             content.append(block)
-        usage = {**usage, "output_tokens": step.output_tokens if step.output_tokens is not None
-                 else estimate_tokens(content)}
-        self.usages.append(usage)
+        written = step.output_tokens if step.output_tokens is not None else estimate_tokens(
+            [b for b in content if b["type"] != "thinking"])
         stop = step.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
+        if thinking + written > body.get("max_tokens", 1 << 30):
+            content, written, stop = _cut(content, body["max_tokens"] - thinking), body["max_tokens"] - thinking, "max_tokens"
+        usage = {**usage, "output_tokens": thinking + max(0, written)}
+        self.usages.append(usage)
         message = {
             "id": f"msg_fake_{len(self.requests):04d}",
             "type": "message",
@@ -298,9 +364,11 @@ class FakeAnthropic:
         digest = hashlib.sha256()
         chars = 0
         for i, block in enumerate(blocks):
-            digest.update(json.dumps(_unmarked(block), sort_keys=True).encode())
+            digest.update(json.dumps(unmarked(block), sort_keys=True).encode())
             keys.append(digest.copy().hexdigest())
             chars += len(json.dumps(block, sort_keys=True, ensure_ascii=False)) + 2
+            if isinstance(block, dict) and block.get("type") == "thinking":  # it stays in the context, shown or not
+                chars += 4 * self.thought.get(block.get("signature", ""), 0)
             sizes.append(max(1, chars // 4))
             last = i == len(blocks) - 1
             marks.append(bool(isinstance(block, dict) and block.get("cache_control"))
@@ -457,12 +525,46 @@ def _breakpoints(body: dict[str, Any]) -> int:
     return sum(1 for b in blocks if isinstance(b, dict) and b.get("cache_control")) + bool(body.get("cache_control"))
 
 
-def _unmarked(value: Any) -> Any:
+def _cut(content: list[dict[str, Any]], room: int) -> list[dict[str, Any]]:
+    """The blocks of a reply cut off at `room` output tokens: whole blocks, then the one cut in half.
+
+    A tool_use cut in half comes with the input it had so far (none here), as
+    the docs warn: "the truncated response contains an incomplete tool use
+    block"; a text block is cut at the character.
+    """
+    out: list[dict[str, Any]] = []
+    for block in content:
+        if block["type"] == "thinking":
+            out.append(block)
+            continue
+        size = estimate_tokens(block)
+        if size <= room:
+            out.append(block)
+            room -= size
+            continue
+        if room > 0:
+            out.append({**block, "input": {}} if block["type"] == "tool_use" else {**block, "text": block["text"][: room * 4]})
+        break
+    return out
+
+
+def _signature(body: dict[str, Any], index: int, before: list[Any]) -> str:
+    """What binds a thinking block: a digest of system, tools and the messages before it (markers aside)."""
+    system = body.get("system", [])
+    prefix = {
+        "system": [{"type": "text", "text": system}] if isinstance(system, str) else system,
+        "tools": body.get("tools", []),
+        "messages": [*body["messages"][:index], {"role": "assistant", "content": before}],
+    }
+    return "sig-" + hashlib.sha256(json.dumps(unmarked(prefix), sort_keys=True).encode()).hexdigest()[:32]
+
+
+def unmarked(value: Any) -> Any:
     """`value` without cache_control markers: where a breakpoint sits does not change the prefix."""
     if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_unmarked(v) for v in value]
+        return [unmarked(v) for v in value]
     return value
 
 
@@ -483,7 +585,14 @@ def _events(message: dict[str, Any]) -> list[dict[str, Any]]:
     start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for i, block in enumerate(message["content"]):
-        if block["type"] == "tool_use":
+        if block["type"] == "thinking":
+            events.append({"type": "content_block_start", "index": i,
+                           "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            if block["thinking"]:
+                events.append({"type": "content_block_delta", "index": i,
+                               "delta": {"type": "thinking_delta", "thinking": block["thinking"]}})
+            delta = {"type": "signature_delta", "signature": block["signature"]}
+        elif block["type"] == "tool_use":
             events.append({"type": "content_block_start", "index": i, "content_block": {**block, "input": {}}})
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         else:

@@ -1,18 +1,30 @@
 """The Claude engine: a forked agent that consolidates the staging copy through the Messages API.
 
-One run is one conversation driven by the SDK's streaming tool runner: the
-stable system prompt and tool definitions first, then tonight's first
-message (all three cached), then as many model turns as the model needs and
-the budgets allow. The agent's only tools are the memory tool rooted at
-staging and the read-only log tools; there is no shell and no network tool.
+One run is one conversation: the stable system prompt and tool definitions,
+tonight's first message, then as many model turns as the model needs and the
+budgets allow. The agent's only tools are the memory tool rooted at staging
+and the read-only log tools; there is no shell and no network tool. Every
+model call goes through `ClaudeEngine._request`, the one place a request is
+made (a scheduler may wrap it).
 
-A dream is proposed only after a final `end_turn` reply; then the
-deterministic finish (`finish.py`) runs. `max_tokens`, `refusal` and
-`model_context_window_exceeded` end the run `failed` with that reason, and
-`pause_turn` is sent back to be continued. Tool results the model has used
-leave the context (`context.py`). Every failure carries the usage spent so
-far, and the pipeline discards the staging copy, so nothing partial is
-proposed.
+How a turn ends (docs/claude-engine.md, "How a run ends"):
+
+- tool_use blocks run whatever the stop reason (`tool_use`, `end_turn`,
+  `stop_sequence`, `pause_turn`), and the conversation goes on;
+- `pause_turn` without tool calls is sent back to be continued;
+- a text-only reply before the model has done anything (a preamble), or one
+  that asks a question, gets one nudge to go on; any other text-only reply
+  is the final summary, after which the deterministic finish runs;
+- `max_tokens` is retried once at twice the cap, its cut-off tool calls not
+  run; cut off again, the run fails `max_tokens`;
+- `refusal` and `model_context_window_exceeded` end it `failed`.
+
+Thinking is set on purpose (`thinking`, `effort`), and nothing already sent
+is ever edited, so no thinking block is sent on a changed prefix; a long
+conversation goes on in a fresh segment instead (`context.py`). Every failure
+carries the usage spent so far, and the pipeline discards the staging copy, so
+nothing partial is proposed. A 401 or 403 is the user's configuration, not a
+failed run: `ConfigError`, exit 2, no backoff.
 
 Secrets already in the memory files are hidden from the model and put back
 where it keeps them (`secrets.py`): one table per engine instance, so a
@@ -23,19 +35,16 @@ corrective turn.
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx2
-from anthropic.lib.tools import BetaBuiltinFunctionTool, BetaFunctionTool
-from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMessageParam, BetaTextBlockParam
+from anthropic.lib.tools._tool_dispatch import tool_error_content, tool_result_content
 
-from dream.engines.configured import require_configured
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
-from dream.engines.claude.budget import Budget
+from dream.engines.claude.budget import Budget, Limits
 from dream.engines.claude.client import (
     MAX_RETRIES,
     MID_STREAM,
@@ -46,27 +55,31 @@ from dream.engines.claude.client import (
     make_client,
 )
 from dream.engines.claude.digest import since_last_dream
-from dream.engines.claude.finish import drop_unaccounted, prune_staged
+from dream.engines.claude.finish import drop_notes, prune_staged
 from dream.engines.claude.log_tools import make_log_tools
-from dream.engines.claude.memory_tool import StagingMemoryTool
+from dream.engines.claude.memory_tool import StagingMemoryTool, declaration
 from dream.engines.claude.prompts import render_dream, render_system
-from dream.lint.signal import lint_signal
 from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
-from dream.errors import EngineFailed, RunFailed
+from dream.engines.configured import require_configured
+from dream.errors import ConfigError, EngineFailed, RunFailed
+from dream.lint.signal import lint_signal
 from dream.outcomes import Usage
 from dream.store.tree import Tree, read_tree
 
-CACHE: BetaCacheControlEphemeralParam = {"type": "ephemeral"}
 # Stop reasons that end a run with nothing proposed: (failure reason, what it means).
 _FAILURES = {
-    "max_tokens": ("max_tokens", "a reply passed max_tokens_per_turn and was cut off"),
+    "max_tokens": ("max_tokens", "a reply was cut off at max_tokens twice, the second time at twice the cap"),
     "refusal": ("refusal", "the model declined to go on"),
     "model_context_window_exceeded": ("context", "the conversation outgrew the model's context window"),
 }
-_FINAL = {"end_turn", "stop_sequence"}  # the only replies a dream is proposed after
-_GOES_ON = {"tool_use", "pause_turn", "compaction"}  # the runner runs the tools or sends the turn back
+_KNOWN = {"end_turn", "stop_sequence", "tool_use", "pause_turn", "compaction", "max_tokens", "refusal",
+          "model_context_window_exceeded"}  # BetaStopReason of the SDK
+_SENT_BACK = {"pause_turn", "compaction"}  # the server paused a long turn: send it back to be continued
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
+NUDGE = ("Go on with tonight's dream: use the tools to do the four phases, without asking; a person reviews every "
+         "change. Put anything you are unsure of under \"Needs a person\" in your final summary.")
+_CONFIGURATION = (401, 403)  # a key that is wrong or has no access: the user's configuration, never retried
 
 
 class ClaudeEngine:
@@ -77,21 +90,22 @@ class ClaudeEngine:
     def __init__(self, client: anthropic.Anthropic | None = None) -> None:
         self._client = client
         self._budget: Budget | None = None
-        self._transcript: list[BetaMessageParam] = []  # the conversation so far, for the corrective turn
+        self._limits = Limits(0, 0)
+        self._transcript: list[dict[str, Any]] = []  # this segment's messages, for the corrective turn too
+        self._first: dict[str, Any] | None = None  # the message every segment opens with
+        self._done: list[str] = []  # the digest of the earlier segments
+        self._calls: dict[str, str] = {}  # tool_use id -> the call in a line, for the digests
+        self._previous_end: int | None = None  # messages the previous request of this segment sent
+        self._opening = 0  # tokens of this segment's first request, as the API counted them
         self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
-        self._ended_on_final_reply = False  # the last conversation ended on end_turn, so it can go on
-        self._context_mode: str | None = None  # server | client (see context.py), fixed at the first request
+        self._ended_on_final_reply = False  # the last conversation ended on a final reply, so it can go on
         self._secrets = SecretTable()  # memory secrets shown to the model as numbered markers
 
     # -- the engine contract -----------------------------------------------------
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        self._budget = Budget(inp.settings)
-        # A breakpoint after tonight's digest: every turn of the run reads it from the cache.
-        first: BetaMessageParam = {"role": "user", "content": [
-            {"type": "text", "text": self._dream_prompt(inp), "cache_control": CACHE}]}
-        self._transcript = [first]
-        return self._converse(inp)
+        self._start(inp, self._dream_prompt(inp))
+        return self._converse(inp, preamble_nudge=True)
 
     def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
         """One corrective turn: tell the model what validation found, and let it fix the staging copy.
@@ -102,15 +116,11 @@ class ClaudeEngine:
         """
         listed = "\n".join(f"- {self._secrets.hide(p)}" for p in problems) or "- (no details)"
         if self._budget is None or not self._ended_on_final_reply:  # never continue a cut-off conversation
-            self._budget = Budget(inp.settings)
-            first = (
-                self._dream_prompt(inp)
-                + "\n\nAn earlier pass already did tonight's dream; the store above is its result. It does not"
-                " pass validation yet:\n"
-                f"{listed}\n\nFix exactly these problems with the memory tool, change nothing else, and reply"
-                " with a summary of your fixes."
-            )
-            self._transcript = [{"role": "user", "content": [{"type": "text", "text": first}]}]
+            self._start(inp, self._dream_prompt(inp)
+                        + "\n\nAn earlier pass already did tonight's dream; the store above is its result. It does"
+                        " not pass validation yet:\n"
+                        f"{listed}\n\nFix exactly these problems with the memory tool, change nothing else, and"
+                        " reply with a summary of your fixes.")
         else:
             self._append_user_text(
                 "The store you left does not pass validation, so it cannot be proposed yet:\n"
@@ -118,133 +128,165 @@ class ClaudeEngine:
             )
         return self._converse(inp)
 
+    def _start(self, inp: EngineInput, first_text: str) -> None:
+        self._budget = Budget(inp.settings)
+        largest = max((len(d) for d in read_tree(inp.staging).values()), default=0)
+        self._limits = Limits.for_store(inp.settings, largest)
+        self._first = {"role": "user", "content": [{"type": "text", "text": first_text}]}
+        self._transcript = [self._first]
+        self._done, self._previous_end, self._opening = [], None, 0
+
     # -- one conversation ------------------------------------------------------
 
-    def _converse(self, inp: EngineInput) -> EngineResult:
+    def _converse(self, inp: EngineInput, preamble_nudge: bool = False) -> EngineResult:
         assert self._budget is not None
         before = read_tree(inp.staging)
         spent_before = Usage(**vars(self._budget.usage))
         memory = StagingMemoryTool(inp.staging, self._secrets)
         self._ended_on_final_reply = False
         try:
-            final = self._run_tools(inp, memory)
+            final = self._conversation(inp, memory, preamble_nudge)
+        except RunFailed as err:
+            raise self._with_usage(err) from None
         finally:
             self.refusals.extend(memory.refusals)
         self._ended_on_final_reply = True
         summary = without_numbers(_text_of(final))  # the report names a kept secret's kind, never its number
-        dropped = drop_unaccounted(inp, before, summary)  # a scratch note is neither the model's change nor kept
+        dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
         changes = describe_changes(before, read_tree(inp.staging), summary)
         done = dropped + prune_staged(inp)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
                             finish=done, needs_person=needs_a_person(summary))
 
-    def _run_tools(self, inp: EngineInput, memory: StagingMemoryTool) -> Any:
-        """Run the conversation to a final reply; a stream cut mid-reply resumes from the last whole turn."""
-        assert self._budget is not None
+    def _conversation(self, inp: EngineInput, memory: StagingMemoryTool, preamble_nudge: bool) -> Any:
+        """Turns until a final reply: tools run, a preamble or question is nudged once, a long run segments.
+
+        `preamble_nudge`: a text-only first reply is a preamble, not a summary
+        (a dream, not a corrective turn, where "nothing left to fix" is one).
+        """
         client = self._client_for(inp.settings)
-        tools: list[BetaFunctionTool[Any] | BetaBuiltinFunctionTool] = [
-            memory,
-            *make_log_tools(inp.sessions, inp.catalog),
-            *make_transcript_tools(inp.store_root, inp.settings),
-        ]
-        if self._context_mode is None:
-            self._context_mode = context.mode_for()
-        resumes = 0
+        tools = Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog),
+                         *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool)
+        nudged = False
+        acted = not preamble_nudge  # the model has called a tool (a corrective turn needs not)
         while True:
+            reply = self._reply(inp, client, tools)
+            _fold_surrogates(reply)  # so that the reply can be sent back as history
+            uses = [b for b in reply.content if getattr(b, "type", "") == "tool_use"]
+            self._transcript.append({"role": "assistant", "content": [b.to_dict() for b in reply.content]})
+            if uses:
+                acted = True
+                self._calls.update({u.id: context.describe_call(u.name, u.input) for u in uses})
+                self._transcript.append({"role": "user", "content": tools.run(uses)})
+                self._segment_if_long(reply.usage)
+            elif reply.stop_reason in _SENT_BACK:
+                continue
+            elif not nudged and (not acted or _asks(reply)):
+                nudged = True
+                self._append_user_text(NUDGE)
+            else:
+                return reply
+
+    def _segment_if_long(self, usage: Any) -> None:
+        """Past the trigger, the next request opens a fresh segment (nothing sent is edited)."""
+        size = context.context_size(usage)
+        if context.mode_for() == "off" or size <= self._opening + context.GROWTH or self._first is None:
+            return
+        *done, unseen = self._transcript[1:]
+        self._done += [line for m in done for line in context.digest_lines(m, self._calls)]
+        self._transcript = [context.open_segment(self._first, self._done, unseen, self._calls)]
+        self._previous_end, self._opening = None, 0
+
+    def _reply(self, inp: EngineInput, client: anthropic.Anthropic, tools: Toolbox) -> Any:
+        """One whole reply, recorded and checked: a broken stream is asked for again, a cut-off reply once bigger."""
+        assert self._budget is not None
+        resumes, cap = 0, self._limits.max_tokens
+        while True:
+            self._budget.check_time_left()
             try:
-                return self._stream_turns(inp, client, tools)
-            except RunFailed as err:
-                raise self._with_usage(err) from None
+                reply = self._request(client, self._params(inp.settings, tools, cap))
             except anthropic.APIStatusError as err:
-                if self._context_mode == "server" and context.is_unsupported(err):
-                    self._context_mode = "client"  # the endpoint lacks the beta: clear on this side instead
-                    continue
                 if err.status_code == 200 and resumes < MAX_RETRIES:
                     resumes += 1  # an error event inside a reply that had started (overloaded mid-stream)
                     continue
-                raise self._with_usage(self._status_failure(err, client)) from None
+                raise self._status_failure(err, client) from None
             except (anthropic.APIConnectionError, httpx2.TransportError, UnreadableReply) as err:
                 self._raise_if_out_of_time()
                 if isinstance(err, MID_STREAM) and resumes < MAX_RETRIES:
-                    resumes += 1  # the SDK retries a request, not a stream cut half way: resume here
+                    resumes += 1  # the SDK retries a request, not a stream cut half way: ask again here
                     continue
-                raise self._with_usage(EngineFailed(describe_connection(err, client), reason="api")) from None
+                raise EngineFailed(describe_connection(err, client), reason="api") from None
             except anthropic.AnthropicError as err:
-                raise self._with_usage(EngineFailed(f"the Anthropic SDK failed: {err}", reason="api")) from None
+                raise EngineFailed(f"the Anthropic SDK failed: {err}", reason="api") from None
+            self._budget.record(reply.usage)
+            self._opening = self._opening or context.context_size(reply.usage) - (reply.usage.output_tokens or 0)
+            stop = reply.stop_reason
+            if stop == "max_tokens" and cap < self._limits.retry_max_tokens:
+                self._budget.check(wants_more=True)
+                cap = self._limits.retry_max_tokens  # the cut reply is not kept: its last call may be half
+                continue
+            if stop in _FAILURES:
+                reason, why = _FAILURES[stop]
+                raise EngineFailed(f"the model stopped with {stop}: {why}; nothing is proposed", reason=reason)
+            if stop not in _KNOWN:
+                raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
+                                   reason="api")
+            self._budget.check(wants_more=any(getattr(b, "type", "") == "tool_use" for b in reply.content))
+            return reply
 
-    def _stream_turns(self, inp: EngineInput, client: anthropic.Anthropic, tools: list[Any]) -> Any:
-        """One streaming tool runner from the transcript so far, until a final reply."""
-        assert self._budget is not None
-        settings = inp.settings
-        self._budget.check_time_left()
-        system: list[BetaTextBlockParam] = [{"type": "text", "text": render_system(), "cache_control": CACHE}]
-        extra: dict[str, Any] = {}
-        if self._context_mode == "server":
-            extra = {"context_management": context.server_param(), "betas": [context.BETA]}
-        runner = client.beta.messages.tool_runner(
-            model=settings.model,
-            max_tokens=min(settings.max_tokens_per_turn, settings.max_output_tokens),
-            system=system,
-            tools=tools,
-            messages=list(self._transcript),
-            cache_control=CACHE,  # also cache the conversation so far, turn after turn
-            thread=False,  # the whole (edited) history each turn, so any compatible endpoint can serve it
-            stream=True,
-            max_iterations=settings.max_turns + 1,
-            **extra,
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "tool not found": the model gets an error result
-            for stream in runner:
-                reply = self._read_stream(stream)
-                if self._take_turn(runner, reply):
-                    return reply
-        raise EngineFailed("the model stopped without a final reply", reason="api")
+    def _params(self, settings: Any, tools: Toolbox, max_tokens: int) -> dict[str, Any]:
+        """The request: system, tools, this segment's messages with their breakpoints, thinking and effort."""
+        system = [{"type": "text", "text": render_system()}]
+        messages = [dict(m, content=[dict(b) for b in m["content"]]) if isinstance(m.get("content"), list) else m
+                    for m in self._transcript]
+        context.breakpoints(system, messages, self._previous_end)
+        self._previous_end = len(messages)
+        params: dict[str, Any] = {"model": settings.model, "max_tokens": max_tokens, "system": system,
+                                  "tools": tools.declarations(), "messages": messages}
+        if settings.thinking == "adaptive":
+            params["thinking"] = {"type": "adaptive", "display": "omitted"}  # its text is of no use to dream
+        elif settings.thinking == "disabled":
+            params["thinking"] = {"type": "disabled"}
+        if settings.effort != "none":
+            params["output_config"] = {"effort": settings.effort}
+        return params
 
-    def _read_stream(self, stream: Any) -> Any:
-        """The whole reply; the wall clock is checked between events, so a trickling stream cannot outlast it."""
+    def _request(self, client: anthropic.Anthropic, params: dict[str, Any]) -> Any:
+        """The one place a model call is made: stream one reply and return it whole.
+
+        The wall clock is checked between events, so a trickling stream cannot
+        outlast it. A stream that breaks off still cost its tokens: what its
+        ``message_start`` (and any ``message_delta``) reported is recorded.
+        """
         assert self._budget is not None
-        try:
-            for _event in stream:
-                self._budget.check_time_left()
-            reply = stream.get_final_message()
-        except ValueError as err:  # the SDK could not parse the streamed tool input
-            raise UnreadableReply(str(err)[:300]) from None
+        with client.beta.messages.stream(**params) as stream:
+            try:
+                for _event in stream:
+                    self._budget.check_time_left()
+                reply = stream.get_final_message()
+            except ValueError as err:  # the SDK could not parse the streamed tool input
+                self._record_broken(stream)
+                raise UnreadableReply(str(err)[:300]) from None
+            except BaseException:
+                self._record_broken(stream)
+                raise
         if reply.stop_reason is None:  # the connection closed before message_stop: a cut, not a reply
+            self._budget.record(reply.usage, whole=False)
             raise UnreadableReply("the reply stream ended before the reply did")
         return reply
 
-    def _take_turn(self, runner: Any, reply: Any) -> bool:
-        """Account for one reply, run its tools, and record both. True when the reply is the final one."""
+    def _record_broken(self, stream: Any) -> None:
         assert self._budget is not None
-        self._budget.record(reply.usage)
-        stop = reply.stop_reason
-        if stop in _FAILURES:
-            reason, why = _FAILURES[stop]
-            raise EngineFailed(f"the model stopped with {stop}: {why}; nothing is proposed", reason=reason)
-        if stop not in _FINAL | _GOES_ON:
-            raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
-                               reason="api")
-        wants_tools = stop == "tool_use"
-        self._budget.check(wants_more=stop in _GOES_ON)
-        if self._context_mode == "client" and wants_tools:
-            # before the tools run: the runner adds their results after the history set here
-            runner.set_messages_params(self._cleared)
-        results = runner.generate_tool_call_response() if wants_tools else None  # cached: the runner sends these
-        _fold_surrogates(reply)  # after the tools saw the input as sent, so the reply can be sent back
-        self._transcript.append(reply.to_param())  # the same param the runner sends back
-        if results is not None:
-            self._transcript.append(results)
-        # pause_turn: the server paused a long turn and the runner sends it back to be continued
-        return stop in _FINAL
+        try:
+            snapshot = stream.current_message_snapshot
+        except (AssertionError, AttributeError, RuntimeError):
+            return  # nothing had arrived: nothing was billed
+        self._budget.record(snapshot.usage, whole=False)
 
-    def _cleared(self, params: Any) -> Any:
-        """The runner's params with used results cleared; the transcript follows, so a resume stays small."""
-        messages = context.clear_client_side(list(params["messages"]))
-        self._transcript = list(messages)
-        return {**params, "messages": messages}
-
-    def _status_failure(self, err: anthropic.APIStatusError, client: anthropic.Anthropic) -> RunFailed:
+    def _status_failure(self, err: anthropic.APIStatusError, client: anthropic.Anthropic) -> Exception:
+        if err.status_code in _CONFIGURATION:
+            return ConfigError(f"{describe_status(err, client)}; check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) "
+                               "and the model's name, then run again"[:500])
         if err.status_code == 400 and "prompt is too long" in str(err.message).lower():
             return EngineFailed(f"the conversation outgrew the model's context window: {err.message}"[:500],
                                 reason="context")
@@ -260,10 +302,7 @@ class ClaudeEngine:
     def _raise_if_out_of_time(self) -> None:
         """A request that timed out after the wall clock ran out is the timeout budget, not an API fault."""
         if self._budget is not None:
-            try:
-                self._budget.check_time_left()
-            except RunFailed as err:
-                raise self._with_usage(err) from None
+            self._budget.check_time_left()
 
     def _client_for(self, settings: Any) -> anthropic.Anthropic:
         """The SDK client: it reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL itself."""
@@ -282,6 +321,37 @@ class ClaudeEngine:
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})
+
+
+class Toolbox:
+    """The run's tools: how they are declared in a request, and running a reply's calls."""
+
+    def __init__(self, tools: list[Any], memory_mode: str) -> None:
+        self._tools = {t.name: t for t in tools}
+        self._memory_mode = memory_mode
+
+    def declarations(self) -> list[dict[str, Any]]:
+        return [declaration(self._memory_mode) if name == "memory" else dict(t.to_dict())
+                for name, t in self._tools.items()]
+
+    def run(self, uses: list[Any]) -> list[dict[str, Any]]:
+        """One tool_result per call, in order; a refused or failing call is an ``is_error`` result the model reads."""
+        return [self._run_one(use) for use in uses]
+
+    def _run_one(self, use: Any) -> dict[str, Any]:
+        tool = self._tools.get(use.name)
+        if tool is None:
+            return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
+                    "content": f"Error: Tool {use.name!r} not found; the tools are {', '.join(self._tools)}"}
+        try:
+            return {"type": "tool_result", "tool_use_id": use.id, "content": tool_result_content(tool.call(use.input))}
+        except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read, like a refusal
+            return {"type": "tool_result", "tool_use_id": use.id, "is_error": True, "content": tool_error_content(exc)}
+
+
+def _asks(reply: Any) -> bool:
+    """A text-only reply that ends on a question: the model waits for an answer nobody will give."""
+    return _text_of(reply).rstrip().endswith("?")
 
 
 def describe_changes(before: Tree, after: Tree, summary: str) -> list[Change]:

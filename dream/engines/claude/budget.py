@@ -1,13 +1,24 @@
-"""The run's budgets: turns, total input and output tokens, and wall-clock time.
+"""The run's budgets, and the limits derived from the store and the signal.
+
+A run **fails** on two budgets only, unless the user sets more:
+
+- `max_cost_usd`, the hard ceiling in dollars, estimated from the reported
+  usage at the model's price (`pricing.py`); thinking is output and so is
+  in it, and so is every token of a reply whose stream broke;
+- `timeout_seconds`, the wall clock.
+
+`max_turns`, `max_input_tokens` and `max_output_tokens` bind only when the
+user sets them. What a run needs otherwise is derived (`Limits`): the
+`max_tokens` of a request from the largest memory file and the thinking a
+turn takes, with one retry at twice that when a reply is cut off.
 
 One `Budget` lives for a whole run, across the consolidating pass and the
-corrective turn, so a correction cannot buy a run more than its budgets. It
-is checked after every reply of the model: the reply's tokens are already
-spent, so a run can pass a token budget by at most one reply; it then stops
+corrective turn. It is checked after every reply: the reply's tokens are
+already spent, so a run can pass a budget by at most one reply; it then stops
 before any of that reply's tool calls run.
 
 "Input tokens" counts everything the model read: uncached input, cache
-writes and cache reads, because each of them is context the model processed.
+writes and cache reads.
 """
 
 from __future__ import annotations
@@ -17,9 +28,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dream.config import Settings
-from dream.engines.claude.pricing import estimate_cost
+from dream.engines.claude.pricing import estimate_cost, price_for
 from dream.errors import BudgetExceeded
 from dream.outcomes import Usage
+
+THINKING_ALLOWANCE = 8_000  # output tokens a turn may think before it writes (a heavy turn thinks about 6K)
+MIN_TURN_TOKENS = 16_000
+MAX_TURN_TOKENS = 64_000  # the first cap; the one retry doubles it (current models write up to 128K)
+CHARS_PER_TOKEN = 3  # a generous count for the file a turn may write in one create (markdown is ~4)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a run of this store needs per request."""
+
+    max_tokens: int  # the `max_tokens` of every request
+    retry_max_tokens: int  # of the one retry of a reply cut off by max_tokens
+
+    @classmethod
+    def for_store(cls, settings: Settings, largest_file_bytes: int) -> Limits:
+        if settings.max_tokens_per_turn is not None:
+            first = settings.max_tokens_per_turn
+        else:
+            first = min(MAX_TURN_TOKENS, max(MIN_TURN_TOKENS, THINKING_ALLOWANCE + largest_file_bytes // CHARS_PER_TOKEN))
+        return cls(first, 2 * first)
 
 
 @dataclass
@@ -33,30 +65,37 @@ class Budget:
         u = self.usage
         return u.input_tokens + u.cache_read_tokens + u.cache_creation_tokens
 
+    @property
+    def priced(self) -> bool:
+        return price_for(self.settings.model, self.settings.prices) is not None
+
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
     def remaining_seconds(self) -> float:
         return self.settings.timeout_seconds - self.elapsed()
 
-    def record(self, reply_usage: Any) -> None:
-        """Add one reply's usage (the API's `usage` object) and re-estimate the cost."""
-        self.usage.turns += 1
-        self.usage.input_tokens += reply_usage.input_tokens or 0
-        self.usage.output_tokens += reply_usage.output_tokens or 0
+    def record(self, reply_usage: Any, *, whole: bool = True) -> None:
+        """Add one reply's usage (the API's `usage` object); `whole` is False for a stream that broke off."""
+        self.usage.turns += 1 if whole else 0
+        self.usage.input_tokens += getattr(reply_usage, "input_tokens", None) or 0
+        self.usage.output_tokens += getattr(reply_usage, "output_tokens", None) or 0
         self.usage.cache_read_tokens += getattr(reply_usage, "cache_read_input_tokens", None) or 0
         self.usage.cache_creation_tokens += getattr(reply_usage, "cache_creation_input_tokens", None) or 0
-        self.usage.cost_usd = estimate_cost(self.settings.model, self.usage)
+        self.usage.cost_usd = estimate_cost(self.settings.model, self.usage, self.settings.prices)
 
     def check(self, *, wants_more: bool) -> None:
         """Raise BudgetExceeded naming the first budget passed. `wants_more`: the reply asked for tools."""
         s = self.settings
-        if self.input_total > s.max_input_tokens:
+        if self.usage.cost_usd > s.max_cost_usd:
+            raise BudgetExceeded("cost", f"the run cost an estimated ${self.usage.cost_usd:.2f}, over "
+                                         f"max_cost_usd={s.max_cost_usd:g}")
+        if s.max_input_tokens is not None and self.input_total > s.max_input_tokens:
             raise BudgetExceeded(
                 "input_tokens",
                 f"the model read {self.input_total} input tokens, over max_input_tokens={s.max_input_tokens}",
             )
-        if self.usage.output_tokens > s.max_output_tokens:
+        if s.max_output_tokens is not None and self.usage.output_tokens > s.max_output_tokens:
             raise BudgetExceeded(
                 "output_tokens",
                 f"the model wrote {self.usage.output_tokens} output tokens, over max_output_tokens={s.max_output_tokens}",
@@ -65,7 +104,7 @@ class Budget:
             raise BudgetExceeded(
                 "timeout", f"the run took {self.elapsed():.0f}s, over timeout_seconds={s.timeout_seconds:g}"
             )
-        if wants_more and self.usage.turns >= s.max_turns:
+        if wants_more and s.max_turns is not None and self.usage.turns >= s.max_turns:
             raise BudgetExceeded(
                 "turns", f"the model still wanted tools after {self.usage.turns} turns (max_turns={s.max_turns})"
             )

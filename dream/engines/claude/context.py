@@ -1,141 +1,137 @@
-"""Context economy: tool results the model has used leave the conversation.
+"""Context economy that never rewrites history: fresh conversation segments, and where the cache breakpoints go.
 
-Without it every turn resends every file and session read so far, and a
-mid-size dream reads millions of tokens (bench/bench_claude_context.py).
-One policy (`Policy`), two places to apply it:
+Current models think every turn, and a thinking block is bound to its
+prefix: the system prompt, the tools and every message before it. When any of
+that changes, the API rejects the request (400) or drops the block and every
+later one (`thinking.block_binding.prefix_mismatch_behavior`; docs,
+"Preserved thinking"). Clearing used tool results in place, as dream did, is
+such a change. So nothing sent is ever edited. Instead, once a request and
+its reply pass the segment's opening by `GROWTH` tokens, as the API counted
+them (thinking included, shown or not), the next request starts a **new
+segment**:
 
-- **client** (the default): the history is edited here before each
-  request. Once it passes `trigger` tokens (characters / 4), every tool
-  result the model has already seen is replaced by a placeholder, but only
-  when at least `at_least` tokens go. A placeholder keeps its bytes from then
-  on, so the prefix up to the newest results stays cached until the next
-  clearing, a few turns later. Any Anthropic-compatible endpoint serves it.
-  The newest placeholder carries a cache breakpoint (`_place_breakpoint`):
-  the next clearing changes nothing before it, so that clearing reads the
-  whole cleared history from the cache and rewrites only what came after,
-  instead of falling back to the first message and rewriting it all.
-- **server** (``DREAM_CONTEXT_EDITING=server``): the API's context editing,
-  ``clear_tool_uses_20250919`` with the beta ``context-management-2025-06-27``.
-  The server clears statelessly on every request past the trigger, so the
-  boundary moves each turn and the cache breaks each turn: on the reference
-  store it read 56% from the cache against 72% for the client side, and cost
-  more. An endpoint that refuses the beta switches the run to the client
-  side (`is_unsupported`).
-- **off** (``DREAM_CONTEXT_EDITING=off``): nothing is cleared; for comparison.
+- the same first message, byte for byte (its breakpoint is still cached);
+- a digest of the segment that ends: every call the model made with what it
+  came to (a path viewed, a page of a session read, an edit made or refused)
+  and the model's own words, so it knows what it has done;
+- the results of its last calls in full, which it has not seen yet.
+
+A segment has no thinking block from an earlier one, so no block is ever
+sent on a changed prefix. ``DREAM_CONTEXT_EDITING=off`` keeps one segment
+for the whole run (for comparison).
+
+**Breakpoints** (at most the API's four, `breakpoints`): the system prompt
+(it caches the tools before it too), the first message, the last block of
+the previous request and the last block of this one. The previous request's
+end is where its cache entry was written, so it is read there exactly,
+however many blocks the newest turn added: the 20-block lookback never has
+to find it. With parallel calls a turn adds two blocks per call (tool_use and
+tool_result), so ten calls put the previous entry 20+ blocks back, past the
+lookback, and caching only the end of each request read 43% from the cache.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any
 
-import anthropic
-
-BETA = "context-management-2025-06-27"
-EDIT = "clear_tool_uses_20250919"
-PLACEHOLDER = "[this tool result was cleared to save context; call the tool again if you still need it]"
-
-
-@dataclass(frozen=True)
-class Policy:
-    """When to clear, in tokens; bench/bench_claude_context.py measured these on the reference store."""
-
-    trigger: int = 40_000  # clear once the history is this long (peak context stays near it)
-    keep: int = 0  # recent tool results that stay even so (see CLIENT and SERVER)
-    at_least: int = 25_000  # and only if this much goes: the cache breaks every few turns, not every turn
-
-
-# Client side, the history is cleared before the newest results are added, so every result it loses
-# has been seen (used) by the model. The server clears after they are added: it keeps a turn's worth.
-CLIENT = Policy()
-SERVER = Policy(keep=6)
-
-
-MODE_VARIABLE = "DREAM_CONTEXT_EDITING"  # server | client | off: overrides the choice by host
+GROWTH = 60_000  # tokens a segment may grow past its opening (as the API reported them) before the next one starts
+RESULT_CHARS_IN_DIGEST = 160  # of a result's first line, in the digest
+TEXT_CHARS_IN_DIGEST = 400  # of each of the model's own text blocks, in the digest
+MODE_VARIABLE = "DREAM_CONTEXT_EDITING"  # segments (default) | off
+CACHE = {"type": "ephemeral"}
 
 
 def mode_for() -> str:
-    """``client`` unless the environment asks for ``server`` or ``off``."""
     chosen = os.environ.get(MODE_VARIABLE, "").strip().lower()
-    return chosen if chosen in ("server", "client", "off") else "client"
+    return "off" if chosen == "off" else "segments"
 
 
-def server_param(policy: Policy = SERVER) -> dict[str, Any]:
-    """The ``context_management`` request field for the server mode."""
-    return {
-        "edits": [
-            {
-                "type": EDIT,
-                "trigger": {"type": "input_tokens", "value": policy.trigger},
-                "keep": {"type": "tool_uses", "value": policy.keep},
-                "clear_at_least": {"type": "input_tokens", "value": policy.at_least},
-            }
-        ]
-    }
+def context_size(usage: Any) -> int:
+    """What a request and its reply take in the context, as the API counted them (thinking included)."""
+    return sum(getattr(usage, k, None) or 0 for k in
+               ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"))
 
 
-def is_unsupported(err: anthropic.APIStatusError) -> bool:
-    """A 400 that refuses the context-management field or beta: the endpoint lacks it."""
-    text = str(err.message if isinstance(err.message, str) else err).lower()
-    return err.status_code == 400 and ("context_management" in text or BETA in text)
+def open_segment(first: dict[str, Any], done: list[str], unseen: dict[str, Any], calls: dict[str, str]) -> dict[str, Any]:
+    """The user message that opens the next segment: `first`, the digest `done`, the unseen results.
 
-
-def clear_client_side(messages: list[Any], policy: Policy = CLIENT) -> list[Any]:
-    """`messages` with the oldest tool results replaced by a placeholder, as the server edit would.
-
-    A result once cleared stays cleared with the same bytes, so the prefix up
-    to it stays cacheable.
+    `unseen` is the ending segment's last message: the results of the model's
+    last calls. `calls` names each tool_use id's call as the digest shows it.
     """
-    victims = _victims(messages, policy)
-    marked = _marked(messages)
-    if not victims and len(marked) <= 1:
-        return messages
-    out = [dict(m, content=list(m["content"])) if isinstance(m.get("content"), list) else m for m in messages]
-    for i, j in victims:
-        out[i]["content"][j] = {**out[i]["content"][j], "content": PLACEHOLDER}
-    return _place_breakpoint(out, marked, victims[-1] if victims else None)
+    lines = ["[A new conversation segment: the earlier turns of tonight's dream were summed up to keep the "
+             "context small. What you did so far, in order:]", *done,
+             "[The files in /memories are as your edits left them; view a file again for its text. "
+             "The results of your last calls follow; you have not seen them yet.]"]
+    blocks = [dict(first["content"][0]), {"type": "text", "text": "\n".join(lines)}]
+    for block in unseen["content"] if isinstance(unseen.get("content"), list) else []:
+        if block.get("type") == "tool_result":
+            refused = " (refused)" if block.get("is_error") else ""
+            blocks.append({"type": "text", "text": f"Result of {calls.get(block['tool_use_id'], 'a call')}{refused}:"
+                                                   f"\n{_result_text(block)}"})
+        elif block.get("type") == "text":
+            blocks.append(dict(block))
+    return {"role": "user", "content": blocks}
 
 
-def _victims(messages: list[Any], policy: Policy) -> list[tuple[int, int]]:
-    """The tool results to clear now: none under the trigger, or when too little would go."""
-    if estimate_tokens(messages) <= policy.trigger:
-        return []
-    live = [(i, j) for i, m in enumerate(messages) if m.get("role") == "user" and isinstance(m.get("content"), list)
-            for j, b in enumerate(m["content"]) if _is_live_result(b)]
-    victims = live[: max(0, len(live) - policy.keep)]
-    freed = sum(estimate_tokens(messages[i]["content"][j].get("content", "")) for i, j in victims)
-    return victims if freed >= policy.at_least else []
+def digest_lines(message: dict[str, Any], calls: dict[str, str]) -> list[str]:
+    """One message of an ending segment in digest lines: the model's words, each call and what it came to."""
+    lines = []
+    content = message["content"] if isinstance(message.get("content"), list) else []
+    for block in content:
+        kind = block.get("type")
+        if message["role"] == "assistant" and kind == "text" and block["text"].strip():
+            lines.append(f"- you wrote: {_short(block['text'], TEXT_CHARS_IN_DIGEST)}")
+        elif kind == "tool_result":
+            outcome = "refused: " if block.get("is_error") else "→ "
+            lines.append(f"- {calls.get(block['tool_use_id'], 'a call')} {outcome}"
+                         f"{_short(_result_text(block), RESULT_CHARS_IN_DIGEST)}")
+        elif message["role"] == "user" and kind == "text" and not block["text"].startswith("[A new conversation"):
+            lines.append(f"- dream told you: {_short(block['text'], TEXT_CHARS_IN_DIGEST)}")
+    return lines
 
 
-def _marked(messages: list[Any]) -> list[tuple[int, int]]:
-    """Where the history carries a cache breakpoint: the first message, then the newest placeholder."""
-    return [(i, j) for i, m in enumerate(messages) if m.get("role") == "user" and isinstance(m.get("content"), list)
-            for j, b in enumerate(m["content"]) if isinstance(b, dict) and b.get("cache_control")]
+def describe_call(name: str, args: Any) -> str:
+    """`memory view /memories/x.md`, `read_session s01 start=38`: a call in a line."""
+    if not isinstance(args, dict):
+        return name
+    if name == "memory":
+        paths = " → ".join(str(args[k]) for k in ("path", "old_path", "new_path") if k in args)
+        return f"memory {args.get('command', '?')} {paths}".strip()
+    shown = " ".join(f"{k}={v}" for k, v in args.items() if k not in ("file_text", "new_str", "old_str"))
+    return f"{name} {shown}".strip()
 
 
-def _place_breakpoint(out: list[Any], marked: list[tuple[int, int]], boundary: tuple[int, int] | None) -> list[Any]:
-    """One breakpoint in the history, on the newest placeholder; two on the request that clears.
+def breakpoints(system: list[dict[str, Any]], messages: list[dict[str, Any]], previous_end: int | None) -> None:
+    """Mark the request's cache breakpoints in place (see the module's docstring); none elsewhere.
 
-    The request that clears reads up to the last breakpoint (nothing before it
-    changed) and writes one at the new boundary for the next clearing. With
-    the system prompt's and the runner's own on the last block, a request
-    never carries more than the API's four.
+    `previous_end` is the number of messages the previous request of this
+    segment sent; its last block is where that request's entry was written.
     """
-    keep = set(marked[-1:])
-    if boundary is not None:
-        keep.add(boundary)
-        out[boundary[0]]["content"][boundary[1]] = {**out[boundary[0]]["content"][boundary[1]],
-                                                    "cache_control": {"type": "ephemeral"}}
-    for i, j in marked:
-        if (i, j) not in keep:
-            out[i]["content"][j] = {k: v for k, v in out[i]["content"][j].items() if k != "cache_control"}
-    return out
+    for block in (b for m in messages if isinstance(m.get("content"), list) for b in m["content"]):
+        block.pop("cache_control", None)
+    system[-1]["cache_control"] = CACHE
+    marks = [(0, 0), (len(messages) - 1, -1)]
+    if previous_end is not None and 0 < previous_end < len(messages):
+        marks.append((previous_end - 1, -1))
+    for i, j in marks:
+        if isinstance(messages[i].get("content"), list) and messages[i]["content"]:
+            block = messages[i]["content"][j]
+            if block.get("type") not in ("thinking", "redacted_thinking"):  # these take no cache_control
+                block["cache_control"] = CACHE
 
 
-def _is_live_result(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") == "tool_result" and block.get("content") != PLACEHOLDER
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def _short(value: str, limit: int) -> str:
+    flat = " ".join(value.split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
 def estimate_tokens(value: Any) -> int:

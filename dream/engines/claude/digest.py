@@ -28,7 +28,7 @@ from dream.versions.diffing import tree_diff
 from dream.versions.manifests import Versions
 
 USER_LINE_CHARS = 200
-USER_CHARS = 800
+USER_CHARS = 2_000
 MAX_DIFF_CHARS = 6_000
 
 

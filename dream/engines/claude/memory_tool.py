@@ -46,7 +46,7 @@ from anthropic.types.beta import (
 
 from dream.engines.claude.paging import capped
 from dream.engines.claude.secrets import SecretTable
-from dream.store.tree import NOT_MEMORY_DIRS, atomic_write
+from dream.store.tree import atomic_write, is_reserved_dir
 
 ROOT = "/memories"
 MAX_FILE_BYTES = 100 * 1024
@@ -99,7 +99,7 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"Refused: {path!r} uses '..' or '.'; give the plain path under {ROOT}")
         if any(p.startswith(".") for p in parts):
             raise ToolError(f"Refused: {path!r} names a hidden file or folder, which the agent may not touch")
-        if parts and parts[0] in NOT_MEMORY_DIRS:
+        if parts and is_reserved_dir(parts[0]):
             raise ToolError(
                 f"Refused: {ROOT}/{parts[0]}/ is not memory; read sessions with list_sessions, "
                 "read_session and search_logs"
@@ -113,7 +113,7 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         A marker never becomes part of a new name: a secret stays out of file names.
         """
         for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in NOT_MEMORY_DIRS]
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and not is_reserved_dir(d)]
             for name in [*dirnames, *filenames]:
                 rel = (Path(dirpath) / name).relative_to(self.root).as_posix()
                 if self.secrets.hide(f"{ROOT}/{rel}") == f"{ROOT}/{shown}":  # as the listing shows it
@@ -140,7 +140,7 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         if not rel.endswith(".md"):
             raise ToolError(f"Refused: {path!r} is not a .md file; memory files are markdown")
         full = self._full(rel)
-        if new_file and rel.split("/")[0] == TEAM_DIR:
+        if new_file and _in_team(rel):
             raise ToolError(
                 f"Refused: {path!r} would be a new file in team/; team memories are never created "
                 "by a dream (merge into an existing team file instead)"
@@ -252,13 +252,52 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         old_rel, old_full = self._existing_file(command.old_path)
         new_rel, new_full = self._writable(command.new_path, new_file=True)
-        if (old_rel.split("/")[0] == TEAM_DIR) != (new_rel.split("/")[0] == TEAM_DIR):
+        if _in_team(old_rel) != _in_team(new_rel):
             raise ToolError("Refused: files do not move into or out of team/")
         if new_full.exists():
             raise ToolError(f"The destination {command.new_path} already exists")
         new_full.parent.mkdir(parents=True, exist_ok=True)
         os.replace(old_full, new_full)
         return f"Successfully renamed {command.old_path} to {command.new_path}"
+
+
+def _in_team(rel: str) -> bool:
+    """Under team/, spelled in any case: on a case-insensitive disk (macOS, Windows) `Team/` is `team/`."""
+    return rel.split("/")[0].casefold() == TEAM_DIR
+
+
+# `memory_tool = "custom"`: the same six commands declared as a plain JSON-schema tool, for a Messages-compatible
+# server that knows no Anthropic tool types (a gateway in front of another model). The calls and their results
+# are the same as memory_20250818's, so the tool runs them unchanged.
+CUSTOM_DESCRIPTION = (
+    "Your memory store, a folder of markdown files at /memories. Commands: view (a file with line numbers, "
+    "or a folder listing; view_range=[first, last] pages a long file), create (path, file_text), str_replace "
+    "(path, old_str that appears exactly once, new_str), insert (path, insert_line, insert_text), delete (path), "
+    "rename (old_path, new_path). Every path starts with /memories/."
+)
+CUSTOM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "delete", "rename"]},
+        "path": {"type": "string"},
+        "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+        "file_text": {"type": "string"},
+        "old_str": {"type": "string"},
+        "new_str": {"type": "string"},
+        "insert_line": {"type": "integer"},
+        "insert_text": {"type": "string"},
+        "old_path": {"type": "string"},
+        "new_path": {"type": "string"},
+    },
+    "required": ["command"],
+}
+
+
+def declaration(mode: str) -> dict[str, Any]:
+    """The memory tool's definition in a request: the SDK's built-in type, or the plain JSON-schema one."""
+    if mode == "custom":
+        return {"name": "memory", "description": CUSTOM_DESCRIPTION, "input_schema": CUSTOM_SCHEMA}
+    return {"type": "memory_20250818", "name": "memory"}
 
 
 def _parse_command(input: object) -> pydantic.BaseModel:

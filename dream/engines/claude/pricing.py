@@ -1,18 +1,25 @@
-"""Estimated cost of a run, from a small price table per model family.
+"""Estimated cost of a run, from the list prices in `prices.toml` (and the user's `prices` setting).
 
-Prices are US dollars per million tokens, as published for each family.
-Cache writes (5-minute cache) cost 1.25 times the input price and cache reads
-0.1 times. A model whose family is not in the table is priced as a Sonnet,
-and the figure stays an estimate either way: the bill is the authority.
+Prices are US dollars per million tokens: uncached input, 5-minute cache
+writes, cache reads and output. A model is priced by the longest name in the
+table it starts with; the user's `prices` setting comes first and may price a
+model the table does not know (a gateway's). A model priced nowhere is
+`None`: its cost is not guessed (it shows as 0, and a dollar ceiling cannot
+hold it, which `budget.py` says once). The figure is an estimate either way:
+the bill is the authority.
 """
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any
 
 from dream.outcomes import Usage
 
-CACHE_WRITE_FACTOR = 1.25
+CACHE_WRITE_FACTOR = 1.25  # the 5-minute write, when a user's price gives only input and output
 CACHE_READ_FACTOR = 0.10
 
 
@@ -20,36 +27,49 @@ CACHE_READ_FACTOR = 0.10
 class Price:
     input_per_mtok: float
     output_per_mtok: float
+    cache_write_per_mtok: float
+    cache_read_per_mtok: float
 
 
-# Checked in order: the first prefix the model name starts with wins.
-PRICES: list[tuple[str, Price]] = [
-    ("claude-opus-4-1", Price(15.0, 75.0)),
-    ("claude-opus-4-0", Price(15.0, 75.0)),
-    ("claude-opus-4-2", Price(15.0, 75.0)),  # claude-opus-4-20250514
-    ("claude-opus", Price(5.0, 25.0)),
-    ("claude-sonnet", Price(3.0, 15.0)),
-    ("claude-haiku-3", Price(0.8, 4.0)),
-    ("claude-haiku", Price(1.0, 5.0)),
-]
-DEFAULT_PRICE = Price(3.0, 15.0)
+@cache
+def table() -> dict[str, Price]:
+    """Model name (or name prefix) -> its list price, from the shipped data file."""
+    data = tomllib.loads(files("dream.engines.claude").joinpath("prices.toml").read_text("utf-8"))
+    return {model: Price(f["input"], f["output"], f["cache_write"], f["cache_read"])
+            for f in data["family"] for model in f["models"]}
 
 
-def price_for(model: str) -> Price:
-    for prefix, price in PRICES:
-        if model.startswith(prefix):
-            return price
-    return DEFAULT_PRICE
+def price_for(model: str, overrides: dict[str, Any] | None = None) -> Price | None:
+    """The price of `model`: the user's own first, then the longest matching name of the table."""
+    for prices in (_user_prices(overrides or {}), table()):
+        names = sorted((n for n in prices if model == n or model.startswith(n + "-") or model.startswith(n + "[")),
+                       key=len, reverse=True)
+        if names:
+            return prices[names[0]]
+    return None
 
 
-def estimate_cost(model: str, usage: Usage) -> float:
-    """Dollars for `usage` on `model`; `input_tokens` excludes cached tokens, as the API reports it."""
-    price = price_for(model)
-    per_input = price.input_per_mtok / 1_000_000
+def _user_prices(overrides: dict[str, Any]) -> dict[str, Price]:
+    out = {}
+    for model, p in overrides.items():
+        given = p if isinstance(p, dict) else {k: getattr(p, k) for k in ("input", "output", "cache_write", "cache_read")}
+        write = given.get("cache_write")
+        read = given.get("cache_read")
+        out[model] = Price(given["input"], given["output"],
+                           given["input"] * CACHE_WRITE_FACTOR if write is None else write,
+                           given["input"] * CACHE_READ_FACTOR if read is None else read)
+    return out
+
+
+def estimate_cost(model: str, usage: Usage, overrides: dict[str, Any] | None = None) -> float:
+    """Dollars for `usage` on `model` (0.0 when nothing prices it); `input_tokens` excludes cached tokens."""
+    price = price_for(model, overrides)
+    if price is None:
+        return 0.0
     dollars = (
-        usage.input_tokens * per_input
-        + usage.cache_creation_tokens * per_input * CACHE_WRITE_FACTOR
-        + usage.cache_read_tokens * per_input * CACHE_READ_FACTOR
-        + usage.output_tokens * price.output_per_mtok / 1_000_000
-    )
+        usage.input_tokens * price.input_per_mtok
+        + usage.cache_creation_tokens * price.cache_write_per_mtok
+        + usage.cache_read_tokens * price.cache_read_per_mtok
+        + usage.output_tokens * price.output_per_mtok
+    ) / 1_000_000
     return round(dollars, 6)

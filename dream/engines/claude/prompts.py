@@ -27,6 +27,10 @@ from dream.store.tree import INDEX_NAME, read_tree
 from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES, MAX_LINE_CHARS
 
 MAX_INDEX_CHARS_SHOWN = 30_000
+# Small topic files go into the first message, which every turn reads from the cache, so that the model spends
+# its turns on judgement rather than on viewing them one by one (bench/bench_claude_context.py).
+MAX_FILE_CHARS_SHOWN = 4_000  # a topic file shown in full is at most this long
+MAX_FILES_CHARS_SHOWN = 120_000  # and all of them together (about 30K tokens)
 
 # The same limits the validation applies to the staged tree.
 LIMITS = {
@@ -72,6 +76,7 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
          "lines": data.count(b"\n") + (0 if data.endswith(b"\n") else 1)}
         for rel, data in sorted(tree.items())
     ]
+    shown = _small_topic_files(tree, hide)
     index = tree.get(INDEX_NAME)
     full_index = None if index is None else hide(index.decode("utf-8", errors="replace"))
     index_text = None if full_index is None else full_index[:MAX_INDEX_CHARS_SHOWN]
@@ -92,6 +97,8 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             today=today.isoformat(),
             files=files,
             index=index_text,
+            shown=shown,
+            not_shown=len([r for r in tree if r != INDEX_NAME]) - len(shown),
             index_cut=full_index is not None and len(full_index) > MAX_INDEX_CHARS_SHOWN,
             index_size=len(full_index or ""),
             index_shown=MAX_INDEX_CHARS_SHOWN,
@@ -101,6 +108,18 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             instructions=instructions,
         )
     )
+
+
+def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str]) -> list[dict[str, str]]:
+    """The topic files to show in full: the small ones, smallest first, within the total's cap."""
+    shown, total = [], 0
+    for rel, data in sorted(tree.items(), key=lambda item: (len(item[1]), item[0])):
+        text = data.decode("utf-8", errors="replace")
+        if rel == INDEX_NAME or len(text) > MAX_FILE_CHARS_SHOWN or total + len(text) > MAX_FILES_CHARS_SHOWN:
+            continue
+        shown.append({"path": hide(f"{ROOT}/{rel}"), "text": hide(text.rstrip("\n"))})
+        total += len(text)
+    return sorted(shown, key=lambda f: f["path"])
 
 
 def render(staging: Path, catalog: list[Any], today: date, instructions: str | None,

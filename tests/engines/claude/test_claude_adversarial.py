@@ -89,7 +89,10 @@ def hostile(tmp_path: Path):
     return inp, outside
 
 
-def test_every_adversarial_call_is_refused_and_nothing_changes(hostile, fake_api: FakeAnthropic) -> None:
+def test_every_adversarial_call_is_refused_and_nothing_changes(
+    hostile, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DREAM_CONTEXT_EDITING", "off")  # one segment: every refusal stays a tool_result to check
     inp, outside = hostile
     roots = {"staging": inp.staging, "store": inp.store_root, "outside": outside, "tmp": Path("/tmp")}
     before = {name: snapshot(p) for name, p in roots.items() if name != "tmp"}
@@ -101,7 +104,7 @@ def test_every_adversarial_call_is_refused_and_nothing_changes(hostile, fake_api
     engine = ClaudeEngine()
     # The 1 MB create stays in the history (a tool call's input is never cleared), about 260K
     # tokens a turn: past the default input budget. This test is about refusals, not budgets.
-    result = engine.consolidate(replace(inp, settings=inp.settings.replace(max_input_tokens=10**7)))
+    result = engine.consolidate(replace(inp, settings=inp.settings.replace(max_cost_usd=100.0)))
 
     results = fake_api.tool_results()
     assert len(ATTACKS) >= 15 and len(results) == len(ATTACKS)

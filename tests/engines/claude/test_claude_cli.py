@@ -143,18 +143,18 @@ def test_a_reply_cut_off_mid_run_proposes_nothing_and_records_its_usage(
     demo_store: Path, cli, fake_api: FakeAnthropic
 ) -> None:
     script, _ = demo_script(demo_store)
-    # the deletes went through, then the index rewrite is cut off by max_tokens
-    fake_api.play(*script[:3], Reply(script[3].blocks, stop_reason="max_tokens"))
+    # the deletes went through, then the index rewrite is cut off by max_tokens, and so is its one retry
+    fake_api.play(*script[:3], *[Reply(script[3].blocks, stop_reason="max_tokens")] * 2)
     run = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
     assert run.code == 1 and run.json["status"] == "failed" and run.json["reason"] == "max_tokens"
     assert run.json["proposal_id"] is None
     assert cli("proposals", "--store", str(demo_store), "--json").json["proposals"] == []
     (last,) = cli("history", "--store", str(demo_store), "--json").json["runs"]
-    assert last["turns"] == 4 and last["output_tokens"] > 0 and last["cost_usd"] > 0
+    assert last["turns"] == 5 and last["output_tokens"] > 0 and last["cost_usd"] > 0
 
 
 FAULTS = {
-    "max_tokens": ("max_tokens", lambda reply: [Reply(reply.blocks, stop_reason="max_tokens")]),
+    "max_tokens": ("max_tokens", lambda reply: [Reply(reply.blocks, stop_reason="max_tokens")] * 2),  # and its retry
     "refusal": ("refusal", lambda reply: [Reply([text("I can't help with that.")], stop_reason="refusal")]),
     "window": ("context", lambda reply: [Reply(reply.blocks, stop_reason="model_context_window_exceeded")]),
     "529": ("api", lambda reply: [overloaded(times=99)]),
@@ -173,7 +173,7 @@ def test_no_fault_after_the_model_deleted_files_ever_proposes_a_partial_dream(
         # the third turn also searches every session: its result pushes the fourth request past the window
         first_three[2] = Reply([*script[2].blocks, tool_use("search_logs", pattern=".", max_hits=50)])
         reason, steps = "context", script[3:]
-        fake_api.context_window = 6_500  # the third request is about 5,650 tokens, the fourth about 7,250
+        fake_api.context_window = 9_500  # the third request is about 8,900 tokens, the fourth about 10,500
     else:
         reason, make = FAULTS[fault]
         steps = make(script[3])

@@ -1,13 +1,12 @@
-"""Context economy against the fake API: used results leave, the stable prefix is cached, betas degrade.
+"""Context economy against the fake API: fresh segments instead of edits, breakpoints, the cached prefix.
 
-The fake imitates the server side of it all: prompt caching with its
-minimum length, TTL and lookback, and ``clear_tool_uses_20250919`` behind its
-beta header, or a gateway that refuses the field.
+The fake imitates the server side: prompt caching with its minimum length,
+TTL, 20-block lookback and four-breakpoint limit, and thinking blocks bound to
+their prefix.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -15,13 +14,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 from helpers.claude_store import engine_input, four_phase_script
-from helpers.fake_anthropic import CONTEXT_BETA, Drop, FakeAnthropic, Reply, fake_api, text, tool_use  # noqa: F401
+from helpers.fake_anthropic import Drop, FakeAnthropic, Reply, fake_api, text, tool_use, unmarked  # noqa: F401
 
 from dream.engines.base import EngineInput
 from dream.engines.claude import ClaudeEngine
-from dream.engines.claude.context import CLIENT, PLACEHOLDER, Policy, clear_client_side
+from dream.engines.claude.context import GROWTH
 
 SESSIONS = 24
+SEGMENT = "[A new conversation segment"
 
 
 def big_input(tmp_path: Path) -> EngineInput:
@@ -32,94 +32,51 @@ def big_input(tmp_path: Path) -> EngineInput:
     return replace(engine_input(tmp_path), sessions=frame)
 
 
-def reading_script() -> list[Reply]:
-    """Read three sessions a turn, then stop."""
-    turns = [Reply([tool_use("read_session", session_id=f"b{n:02d}") for n in range(s, s + 3)])
+def reading_script(thinking: int = 1500) -> list[Reply]:
+    """Read three sessions a turn, thinking each turn, then stop."""
+    turns = [Reply([tool_use("read_session", session_id=f"b{n:02d}") for n in range(s, s + 3)], thinking=thinking)
              for s in range(0, SESSIONS, 3)]
-    return [*turns, Reply([text("- nothing to change")])]
+    return [*turns, Reply([text("- nothing to change")], thinking=thinking)]
 
 
-def cleared_results(request: dict) -> int:
-    return sum(1 for m in request["messages"] if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result" and b.get("content") == PLACEHOLDER)
+def segment_starts(fake: FakeAnthropic) -> list[int]:
+    return [i for i, r in enumerate(fake.requests) if len(r["messages"]) == 1 and i
+            and SEGMENT in r["messages"][0]["content"][1]["text"]]
 
 
-def test_used_results_are_cleared_client_side_and_the_context_stays_bounded(
+def test_a_long_run_goes_on_in_fresh_segments_and_the_context_stays_bounded(
     tmp_path: Path, fake_api: FakeAnthropic
 ) -> None:
     fake_api.play(*reading_script())
+    result = ClaudeEngine().consolidate(big_input(tmp_path))
+    assert fake_api.protocol_errors == [] and result.summary == "- nothing to change"
+    starts = segment_starts(fake_api)
+    assert starts, "the run never started a new segment"
+    opening = fake_api.requests[starts[0]]["messages"][0]["content"]
+    assert opening[0]["text"] == fake_api.requests[0]["messages"][0]["content"][0]["text"]  # the same first message
+    assert "read_session session_id=b00" in opening[1]["text"]  # the digest names what was done
+    assert any(b["text"].startswith("Result of read_session") for b in opening[2:])  # the unseen results, in full
+    sizes = [u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] + u["output_tokens"]
+             for u in fake_api.usages]
+    assert max(sizes) <= sizes[0] + GROWTH + 15_000  # the opening, the growth allowed and one turn of results
+
+
+def test_nothing_sent_is_ever_edited_within_a_segment(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    fake_api.play(*reading_script())
     ClaudeEngine().consolidate(big_input(tmp_path))
-    assert fake_api.protocol_errors == []
-    assert cleared_results(fake_api.requests[-1]) >= 6  # the older sessions' results gave way
-    assert "context_management" not in fake_api.requests[-1]  # the client side needs no beta
-    sizes = [len(json.dumps(r["messages"])) // 4 for r in fake_api.requests]
-    assert max(sizes) <= CLIENT.trigger + 12_000  # never more than the trigger and one turn of results
+    starts = set(segment_starts(fake_api))
+    for i in range(1, len(fake_api.requests)):
+        if i in starts:
+            continue
+        before, after = (unmarked(fake_api.requests[j]["messages"]) for j in (i - 1, i))
+        assert after[: len(before)] == before, f"request {i} changed what request {i - 1} sent"
 
 
-def test_each_clearing_reads_the_cleared_history_from_the_cache(tmp_path: Path, fake_api: FakeAnthropic) -> None:
-    reads = reading_script()[:-1]
-    fake_api.play(*reads, *reads, *reads, Reply([text("- nothing to change")]))  # every session three times
-    ClaudeEngine().consolidate(big_input(tmp_path))
-    assert fake_api.protocol_errors == []  # never more than the API's four breakpoints
-    first_message = fake_api.usages[1]["cache_read_input_tokens"]  # what every request reads at least
-    clearings = [n for n in range(1, len(fake_api.requests))
-                 if cleared_results(fake_api.requests[n]) > cleared_results(fake_api.requests[n - 1])]
-    assert len(clearings) >= 2
-    # the first clearing falls back to the first message; each later one reads up to the one before it
-    assert [fake_api.usages[n]["cache_read_input_tokens"] > first_message for n in clearings[1:]] == \
-        [True] * len(clearings[1:])
-
-
-def test_without_clearing_the_same_run_grows_without_bound(
-    tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_off_keeps_one_conversation(tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DREAM_CONTEXT_EDITING", "off")
     fake_api.play(*reading_script())
     ClaudeEngine().consolidate(big_input(tmp_path))
-    assert cleared_results(fake_api.requests[-1]) == 0
-    assert len(json.dumps(fake_api.requests[-1]["messages"])) // 4 > CLIENT.trigger + 12_000
-
-
-def test_server_side_context_editing_sends_the_edit_and_its_beta(
-    tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DREAM_CONTEXT_EDITING", "server")
-    fake_api.play(*reading_script())
-    ClaudeEngine().consolidate(big_input(tmp_path))
-    assert fake_api.protocol_errors == []
-    first = fake_api.requests[0]
-    (edit,) = first["context_management"]["edits"]
-    assert edit["type"] == "clear_tool_uses_20250919" and edit["trigger"]["value"] == CLIENT.trigger
-    assert CONTEXT_BETA in fake_api.headers[0]["anthropic-beta"]
-    assert any(fake_api.applied_edits)  # the server cleared something
-    assert cleared_results(fake_api.requests[-1]) == 0  # and the client kept its whole history
-
-
-def test_a_gateway_without_the_beta_degrades_to_client_side_clearing(
-    tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DREAM_CONTEXT_EDITING", "server")
-    fake_api.context_management = "rejected"
-    fake_api.play(*reading_script())
-    result = ClaudeEngine().consolidate(big_input(tmp_path))
-    assert result.summary == "- nothing to change"
-    assert len(fake_api.protocol_errors) == 1 and "context_management" in fake_api.protocol_errors[0]
-    assert all("context_management" not in r for r in fake_api.requests[1:])
-    assert cleared_results(fake_api.requests[-1]) >= 6
-
-
-def test_clearing_needs_at_least_its_minimum_and_keeps_its_placeholder_bytes() -> None:
-    def result(i: int, size: int) -> dict:
-        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "r" * size}]}
-
-    policy = Policy(trigger=1_000, keep=1, at_least=2_000)
-    small = [result(i, 1_500) for i in range(4)]  # 1,500 tokens over the trigger, but only 1,125 could go
-    assert clear_client_side(small, policy) is small
-    big = [result(i, 4_000) for i in range(4)]
-    once = clear_client_side(big, policy)
-    assert [m["content"][0]["content"] == PLACEHOLDER for m in once] == [True, True, True, False]
-    assert big[0]["content"][0]["content"] == "r" * 4_000  # the history given is not changed in place
-    assert clear_client_side(once, policy)[:3] == once[:3]  # cleared stays cleared, byte for byte
+    assert segment_starts(fake_api) == [] and len(fake_api.requests[-1]["messages"]) == 2 * (SESSIONS // 3) + 1
 
 
 def test_the_cache_skips_a_prefix_under_the_minimum_length(tmp_path: Path, fake_api: FakeAnthropic) -> None:
@@ -156,10 +113,10 @@ def test_the_stable_prefix_is_system_tools_and_tonight_s_digest(tmp_path: Path, 
     assert all(u["cache_read_input_tokens"] >= opening for u in fake_api.usages[1:])
 
 
-def test_a_resume_after_a_cut_stream_sends_the_cleared_history(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+def test_a_resume_after_a_cut_stream_sends_the_same_request_again(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     script = reading_script()
     fake_api.play(*script[:-2], Drop(), *script[-2:])
     ClaudeEngine().consolidate(big_input(tmp_path))
-    dropped = next(i for i, r in enumerate(fake_api.requests) if i and r["messages"] == fake_api.requests[i - 1]["messages"])
-    assert cleared_results(fake_api.requests[dropped]) >= 6  # resumed from the cleared transcript, not the full one
-    assert fake_api.protocol_errors == []
+    again = [i for i in range(1, len(fake_api.requests))
+             if unmarked(fake_api.requests[i]["messages"]) == unmarked(fake_api.requests[i - 1]["messages"])]
+    assert len(again) == 1 and fake_api.protocol_errors == []  # the dropped request, sent once more as it was

@@ -58,7 +58,7 @@ def test_requests_carry_the_stable_prefix_and_no_shell_or_network_tool(tmp_path:
     assert first["tools"][0]["type"] == "memory_20250818"
     assert first["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "Orient" in first["system"][0]["text"] and "team/" in first["system"][0]["text"]
-    assert first["cache_control"] == {"type": "ephemeral"}
+    assert first["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}  # the turn's own entry
     # the system prompt and the tools are the same bytes in every request: the cacheable prefix
     assert all(r["system"] == first["system"] and r["tools"] == first["tools"] for r in fake_api.requests)
     # tonight's part (date, store, sessions) comes after the prefix, in the first user message

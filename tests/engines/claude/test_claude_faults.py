@@ -156,7 +156,7 @@ def test_a_budget_stops_before_the_tools_of_that_turn_run(tmp_path: Path, fake_a
 def test_correct_continues_the_conversation_with_the_problems(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     inp = engine_input(tmp_path)
     engine = ClaudeEngine()
-    fake_api.play(Reply([text("- nothing to change")]))
+    fake_api.play(Reply([text("- nothing to change")]), Reply([text("- nothing to change, I checked")]))  # nudged once
     engine.consolidate(inp)
     fake_api.play(
         Reply([memory("str_replace", path="/memories/MEMORY.md", old_str="- [Pytest notes](pytest-notes.md) — more about pytest\n", new_str="")]),
@@ -164,7 +164,7 @@ def test_correct_continues_the_conversation_with_the_problems(tmp_path: Path, fa
     )
     result = engine.correct(inp, ["MEMORY.md: line_length: line 2 is 180 characters, the limit is 150"])
     first = fake_api.requests[0]["messages"]
-    assert [m["role"] for m in first] == ["user", "assistant", "user"]
+    assert [m["role"] for m in first] == ["user", "assistant", "user", "assistant", "user"]
     assert "line 2 is 180 characters" in first[-1]["content"][0]["text"]
     assert [(c.action, c.path) for c in result.changes] == [("updated", "MEMORY.md")]
     assert result.usage.turns == 2  # only the correction's own turns

@@ -40,21 +40,23 @@ def test_a_reply_that_stops_early_fails_named_and_its_tool_calls_never_run(
 ) -> None:
     inp = engine_input(tmp_path)
     before = read_tree(inp.staging)
-    # the model's first turn is whole; the second is cut off in the middle of a delete
-    fake_api.play(Reply([memory("view", path="/memories")]), Reply([text("Deleting"), DELETE_DEPLOY], stop_reason=stop))
+    # the model's first turn is whole; the second is cut off in the middle of a delete (max_tokens: and its retry)
+    cut = Reply([text("Deleting"), DELETE_DEPLOY], stop_reason=stop)
+    fake_api.play(Reply([memory("view", path="/memories")]), *[cut] * (2 if stop == "max_tokens" else 1))
     with pytest.raises(EngineFailed) as caught:
         ClaudeEngine().consolidate(inp)
     assert caught.value.reason == reason and stop in str(caught.value)
     assert read_tree(inp.staging) == before  # the cut-off delete did not run
-    assert caught.value.usage.turns == 2 and caught.value.usage.output_tokens > 0  # spent, and recorded
+    assert caught.value.usage.turns == (3 if stop == "max_tokens" else 2)  # spent, and recorded
+    assert caught.value.usage.output_tokens > 0
 
 
 def test_a_cut_off_summary_is_not_a_final_reply(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     script = four_phase_script()
-    fake_api.play(*script[:-1], Reply([text("- merged pytest-notes.md into")], stop_reason="max_tokens"))
+    fake_api.play(*script[:-1], *[Reply([text("- merged pytest-notes.md into")], stop_reason="max_tokens")] * 2)
     with pytest.raises(EngineFailed) as caught:
         ClaudeEngine().consolidate(engine_input(tmp_path))
-    assert caught.value.reason == "max_tokens" and caught.value.usage.turns == 7
+    assert caught.value.reason == "max_tokens" and caught.value.usage.turns == 8
 
 
 def test_pause_turn_is_sent_back_and_the_run_goes_on(tmp_path: Path, fake_api: FakeAnthropic) -> None:
@@ -98,7 +100,7 @@ def test_529_overloaded_until_the_retries_run_out_fails_as_api(tmp_path: Path, f
 def test_a_correction_after_a_cut_off_conversation_starts_afresh(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     inp = engine_input(tmp_path)
     engine = ClaudeEngine()
-    fake_api.play(Reply([text("Deleting"), DELETE_DEPLOY], stop_reason="max_tokens"))
+    fake_api.play(*[Reply([text("Deleting"), DELETE_DEPLOY], stop_reason="max_tokens")] * 2)
     with pytest.raises(EngineFailed):
         engine.consolidate(inp)
     fake_api.play(Reply([text("- nothing left to fix")]))

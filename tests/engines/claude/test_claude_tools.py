@@ -16,7 +16,7 @@ from dream.config import Settings
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.paging import MAX_RESULT_CHARS
-from dream.engines.claude.pricing import estimate_cost, price_for
+from dream.engines.claude.pricing import Price, estimate_cost, price_for
 from dream.engines.claude.prompts import render, render_dream, render_system
 from dream.outcomes import Usage
 
@@ -130,12 +130,12 @@ def test_the_system_prompt_defines_what_a_dream_keeps_and_what_it_must_not_do() 
     for kind in ("`user`", "`feedback`", "`project`", "`reference`"):
         assert kind in system  # the four types, each defined
     assert "What not to save" in system and "task progress" in system and "redaction markers" in system
-    assert "keeps every fact of both that no later session contradicted" in system
+    assert "merged file keeps every fact of both" in system
     assert "Needs a person" in system and "is not guessed" in system
     assert "never an instruction to you" in system
     assert "do not record status,\nprogress" in system  # overrides the memory tool protocol's invitation
     assert "several tool calls in one turn" in system
-    assert "do not\n   view them again" in system  # Orient does not repeat the first message
+    assert "do not view them again" in system  # Orient does not repeat the first message
 
 
 def test_the_first_message_digests_sessions_and_shows_the_diff_since_the_last_dream(tmp_path: Path) -> None:
@@ -161,13 +161,33 @@ def test_an_index_over_the_shown_limit_says_it_was_cut(tmp_path: Path) -> None:
     assert "only the first\n30,000 are shown" in text
 
 
-def test_pricing_by_family() -> None:
-    assert price_for("claude-opus-4-8").input_per_mtok == 5.0
-    assert price_for("claude-opus-4-1-20250805").input_per_mtok == 15.0
-    assert price_for("claude-haiku-4-5").output_per_mtok == 5.0
+def test_prices_are_current_list_prices_from_the_data_file() -> None:
+    # Sonnet 5.5 was priced +50%, Opus 5.5 +25% (cache reads 2.5x), Haiku 5.5 about 10x high, Fable/Mythos 3.3x low
+    assert price_for("claude-sonnet-5-5") == Price(2.0, 10.0, 2.5, 0.10)
+    assert price_for("claude-opus-5-5") == Price(4.0, 20.0, 5.0, 0.20)
+    assert price_for("claude-haiku-5-5") == Price(0.10, 0.50, 0.125, 0.01)
+    assert price_for("claude-fable-5-1").input_per_mtok == 10.0 and price_for("claude-mythos-5-2").output_per_mtok == 50
+    assert price_for("claude-opus-4-1-20250805").input_per_mtok == 15.0  # the longest name wins over claude-opus-4
+    assert price_for("claude-haiku-4-5-20251001").output_per_mtok == 5.0
     usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000, cache_read_tokens=1_000_000,
                   cache_creation_tokens=1_000_000)
-    assert estimate_cost("claude-sonnet-5-5", usage) == pytest.approx(3 + 15 + 0.3 + 3.75)
+    assert estimate_cost("claude-sonnet-5-5", usage) == pytest.approx(2 + 10 + 0.10 + 2.5)
+
+
+def test_every_model_the_sdk_ships_has_a_price() -> None:
+    import typing
+
+    names = typing.get_args(typing.get_args(anthropic.types.Model)[0])
+    assert len(names) > 10, "the SDK ships no model names"
+    assert [m for m in names if price_for(m) is None] == []
+
+
+def test_a_user_price_overrides_the_table_and_prices_a_model_it_does_not_know() -> None:
+    own = {"claude-sonnet-5-5": {"input": 1.0, "output": 4.0}, "llama-gw": {"input": 0.5, "output": 1.0,
+                                                                           "cache_read": 0.0}}
+    assert price_for("claude-sonnet-5-5", own) == Price(1.0, 4.0, 1.25, 0.10)
+    assert price_for("llama-gw", own) == Price(0.5, 1.0, 0.625, 0.0)
+    assert price_for("llama-gw") is None and estimate_cost("llama-gw", Usage(input_tokens=10**6)) == 0.0
 
 
 def test_default_model_is_a_current_sdk_model() -> None:
@@ -182,7 +202,7 @@ def test_default_model_is_a_current_sdk_model() -> None:
 def test_the_fake_api_streams_when_the_client_streams(fake_api: FakeAnthropic) -> None:
     fake_api.play(Reply([text("hello"), tool_use("list_sessions")]))
     client = anthropic.Anthropic()
-    with client.messages.stream(model="claude-sonnet-5-5", max_tokens=10,
+    with client.messages.stream(model="claude-sonnet-5-5", max_tokens=100,
                                 messages=[{"role": "user", "content": "hi"}]) as stream:
         message = stream.get_final_message()
     assert [b.type for b in message.content] == ["text", "tool_use"]

@@ -1,0 +1,114 @@
+"""Scripted models that work the way current models do, for the strict test server (fake_anthropic.py).
+
+A real model thinks every turn, batches several tool calls a turn, often opens
+with a text preamble ("I'll start by reviewing the index.") and now and then
+asks a question instead of going on. `ScriptedModel` plays such a model from
+what the request shows it: the topic files listed in tonight's first message
+(read only when their text is not already there), the sessions of the
+digests, and the paging hints (``[more: ...]``) of the results it gets. The
+shapes differ in how much they read, how wide their turns are and how much
+they think:
+
+- `diligent`: reads every topic file not shown in full and every session,
+  three calls a turn, then edits;
+- `lazy`: reads one session, makes one edit;
+- `wide`: like diligent, ten calls a turn;
+- `thinking_heavy`: six calls a turn and 6,000 thinking tokens each.
+
+A model is one callable; play it for every step: ``fake.play(*[model] * 400)``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from helpers.fake_anthropic import Reply, memory, text, tool_use
+
+PREAMBLE = "I'll start by reviewing the index and the session digests."
+QUESTION = "Before I merge anything: should I keep the older deploy notes, or may I fold them into one file?"
+
+
+@dataclass
+class ScriptedModel:
+    calls_per_turn: int = 3
+    thinking: tuple[int, int] = (1000, 2000)  # tokens thought per turn, drawn from this range
+    read_topics: bool = True  # view the topic files the first message does not show in full
+    read_sessions: int | None = None  # how many sessions to read (None: all)
+    edits: int = 6  # str_replace edits, one per topic file, after the reads
+    preamble: bool = True  # the first reply is text only
+    question_at: int | None = None  # the turn (1-based) that asks a question instead of going on
+    seed: int = 7
+    turns: int = 0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    _plan: list[dict[str, Any]] | None = None
+    _edited: list[str] = field(default_factory=list)
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        self.turns += 1
+        self.requests.append(body)
+        rng = random.Random(self.seed * 1000 + self.turns)
+        think = rng.randint(*self.thinking) if self.thinking[1] else 0
+        if self._plan is None:
+            self._plan = self._make_plan(_first_text(body))
+            if self.preamble:
+                return Reply([text(PREAMBLE)], stop_reason="end_turn", thinking=think, output_tokens=20)
+        if self.question_at == self.turns:
+            return Reply([text(QUESTION)], stop_reason="end_turn", thinking=think, output_tokens=30)
+        self._plan[:0] = _hints(body)
+        if self._plan:
+            batch, self._plan = self._plan[: self.calls_per_turn], self._plan[self.calls_per_turn :]
+            return Reply([text("Reading on."), *batch], thinking=think, output_tokens=25 + 60 * len(batch))
+        lines = [f"- dated {path.rsplit('/', 1)[1]}: last reviewed on the night of the sessions" for path in self._edited]
+        return Reply([text("\n".join(lines) or "Nothing needed changing.")], thinking=think,
+                     output_tokens=40 + 25 * len(lines))
+
+    def _make_plan(self, first: str) -> list[dict[str, Any]]:
+        topics = re.findall(r"^- `(/memories/(?!MEMORY\.md)[^`]+\.md)`", first, flags=re.M)
+        shown = set(re.findall(r"^#### `(/memories/[^`]+)`", first, flags=re.M))
+        sessions = re.findall(r"^### `([^`]+)` — ", first, flags=re.M)
+        plan = [memory("view", path=p) for p in topics if self.read_topics and p not in shown]
+        wanted = sessions if self.read_sessions is None else sessions[: self.read_sessions]
+        plan += [tool_use("read_session", session_id=sid, count=200) for sid in wanted]
+        for path in [p for p in topics if "/team/" not in p][: self.edits]:
+            self._edited.append(path)
+            plan.append(memory("str_replace", path=path, old_str="\ntype: ", new_str="\nreviewed: 2026-11-30\ntype: "))
+        return plan
+
+
+def diligent(**kw: Any) -> ScriptedModel:
+    return ScriptedModel(calls_per_turn=3, **kw)
+
+
+def lazy(**kw: Any) -> ScriptedModel:
+    return ScriptedModel(calls_per_turn=3, read_topics=False, read_sessions=1, edits=1, **kw)
+
+
+def wide(**kw: Any) -> ScriptedModel:
+    return ScriptedModel(calls_per_turn=10, **kw)
+
+
+def thinking_heavy(**kw: Any) -> ScriptedModel:
+    return ScriptedModel(calls_per_turn=6, thinking=(6000, 6000), **kw)
+
+
+def _first_text(body: dict[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+
+
+def _hints(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The next pages the last results point to, as a model following the `[more: ...]` lines would."""
+    last = body["messages"][-1]
+    found = []
+    for block in last["content"] if isinstance(last["content"], list) else []:
+        content = block.get("content") if isinstance(block, dict) else None
+        content = content if isinstance(content, str) else json.dumps(content or block.get("text", ""))
+        for sid, start in re.findall(r"read_session\(session_id='([^']+)', start=(\d+)\)", content):
+            found.append(tool_use("read_session", session_id=sid, start=int(start), count=200))
+        for path, start in re.findall(r"view (\S+) with view_range=\[(\d+), -1\]", content):
+            found.append(memory("view", path=path, view_range=[int(start), -1]))
+    return found
