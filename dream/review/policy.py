@@ -26,7 +26,7 @@ from dream.engines.base import REQUEST
 from dream.errors import Refused
 from dream.review.choices import needs
 from dream.review.decide import Decision, accept
-from dream.review.retention import summarize
+from dream.review.retention import of_proposal
 from dream.store.layout import Layout
 from dream.store.tree import INDEX_NAME, Tree
 from dream.store.validate import errors as validation_errors
@@ -57,7 +57,7 @@ def judge(layout: Layout, proposal_id: str, take_requests: bool = False) -> Verd
     report = proposals.report(proposal)
     base = Versions(layout).tree(proposal.base_version)
     tree = proposals.tree(proposal)
-    retention = report.get("retention") or summarize(base, tree)
+    retention = of_proposal(proposals, proposal, report)
     if retention["dropped"]:
         return Verdict(False, f"it drops {retention['dropped']} line(s)")
     problems = validation_errors(validate_tree(tree, set(proposal.changed), base=base))
