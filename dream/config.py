@@ -80,6 +80,12 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # memory lint (dream/lint): the project the memories describe, when no transcript says where it is
     project: str | None = None
     lint_seconds: Annotated[float, Meta(gt=0)] = 10.0  # a lint stops here; claims left are "not checked"
+    # memories no engine may change or remove, beside those with `pinned: true` (dream/store/pinned.py)
+    pinned: tuple[str, ...] = ()
+    # a proposal removing more than this share of the memory files, or of the lines, is flagged and
+    # never auto-accepted (dream/review/budget.py)
+    removal_budget_files: Annotated[float, Meta(ge=0, le=1)] = 0.2
+    removal_budget_lines: Annotated[float, Meta(ge=0, le=1)] = 0.2
 
     def as_dict(self) -> dict[str, Any]:
         return {k: msgspec.to_builtins(v) for k, v in msgspec.structs.asdict(self).items()}

@@ -137,6 +137,7 @@ def status(
 ) -> None:
     """Gate, lock holder, current version and pending proposals."""
     from dream.pipeline.status import fleet_status, store_row, store_status  # start-up: see dream/cli/__init__.py
+    from dream.versions.removed import survival_line  # start-up: see dream/cli/__init__.py
     if html:
         _write_overview(html, fleet_status(roots or []) if all_stores or roots else [store_row(store)], as_json)
         return
@@ -158,6 +159,7 @@ def status(
     say(f"lock             {lock_text}")
     say(f"current version  {human(info['current_version']) or 'none yet'}")
     say(f"pending          {', '.join(info['pending']) or 'none'}")
+    say(f"survival         {survival_line(info['survival'])}")
     for why in info["damaged_proposals"].values():
         say(f"damaged proposal {why}")
     if info["interrupted_accept_problem"]:

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from dream.review.retention import of_proposal as retention_of
+from dream.review.budget import headline as budget_headline
 from dream.review.retention import render_markdown as retention_markdown
 from dream.review.summary import Counts, change_detail
 
@@ -63,9 +64,11 @@ def render_markdown(report: dict[str, Any]) -> str:
     """The report as markdown. Tolerant of a report missing keys (written by an older or a damaged dream)."""
     u = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_creation_tokens": 0,
          "turns": 0, "cost_usd": 0.0, **(report.get("usage") or {})}
+    over = budget_headline(report.get("removal_budget") or {})
     lines = [
         f"# Dream proposal {report.get('proposal_id', '')}".rstrip(),
         "",
+        *([over, ""] if over else []),
         f"- engine: {report.get('engine', '?')}, base version: {report.get('base_version', '?')}",
         f"- sessions read: {report.get('sessions_read', 0)}, secrets redacted: {report.get('redactions', 0)}",
         f"- files changed: {len(report.get('files_changed') or [])}",

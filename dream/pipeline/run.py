@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator
 from dream import history, lint
 from dream.config import Settings, load_settings
 from dream.engines import (
+    Change,
     Engine,
     EngineInput,
     EngineResult,
@@ -44,11 +45,13 @@ from dream.pipeline.gather import Gathered, read_sessions
 from dream.pipeline.report import build_report
 from dream.pipeline.sessions import scan_sessions
 from dream.store.state import StoreState, backoff_seconds, load_state, save_state
-from dream.review import policy, retention
+from dream.review import budget, policy, retention
 from dream.store import litter
+from dream.store import pinned
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
 from dream.store.tree import (
+    INDEX_NAME,
     MAX_MEMORY_FILE_BYTES,
     Tree,
     changed_paths,
@@ -245,8 +248,18 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     stale = lint.needs_person(checked)
     result = engine.consolidate(_engine_input(ctx, gathered, staging, stale))
     result.needs_person += [line for line in stale if line not in result.needs_person]
+    protect_pinned(ctx, snap, staging, result)
     tree = read_tree(staging)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None)
+
+
+def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult) -> None:
+    """After any engine: pinned memories as they were, the engine's changes to them struck from its account."""
+    restored = pinned.keep_pinned(snap.tree, staging, ctx.settings.pinned)
+    files = {path for path, _ in restored}
+    result.changes = [c for c in result.changes if c.path not in files - {INDEX_NAME}]
+    result.finish += [Change("restored", path, "pinned: no engine may change or remove it; put back as it was",
+                             detail=what, source="finish") for path, what in restored]
 
 
 def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path, staged: Staged) -> list:
@@ -257,6 +270,7 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
         return findings
     problems = [f"{f.path}: {f.rule}: {f.message}" for f in errors]
     fix = staged.engine.correct(_engine_input(ctx, gathered, staging), problems)
+    protect_pinned(ctx, snap, staging, fix)
     staged.result.changes += fix.changes
     staged.result.finish += fix.finish
     staged.result.usage.add(fix.usage)
@@ -295,6 +309,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     report["session_logs"] = ctx.session_logs  # which requests a partial accept leaves out (review.requests)
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     report["lint"] = staged.lint
+    report["removal_budget"] = budget.removal_budget(snap.tree, staged.tree, ctx.settings)
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
     proposals.create(proposal, tree_diff(snap.tree, staged.tree), report, tree=staged.tree)

@@ -23,9 +23,11 @@ from dream.pipeline.gate import check_gate
 from dream.store.state import load_state
 from dream.store.layout import Layout
 from dream.store.lock import current_holder
+from dream.store.tree import read_tree
 from dream.versions.journal import finish_interrupted_write
 from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposals
+from dream.versions.removed import survival
 
 
 def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, Any]:
@@ -46,7 +48,16 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "failures": state.failures,
         "interrupted_accept": layout.journal.exists() or problem is not None,
         "interrupted_accept_problem": problem,
+        "survival": _survival(layout),
     }
+
+
+def _survival(layout: Layout) -> dict[str, Any] | None:
+    """The survival figures; None when the store cannot be read whole (status names that elsewhere)."""
+    try:
+        return survival(Versions(layout), read_tree(layout.root))
+    except DreamError:
+        return None
 
 
 def fleet_status(extra_roots: Iterable[Path] = ()) -> list[dict[str, Any]]:

@@ -55,6 +55,8 @@ def judge(layout: Layout, proposal_id: str, take_requests: bool = False) -> Verd
     if proposal.status != PENDING:
         return Verdict(False, f"proposal is {proposal.status}")
     report = proposals.report(proposal)
+    if (report.get("removal_budget") or {}).get("over"):  # worked out by the run (dream/review/budget.py)
+        return Verdict(False, "it is over the removal budget")
     base = Versions(layout).tree(proposal.base_version)
     tree = proposals.tree(proposal)
     retention = of_proposal(proposals, proposal, report)

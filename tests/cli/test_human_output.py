@@ -69,6 +69,8 @@ def the_morning(root: Path) -> dict[str, list]:
         "import": [["import", "--from", "claude-code", str(transcripts), *s]],
         "eval": [["eval", "--only", "team"], ["eval", "--only", "no-such-case"]],
         "lint": [["lint", *s], name_the_project, ["lint", *s]],
+        "removed": [["removed", *s]],
+        "restore": [["restore", "project_database.md", *s], ["restore", "no-such.md", *s]],
     }
 
 

@@ -1,0 +1,71 @@
+"""Pinned memories: files no engine may change or remove.
+
+A memory is pinned by ``pinned: true`` in its frontmatter (flat or under
+``metadata:``) or by naming it in the ``pinned`` setting. After any engine
+(and after its corrective pass) the pipeline calls `keep_pinned` once, so
+the rule holds whatever the engine did: a pinned file gets its base bytes
+back, and its index line comes back if the engine dropped it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from dream.errors import BadInput
+from dream.store.model import TextFile, TopicFile, parse_index_line, resolve_link
+from dream.store.tree import INDEX_NAME, Tree, atomic_write, read_tree
+
+TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
+
+
+def is_pinned_text(rel: str, data: bytes) -> bool:
+    try:
+        value = TopicFile.parse(rel, data).meta("pinned")
+    except (BadInput, UnicodeDecodeError):  # text or frontmatter dream refuses to read: validation names it
+        return False
+    return value is True or (isinstance(value, str) and value.strip().lower() in TRUE_WORDS)
+
+
+def pinned_paths(tree: Tree, configured: Iterable[str] = ()) -> set[str]:
+    """The pinned memory files of `tree`: by frontmatter, or named in the settings."""
+    named = {p.strip().lstrip("./") for p in configured}
+    return {rel for rel, data in tree.items()
+            if rel != INDEX_NAME and (rel in named or is_pinned_text(rel, data))}
+
+
+def keep_pinned(base: Tree, staging: Path, configured: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """Put back every pinned file of `base` that the engine changed or removed, and its index line.
+
+    Returns (path, what was put back) for the report.
+    """
+    staged = read_tree(staging)
+    restored: list[tuple[str, str]] = []
+    pinned = pinned_paths(base, configured)
+    for rel in sorted(pinned):
+        if staged.get(rel) != base[rel]:
+            atomic_write(staging / rel, base[rel])
+            restored.append((rel, "removed" if rel not in staged else "changed"))
+    lines = _missing_index_lines(base, staged, pinned)
+    if lines:
+        index = TextFile.decode(staged.get(INDEX_NAME, b""))
+        index.lines += lines
+        index.final_newline = True
+        atomic_write(staging / INDEX_NAME, index.encode())
+        restored += [(INDEX_NAME, f"index line {line!r}") for line in lines]
+    return restored
+
+
+def _missing_index_lines(base: Tree, staged: Tree, pinned: set[str]) -> list[str]:
+    """Base index lines pointing at a pinned file that the staged index no longer points at."""
+    def targets(tree: Tree) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for line in TextFile.decode(tree.get(INDEX_NAME, b"")).lines:
+            entry = parse_index_line(line)
+            target = resolve_link(INDEX_NAME, entry.target) if entry.is_entry else None
+            if target:
+                found.setdefault(target, line)
+        return found
+
+    now = targets(staged)
+    return [line for target, line in targets(base).items() if target in pinned and target not in now]

@@ -1,0 +1,164 @@
+"""Everything that ever left the live store: memory files and index lines, when, by which proposal, why.
+
+Read from the versions: between each version and the one before it, a
+memory file that is gone, and an index line whose memory the new index no
+longer points at (a line reworded in place is not gone). Why comes from
+the accepted proposal's report: the engine's change for that file (a
+forget request's sentence, a merge into another file, an archive); a
+version that is not an accept says what it was (a rollback, or a snapshot:
+the file was removed outside dream, between two runs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from dream.errors import DreamError
+from dream.store.model import FrontmatterRefused, TextFile, parse_frontmatter, parse_index_line, resolve_link
+from dream.store.tree import INDEX_NAME
+from dream.versions.manifests import Version, Versions
+from dream.versions.proposals import Proposals
+
+
+@dataclass
+class Removal:
+    kind: str  # memory | index line
+    path: str  # the memory file (for an index line: the file it pointed at)
+    text: str  # for an index line, the line; "" for a memory
+    version: int  # the first version without it
+    held_by: int  # the last version that held it
+    at: float  # when that version was made
+    proposal_id: str | None
+    source: str  # accept | rollback | snapshot | …
+    why: str
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def removals(versions: Versions) -> list[Removal]:
+    """Every removal, oldest first."""
+    found: list[Removal] = []
+    proposals = Proposals(versions.layout)
+    numbers = versions.numbers()
+    for older, newer in zip(numbers, numbers[1:]):
+        old, new = versions.get(older), versions.get(newer)
+        reasons = _reasons(proposals, new)
+        for path in sorted(set(old.files) - set(new.files) - {INDEX_NAME}):
+            found.append(Removal("memory", path, "", newer, older, new.created_at, new.proposal_id, new.source,
+                                 _why(new, reasons, path)))
+        for target, line in _gone_index_lines(versions, old, new):
+            found.append(Removal("index line", target, line, newer, older, new.created_at, new.proposal_id,
+                                 new.source, _why(new, reasons, target)))
+    return found
+
+
+def last_holder(versions: Versions, path: str) -> int | None:
+    """The newest version whose files include `path`."""
+    for number in reversed(versions.numbers()):
+        if path in versions.get(number).files:
+            return number
+    return None
+
+
+def index_targets(data: bytes) -> dict[str, str]:
+    """Memory path -> the first index line pointing at it."""
+    found: dict[str, str] = {}
+    for line in TextFile.decode(data).lines:
+        entry = parse_index_line(line)
+        target = resolve_link(INDEX_NAME, entry.target) if entry.kind == "link" else None
+        if target:
+            found.setdefault(target, line)
+    return found
+
+
+def _gone_index_lines(versions: Versions, old: Version, new: Version) -> list[tuple[str, str]]:
+    if old.files.get(INDEX_NAME) == new.files.get(INDEX_NAME) or INDEX_NAME not in old.files:
+        return []
+    before = index_targets(versions.blobs.get(old.files[INDEX_NAME]))
+    after = index_targets(versions.blobs.get(new.files[INDEX_NAME])) if INDEX_NAME in new.files else {}
+    return [(target, line) for target, line in before.items() if target not in after]
+
+
+def _reasons(proposals: Proposals, version: Version) -> dict[str, str]:
+    """Path -> the accepted proposal's reason for its change to that path."""
+    if not version.proposal_id:
+        return {}
+    try:
+        report = proposals.report(proposals.get(version.proposal_id))
+    except DreamError:  # gone or damaged: the removal is still listed, without its reason
+        return {}
+    reasons: dict[str, str] = {}
+    for change in (report.get("changes") or []) + (report.get("finish") or []):
+        if isinstance(change, dict) and change.get("path"):
+            detail = f" ({change['detail']})" if change.get("detail") else ""
+            reasons.setdefault(change["path"], f"{change.get('action', '?')}: {change.get('reason', '')}{detail}")
+    return reasons
+
+
+def _why(version: Version, reasons: dict[str, str], path: str) -> str:
+    if path in reasons:
+        return reasons[path]
+    if version.source == "snapshot":
+        return "removed outside dream (the store was found without it)"
+    if version.source == "rollback":
+        return version.note or "rollback"
+    return version.note or version.source
+
+
+def distinct_lines(tree: dict[str, bytes]) -> dict[str, str]:
+    """Each distinct text line of the memories -> the first file holding it; frontmatter left out."""
+    found: dict[str, str] = {}
+    for rel in sorted(tree):
+        lines = tree[rel].decode("utf-8", errors="replace").splitlines()
+        try:
+            fm = parse_frontmatter(lines)
+        except FrontmatterRefused:
+            fm = None
+        for line in lines[fm.end + 1 if fm else 0:]:
+            if line.strip():
+                found.setdefault(line.strip(), rel)
+    return found
+
+
+SURVIVAL_KINDS = {"forgotten": "removed by request", "merged": "merged", "archived": "archived"}
+
+
+def survival(versions: Versions, live: dict[str, bytes]) -> dict | None:
+    """The share of version 1's lines still in the live store, and where the others went."""
+    numbers = versions.numbers()
+    if not numbers:
+        return None
+    first = distinct_lines(versions.tree(numbers[0]))
+    now = distinct_lines(live)
+    gone = {line for line in first if line not in now}
+    counts = {kind: 0 for kind in (*SURVIVAL_KINDS.values(), "other")}
+    proposals = Proposals(versions.layout)
+    for older, newer in zip(numbers, numbers[1:]):
+        if not gone:
+            break
+        before, after = distinct_lines(versions.tree(older)), distinct_lines(versions.tree(newer))
+        reasons = _reasons(proposals, versions.get(newer))
+        for line in [line for line in gone if line in before and line not in after]:
+            action = reasons.get(_about(before[line], line), "").split(":", 1)[0]
+            counts[SURVIVAL_KINDS.get(action, "other")] += 1
+            gone.discard(line)
+    counts["other"] += len(gone)  # left between the last version and the live store
+    kept = len(first) - sum(counts.values())
+    return {"since_version": numbers[0], "lines": len(first), "kept": kept,
+            "share": round(kept / len(first), 4) if first else 1.0, **counts}
+
+
+def _about(holder: str, line: str) -> str:
+    """The memory a line belongs to: its file, or for an index line the file it points at."""
+    if holder != INDEX_NAME:
+        return holder
+    entry = parse_index_line(line)
+    return (resolve_link(INDEX_NAME, entry.target) if entry.kind == "link" else None) or holder
+
+
+def survival_line(found: dict | None) -> str:
+    if not found:
+        return "no versions yet"
+    gone = ", ".join(f"{found[k]} {k}" for k in (*SURVIVAL_KINDS.values(), "other"))
+    return f"{found['share']:.0%} of the {found['lines']} lines of version {found['since_version']} still here ({gone})"
