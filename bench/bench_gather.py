@@ -38,7 +38,7 @@ from pathlib import Path
 from benchlib import drop_page_cache, load_average, median_pair
 
 from dream.pipeline.gather import read_sessions
-from dream.pipeline.sessions import scan_sessions
+from dream.store.sessions import scan_sessions
 
 WORDS = (
     "the a to of and in is it that for on with this we can be file test run "
@@ -152,7 +152,7 @@ def _peak_rss_mb(code: str, root: Path) -> float:
 
 
 def bench_memory(root: Path) -> None:
-    load = "from dream.pipeline.gather import read_sessions; from dream.pipeline.sessions import scan_sessions"
+    load = "from dream.pipeline.gather import read_sessions; from dream.store.sessions import scan_sessions"
     baseline = _peak_rss_mb(load, root)
     peak = _peak_rss_mb(f"{load}\nread_sessions(scan_sessions(sys.argv[1]))", root)
     total_mb = sum(f.size for f in scan_sessions(root)) / 1e6

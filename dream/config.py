@@ -167,23 +167,64 @@ def _layers(store: Path | None, overrides: dict[str, Any] | None) -> list[tuple[
 
 
 def setting_sources(store: Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, str]:
-    """Where each setting's value comes from: a file path, "command line" or "default"."""
+    """Where each setting's value comes from: a file path, "command line", "default" or "detected …"."""
     sources = {name: "default" for name in SETTING_NAMES}
     for where, layer in _layers(store, overrides):
         sources.update({key: where for key in layer})
+    if store is not None and sources["transcripts_path"] == "default":
+        if sources["transcripts"] == "default" and is_claude_code_memory(store):
+            sources["transcripts"] = DETECTED
+        elif sources["transcripts"] == str(global_config_path()) and load_settings(store, overrides).transcripts is None:
+            sources["transcripts"] = f"default ({sources['transcripts']} names claude-code for Claude Code's stores; "\
+                                     f"this is not one)"
     return sources
 
 
+DETECTED = "detected (a Claude Code memory folder: ~/.claude/projects/<project>/memory)"
+
+
 def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    """Merge defaults, the global file, the store file and `overrides` (in that order)."""
+    """Merge defaults, the global file, the store file and `overrides` (in that order).
+
+    For a store, the transcript source is then decided for that store
+    (`_transcripts_for_store`).
+    """
     merged: dict[str, Any] = {}
     settings = Settings()
+    transcripts_from = "default"
     for where, layer in _layers(store, overrides):
         if not layer:  # most stores have no config file: nothing new to check
             continue
         merged.update(layer)
+        if "transcripts" in layer:
+            transcripts_from = where
         try:  # checked layer by layer, so that an error names the file that caused it
             settings = msgspec.convert(merged, Settings, strict=False)
         except msgspec.ValidationError as exc:
             raise ConfigError(_describe(exc, where)) from None
-    return settings
+    if store is None or settings.transcripts_path:  # a path the user named: their source, as they said it
+        return settings
+    transcripts = _transcripts_for_store(store, settings.transcripts, transcripts_from)
+    return settings if transcripts == settings.transcripts else settings.replace(transcripts=transcripts)
+
+
+def is_claude_code_memory(store: Path) -> bool:
+    """Claude Code keeps a project's memory at ``~/.claude/projects/<project>/memory``, its sessions beside it."""
+    folder = Path(os.path.abspath(store))
+    return folder.name == "memory" and folder.parent.parent.name == "projects"
+
+
+def _transcripts_for_store(store: Path, configured: str | None, where: str) -> Any:
+    """A Claude Code memory folder reads its project's transcripts unless told otherwise.
+
+    A source named only in the global file is meant for the stores it fits:
+    "claude-code" there does not apply to a store outside Claude Code's
+    projects (it would have no transcripts beside it), so such a store keeps
+    the default.
+    """
+    claude_store = is_claude_code_memory(store)
+    if configured is None:
+        return "claude-code" if claude_store else None
+    if configured == "claude-code" and not claude_store and where == str(global_config_path()):
+        return None
+    return configured

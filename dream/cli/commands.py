@@ -320,12 +320,18 @@ def reject(
     store: StoreOpt = Path("."),
     comment: CommentOpt = None,
     forget_requests: Annotated[bool, typer.Option("--forget-requests", help="Never offer its requests again.")] = False,
+    only: Annotated[Optional[list[str]], typer.Option(
+        "--only", help="Reject only these files: --only a.md b.md; the others stay pending.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Reject a proposal; the store is not touched. Its requests come back in the next run unless forgotten."""
+    """Reject a proposal (or some of its files); the store is not touched.
+
+    The requests behind what you rejected come back in the next run unless
+    forgotten; with --only, the other files stay pending as a new proposal.
+    """
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    decision = decide.reject(store, proposal_id, comment, forget_requests=forget_requests)
+    decision = decide.reject(store, proposal_id, comment, forget_requests=forget_requests, only=only)
     print_decision(decision, as_json, resumed=resume_paused_flow(store, decision.proposal_id, "reject", comment))
 
 
@@ -359,7 +365,11 @@ def print_decision(decision, as_json: bool, what_to: str = "", resumed=None) -> 
     version = f"; the store is now version {decision.version}" if decision.version else ""
     out.print(f"{what}{words(decision.status)}{what_to}{version}")
     if decision.skipped:
-        out.print(f"skipped: {', '.join(decision.skipped)}", markup=False)
+        label = "rejected" if decision.status == "rejected" else "skipped"
+        out.print(f"{label}: {', '.join(decision.skipped)}", markup=False)
+    if decision.new_proposal_id and decision.status in ("accepted", "rejected"):
+        out.print(f"the rest stays pending as proposal {decision.new_proposal_id} (`dream diff` shows it)",
+                  markup=False)
     if decision.combined:
         out.print(f"merged with edits made to the store since: {', '.join(decision.combined)}", markup=False)
     if decision.pre_accept_version:

@@ -57,7 +57,7 @@ class EngineInput:
     store_root: Path  # the live store: read-only context (e.g. transcripts), never written
     staging: Path  # the engine's writable copy of the base version
     sessions: pl.DataFrame  # redacted rows: session, date, seq, role, text (see dream.pipeline.gather)
-    catalog: list  # list[dream.pipeline.sessions.SessionFile] for the sessions in `sessions`
+    catalog: list  # list[dream.store.sessions.SessionFile] for the sessions in `sessions`
     settings: Settings
     today: date
     run_id: str = ""

@@ -21,7 +21,7 @@ from dream.eval.cases import Case, Log
 from dream.eval.checks import Outcome, run_checks
 from dream.eval.scorecard import CaseResult
 from dream.pipeline.report import proposal_markdown
-from dream.pipeline.run import Since, run
+from dream.pipeline.run import run
 from dream.review import decide
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
@@ -55,9 +55,8 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
         try:
             if name in ("run", "run_all"):
                 runs += 1
-                since = None if name == "run_all" else Since.LAST_CONSOLIDATION
                 result = run(store, engine=engine, force=True, now=base + runs * STEP_SECONDS,
-                             overrides={**PINNED, **case.settings}, since=since)
+                             overrides={**PINNED, **case.settings}, every_log=name == "run_all")
                 _record_run(store, result, outcome)
             elif name == "logs":
                 written += 1

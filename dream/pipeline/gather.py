@@ -1,4 +1,4 @@
-"""Activity logs: parse the session logs a scan found (`dream.pipeline.sessions`) into one table.
+"""Activity logs: parse the session logs a scan found (`dream.store.sessions`) into one table.
 
 Format: every line starts with a one-character prefix and a space::
 
@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from dream.store.ledger import Ledger, read_of
 from dream.redaction.redact import REDACT_MARGIN, redact_column
-from dream.pipeline.sessions import SessionFile
+from dream.store.sessions import SessionFile
 from dream.store.regular import kind_of
 
 # --------------------------------------------------------------------------
@@ -46,6 +47,7 @@ class Gathered:
     files: list[SessionFile]
     redactions: int
     warnings: list[str] = field(default_factory=list)
+    reads: Ledger = field(default_factory=dict)  # each file read: size, mtime and hash of the bytes read
 
 
 SCHEMA = {"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64, "role": pl.Utf8, "text": pl.Utf8}
@@ -89,6 +91,7 @@ def read_sessions(
     """
     total = sum(f.size for f in files)
     read: list[SessionFile] = []
+    reads: Ledger = {}
     warnings: list[str] = []
     parsed: list[_Parsed] = []
     waiting: deque[tuple[Future[_Parsed], int]] = deque()
@@ -105,7 +108,7 @@ def read_sessions(
 
     with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="dream-gather") as pool:
         for batch in _batches(files):
-            texts, owners = _read_batch(batch, read, warnings)
+            texts, owners = _read_batch(batch, read, reads, warnings)
             waiting.append((pool.submit(_parse, texts, owners), sum(f.size for f in batch)))
             if len(waiting) > _WORKERS:
                 collect_oldest()
@@ -115,7 +118,7 @@ def read_sessions(
     if on_progress:
         on_progress(total, total)
     utf8_warnings = [w for p in parsed for w in p.warnings]
-    return Gathered(table, read, redactions, warnings + utf8_warnings)
+    return Gathered(table, read, redactions, warnings + utf8_warnings, reads)
 
 
 def _batches(files: list[SessionFile]) -> list[list[SessionFile]]:
@@ -131,16 +134,17 @@ def _batches(files: list[SessionFile]) -> list[list[SessionFile]]:
 
 
 def _read_batch(
-    batch: list[SessionFile], read: list[SessionFile], warnings: list[str]
+    batch: list[SessionFile], read: list[SessionFile], reads: Ledger, warnings: list[str]
 ) -> tuple[list[bytes], list[SessionFile]]:
     """The entries' bytes of each file of `batch` that has some, and those files.
 
-    Adds every file read to `read`, and every problem to `warnings`.
+    Adds every file read to `read` and what was read of it to `reads`, and
+    every problem to `warnings`.
     """
     texts: list[bytes] = []
     owners: list[SessionFile] = []
     for f in batch:
-        data, problem = _entries_of(f)
+        data, problem = _entries_of(f, reads)
         if problem:
             warnings.append(f"{f.rel}: {problem}")
         if data is None:
@@ -152,7 +156,7 @@ def _read_batch(
     return texts, owners
 
 
-def _entries_of(f: SessionFile) -> tuple[bytes | None, str | None]:
+def _entries_of(f: SessionFile, reads: Ledger) -> tuple[bytes | None, str | None]:
     """The bytes of a file's entries, "\\n" first, and a problem to report.
 
     None when the file is skipped (unreadable, binary); b"" when it has no
@@ -162,6 +166,7 @@ def _entries_of(f: SessionFile) -> tuple[bytes | None, str | None]:
     data = _read(f)
     if isinstance(data, str):
         return None, data
+    reads[f.rel] = read_of(f, data)  # a binary file too: it is accounted for, or every run would read it
     if b"\x00" in data:
         return None, "binary file (NUL bytes), skipped"
     if b"\r" in data:

@@ -16,15 +16,15 @@ from dream.pipeline import run as pipeline
 from dream.review.decide import Decision
 from dream.store.layout import Layout
 from dream.versions.journal import LockedStore
-from dream.versions.proposals import PENDING, SUPERSEDED, Proposal, Proposals
+from dream.versions.proposals import PENDING, SUPERSEDED, Proposals
 
 
 def rebase(store: str | Path, proposal_id: str | None = None, comment: str | None = None) -> Decision:
     """Dream again on the current store, with the same signal, replacing a stale proposal.
 
-    The new run reads the sessions the stale proposal read (everything since
-    the consolidation before it) and the store as it is now; proposing
-    supersedes the stale proposal.
+    The new run reads the sessions the stale proposal holds (a run reads every
+    log no decided proposal accounted for, `dream.store.ledger`) and the
+    store as it is now; proposing supersedes the stale proposal.
     """
     layout = Layout.open(store)
     proposals = Proposals(layout)
@@ -33,8 +33,7 @@ def rebase(store: str | Path, proposal_id: str | None = None, comment: str | Non
         raise ProposalClosed(f"{layout.root}: proposal {stale.id} is {stale.status}, not pending")
     # Forced: a person asked for this run, so only `enabled` and the lock stop it. The
     # fresh proposal waits for that person too, whatever the auto_accept policy says.
-    outcome = pipeline.run(layout.root, engine=stale.engine, force=True, since=_signal_start(layout, stale),
-                           overrides={"auto_accept": False})
+    outcome = pipeline.run(layout.root, engine=stale.engine, force=True, again=True, overrides={"auto_accept": False})
     if outcome.status == Status.FAILED:
         raise RunFailed(outcome.reason or "failed", f"{layout.root}: rebase of {stale.id} failed: {outcome.error}")
     if outcome.status == Status.SKIPPED:
@@ -48,14 +47,3 @@ def rebase(store: str | Path, proposal_id: str | None = None, comment: str | Non
             proposals.set_status(stale, SUPERSEDED)
         history.record_event(layout, "rebase", stale.id, outcome.base_version, comment, detail=detail)
     return Decision("rebased", stale.id, outcome.base_version, new_proposal_id=new_id)
-
-
-def _signal_start(layout: Layout, stale: Proposal) -> float | None:
-    """When the consolidation before the stale proposal's run happened (None: never)."""
-    earlier = [r["started_at"].timestamp() for r in history.runs(layout, limit=10_000)
-               if r["status"] in (Status.PROPOSED, Status.NOOP) and r["run_id"] != stale.run_id
-               and r["started_at"] is not None and r["started_at"].timestamp() < stale.created_at]
-    own = [r["started_at"].timestamp() for r in history.runs(layout, limit=10_000) if r["run_id"] == stale.run_id]
-    if own:
-        earlier = [t for t in earlier if t < own[0]]
-    return max(earlier) if earlier else None

@@ -5,7 +5,7 @@
 `run` is the one place this sequence is written. The command line calls it
 as it is; the Prefect flow passes hooks (`call` runs each stage as a task,
 `hold` takes its concurrency slot beside the file lock); rebase passes
-options (`force`, `since`). First an accept or rollback that a crash
+options (`force`, `every_log`). First an accept or rollback that a crash
 interrupted is finished, whatever the gate says; the optional import derives
 activity logs from the agent's own session transcripts when the store's
 config names a source (`transcripts = ...`).
@@ -23,7 +23,6 @@ import uuid
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -40,10 +39,11 @@ from dream.engines import (
 )
 from dream.errors import BadInput, LockBusy, RunFailed, ValidationFailed
 from dream.outcomes import NoopReason, RunOutcome, SkipReason, Status
-from dream.pipeline.gate import GateDecision, check_gate
+from dream.pipeline.gate import GateDecision, check_gate, store_ledger
 from dream.pipeline.gather import Gathered, read_sessions
+from dream.store.ledger import Ledger, Read, held, save_ledger, unread
 from dream.pipeline.report import build_report
-from dream.pipeline.sessions import scan_sessions
+from dream.store.sessions import SessionFile, scan_sessions
 from dream.store.state import StoreState, backoff_seconds, load_state, save_state
 from dream.review import budget, policy, retention
 from dream.store import litter
@@ -72,12 +72,6 @@ from dream.versions.proposals import SUPERSEDED, Proposal, Proposals, new_propos
 Progress = Callable[[int, int], None]
 
 
-class Since(Enum):
-    """Where a run's signal starts by default: the store's last consolidation."""
-
-    LAST_CONSOLIDATION = "last consolidation"
-
-
 @dataclass
 class RunContext:
     layout: Layout
@@ -89,8 +83,10 @@ class RunContext:
     today: date
     state: StoreState
     warnings: list[str] = field(default_factory=list)
-    since: float | None | Since = Since.LAST_CONSOLIDATION  # read sessions changed after this (None: all)
-    replayed: list[str] = field(default_factory=list)  # replay-list logs this run read again
+    every_log: bool = False  # read every log, even those already accounted for (the eval's `run_all`)
+    again: bool = False  # read what pending proposals hold even when nothing new came (rebase)
+    store_changed: bool = True  # the memory files differ from the latest version (set by `snapshot`)
+    reads: Ledger = field(default_factory=dict)  # the logs this run read, as it read them
     session_logs: dict[str, str] = field(default_factory=dict)  # session id -> log read, for the report
 
 
@@ -113,9 +109,8 @@ class Staged:
 # ---------------------------------------------------------------- stages
 
 
-def begin(store: str | Path, *, engine: str | None = None, force: bool = False,
-          since: float | None | Since = Since.LAST_CONSOLIDATION,
-          overrides: dict | None = None, now: float | None = None) -> RunContext:
+def begin(store: str | Path, *, engine: str | None = None, force: bool = False, every_log: bool = False,
+          again: bool = False, overrides: dict | None = None, now: float | None = None) -> RunContext:
     layout = Layout.open(store)
     settings = load_settings(layout.root, {**(overrides or {}), "engine": engine})
     started = time.time() if now is None else now
@@ -124,20 +119,9 @@ def begin(store: str | Path, *, engine: str | None = None, force: bool = False,
     return RunContext(
         layout=layout, settings=settings, engine=engine_name, force=force,
         run_id=uuid.uuid4().hex[:12], started_at=started,
-        today=datetime.fromtimestamp(started).date(), state=read_state(layout, since), since=since,
+        today=datetime.fromtimestamp(started).date(), state=load_state(layout), every_log=every_log,
+        again=again,
     )
-
-
-def read_state(layout: Layout, since: float | None | Since) -> StoreState:
-    """The store's state, with `since` standing in for the last consolidation when one is given.
-
-    The stand-in is this run's alone: `finish` updates the state as read
-    afresh from its file.
-    """
-    state = load_state(layout)
-    if since is not Since.LAST_CONSOLIDATION:
-        state.last_consolidated_at = since
-    return state
 
 
 def recover_interrupted_write(ctx: RunContext) -> None:
@@ -156,15 +140,14 @@ def import_logs(ctx: RunContext) -> ImportResult | None:
     result = import_configured(ctx.layout.root, ctx.settings)
     if result is not None:
         ctx.warnings += result.warnings
-        if result.logs_written:
-            # These logs belong to this run: the consolidation mark (started_at)
-            # must not precede their mtimes, or the next run would read them again.
-            ctx.started_at = max(ctx.started_at, *(p.stat().st_mtime for p in result.logs_written))
     return result
 
 
 def gate(ctx: RunContext) -> GateDecision:
-    return check_gate(ctx.layout, ctx.settings, force=ctx.force, now=ctx.started_at, state=ctx.state)
+    decision = check_gate(ctx.layout, ctx.settings, force=ctx.force, now=ctx.started_at, state=ctx.state,
+                          engine=ctx.engine)
+    ctx.warnings += decision.warnings
+    return decision
 
 
 @contextmanager
@@ -176,7 +159,7 @@ def lock(ctx: RunContext) -> Iterator[None]:
         if cleaned:
             ctx.warnings.append(f"removed {len(cleaned)} file(s) left by an interrupted dream process: "
                                 + ", ".join(cleaned[:10]) + (" …" if len(cleaned) > 10 else ""))
-        ctx.state = read_state(ctx.layout, ctx.since)  # re-read: a run may have ended while we gated
+        ctx.state = load_state(ctx.layout)  # re-read: a run may have ended while we gated
         yield
 
 
@@ -189,8 +172,10 @@ def snapshot(ctx: RunContext) -> Snapshot:
     ctx.warnings += [f"{path}: symlink, not followed" for path in symlinked_memory(ctx.layout.root)]
     current = versions.current()
     if current is not None and versions.get(current).files == {rel: sha256(data) for rel, data in tree.items()}:
+        ctx.store_changed = False
         return Snapshot(current, tree, changed=False)  # compared by digest: no blob is read
     version = versions.record(tree, "snapshot", note=f"store as found by run {ctx.run_id}")
+    ctx.store_changed = True
     return Snapshot(version.number, tree, changed=True)
 
 
@@ -211,16 +196,24 @@ def refuse_oversized_memory(root: Path) -> None:
 
 
 def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
-    """The sessions changed since the last dream, plus those whose requests were not accepted (replay)."""
-    files = scan_sessions(ctx.layout.root, since=ctx.state.last_consolidated_at)
-    if ctx.state.replay:
-        seen = {f.rel for f in files}
-        wanted = set(ctx.state.replay)
-        files.extend(f for f in scan_sessions(ctx.layout.root) if f.rel in wanted and f.rel not in seen)
-        files.sort(key=lambda f: (f.date, f.rel))
-        ctx.replayed = sorted(wanted)
+    """Every log whose requests no person has decided on: new, changed, or waiting in a pending proposal.
+
+    A log is known by its content (`dream.store.ledger`), not its mtime:
+    one copied with its old mtime is still read, and the logs of a proposal
+    nobody reviewed are read again, so the proposal that supersedes it
+    carries their requests. When nothing new came and the store is as the
+    pending proposal found it, that proposal stands: nothing is read.
+    """
+    logs = scan_sessions(ctx.layout.root)
+    files: list[SessionFile] = logs
+    if not ctx.every_log:
+        ledger = store_ledger(ctx.layout, ctx.state, logs)
+        files = unread(logs, ledger)
+        if not (ctx.again or ctx.store_changed) and len(held(files, ledger)) == len(files):
+            files = []
     gathered = read_sessions(files, on_progress=on_progress, max_entry_chars=ctx.settings.max_entry_chars)
-    ctx.session_logs = {f.session_id: f.rel for f in files}
+    ctx.reads = gathered.reads
+    ctx.session_logs = {f.session_id: f.rel for f in gathered.files}
     return gathered
 
 
@@ -307,6 +300,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
         duration_s=time.time() - ctx.started_at, warnings=ctx.warnings + gathered.warnings,
     )
     report["session_logs"] = ctx.session_logs  # which requests a partial accept leaves out (review.requests)
+    report["logs_read"] = {rel: read.to_json() for rel, read in ctx.reads.items()}  # what it accounts for
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     report["lint"] = staged.lint
     report["removal_budget"] = budget.removal_budget(snap.tree, staged.tree, ctx.settings)
@@ -330,12 +324,32 @@ def _outcome(ctx: RunContext, gathered: Gathered | None = None, result: EngineRe
 
 
 def finish(ctx: RunContext, outcome: RunOutcome, holds_lock: bool = True) -> RunOutcome:
-    """Record the outcome in the history and, for runs that held the lock, in the state."""
+    """Record the outcome in the history and, for runs that held the lock, in the ledger and the state."""
     outcome.duration_s = round(time.time() - ctx.started_at, 3)
     if holds_lock:
+        _account_for_logs(ctx, outcome)
         _update_state(ctx, outcome)
     history.record_run(ctx.layout, outcome, ctx.started_at)
     return outcome
+
+
+def _account_for_logs(ctx: RunContext, outcome: RunOutcome) -> None:
+    """A proposal holds the logs its run read; a run with nothing to propose consumed them.
+
+    A failed run accounts for nothing: its logs are read again. Written
+    before the state, so the first ledger of an old store is made from the
+    state's time mark as it stood before this run.
+    """
+    if outcome.status not in (Status.PROPOSED, Status.NOOP):
+        return
+    ledger = store_ledger(ctx.layout, ctx.state, scan_sessions(ctx.layout.root))
+    holder = outcome.proposal_id if outcome.status == Status.PROPOSED else None
+    for rel, read in ctx.reads.items():
+        before = ledger.get(rel)
+        if holder is None and before is not None and before.proposal is not None and before.sha256 == read.sha256:
+            continue  # a pending proposal still holds it: a person has yet to decide on its requests
+        ledger[rel] = Read(read.size, read.sha256, read.mtime, holder)
+    save_ledger(ctx.layout, ledger)
 
 
 def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
@@ -343,10 +357,11 @@ def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
     state.last_run_id, state.last_status = ctx.run_id, str(outcome.status)
     if outcome.status in (Status.PROPOSED, Status.NOOP):
         state.last_consolidated_at = ctx.started_at
-        state.replay = [log for log in state.replay if log not in ctx.replayed]  # offered again: done
-        state.failures, state.backoff_until = 0, None
+        state.replay = []  # the ledger holds what it said
+        state.failures, state.backoff_until, state.failed_engine = 0, None, None
     elif outcome.status == Status.FAILED:
-        state.failures += 1
+        state.failures = state.failures + 1 if state.failed_engine in (None, ctx.engine) else 1
+        state.failed_engine = ctx.engine
         wait = backoff_seconds(state.failures, ctx.settings.backoff_minutes, ctx.settings.backoff_max_hours)
         state.backoff_until = time.time() + wait
     save_state(ctx.layout, state)
@@ -415,19 +430,21 @@ def no_extra_hold(ctx: RunContext) -> AbstractContextManager:
 
 
 def run(store: str | Path, *, engine: str | None = None, force: bool = False,
-        since: float | None | Since = Since.LAST_CONSOLIDATION, overrides: dict | None = None,
+        every_log: bool = False, again: bool = False, overrides: dict | None = None,
         now: float | None = None, on_progress: Progress | None = None,
         call: Call = call_directly, hold: Hold = no_extra_hold) -> RunOutcome:
     """One dream on one store. Returns the outcome; raises only for bad input or a blocked journal.
 
     `force` skips the backoff, hours and sessions checks (never `enabled`,
-    never the lock). `since` makes the run read the sessions changed since
-    then (None: all of them) instead of since the last consolidation.
+    never the lock); it reads the same logs as any run: every log no decided
+    proposal accounted for, but with nothing new on an unchanged store it
+    leaves a pending proposal standing (`again` reads its logs anyway).
+    `every_log` reads all of them.
     `call(stage, *args, **kwargs)` runs each stage; `hold(ctx)` is entered
     before the store's lock and raises `LockBusy` when the store is taken
     elsewhere.
     """
-    ctx = begin(store, engine=engine, force=force, since=since, overrides=overrides, now=now)
+    ctx = begin(store, engine=engine, force=force, every_log=every_log, again=again, overrides=overrides, now=now)
     call(recover_interrupted_write, ctx)
     call(import_logs, ctx)
     decision = call(gate, ctx)

@@ -11,6 +11,7 @@ still checked against the index limits before anything is written.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,7 +20,8 @@ from pathlib import Path
 from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, MergeConflict, ProposalClosed, Refused, is_disk_full
-from dream.review import requests
+from dream.review import requests, retention
+from dream.review.choices import needs, why
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, Tree, changed_paths, read_tree, sha256, unsafe_target
@@ -32,9 +34,10 @@ from dream.versions.journal import (
     before_the_journal,
     write_journal,
 )
+from dream.versions.diffing import tree_diff
 from dream.versions.manifests import Versions
 from dream.store.merge import MergeResult, merge_trees
-from dream.versions.proposals import PENDING, REJECTED, Proposal, Proposals
+from dream.versions.proposals import PENDING, REJECTED, Proposal, Proposals, new_proposal_id
 
 
 @dataclass
@@ -221,11 +224,57 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
             layout, plan.live, files, "accept", "accept", note=f"accepted proposal {proposal.id}",
             proposal_id=proposal.id, actor=actor, comment=comment, detail=_detail(plan, pre),
         )
-        if plan.skipped:
-            with _written_already(layout, "accept", version):
-                requests.replay_proposal(layout, proposal, plan.skipped)  # the next run offers them again
+        with _written_already(layout, "accept", version):
+            left = leave_pending(layout, proposal, plan.skipped, version, consumed_by_decision=True)
     return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
-                    combined=plan.merge.combined, pre_accept_version=pre, cleaned=locked.cleaned)
+                    combined=plan.merge.combined, pre_accept_version=pre, cleaned=locked.cleaned,
+                    new_proposal_id=left)
+
+
+def leave_pending(layout: Layout, proposal: Proposal, files: list[str], onto: int,
+                  consumed_by_decision: bool, forget: bool = False) -> str | None:
+    """What a person did not decide on stays pending: `files` as a proposal rebased onto version `onto`.
+
+    The logs behind `files` pass to that proposal; the others were decided
+    on: consumed (`consumed_by_decision`: an accept, or a reject with
+    `forget`), else released, so the next run offers their requests again.
+    Returns the new proposal's id (None when nothing is left, or the rest
+    no longer fits the store: then its logs are released, never lost).
+    """
+    report = Proposals(layout).report(proposal)
+    kept_logs = requests.logs_behind(report, files) if files else set()
+    left = carry_over(layout, proposal, files, onto, requests.narrowed(report, files, kept_logs)) if files else None
+    decided = requests.logs_read(report) - (kept_logs if left else set())
+    if consumed_by_decision or forget:
+        requests.settle(layout, report, consumed=decided, held=kept_logs if left else (), holder=left)
+    else:
+        requests.settle(layout, report, released=decided, held=kept_logs if left else (), holder=left)
+    return left
+
+
+def carry_over(layout: Layout, proposal: Proposal, files: list[str], onto: int, report: dict) -> str | None:
+    """A new pending proposal: version `onto` with the proposal's changes to `files` merged in.
+
+    The same merge as an accept's (`dream.store.merge`): the person's
+    decision on the other files is already in `onto`. None when that merge
+    conflicts or leaves nothing to change.
+    """
+    proposals = Proposals(layout)
+    versions = Versions(layout, proposals.blobs)
+    base, onto_tree = versions.tree(proposal.base_version), versions.tree(onto)
+    try:
+        merged = merge_trees(base, onto_tree, partial_tree(base, proposals.tree(proposal), files))
+    except MergeConflict:
+        return None
+    changed = changed_paths(onto_tree, merged.tree)
+    if not changed:
+        return None
+    report = {**report, "carried_from": proposal.id, "base_version": onto,
+              "retention": retention.summarize(onto_tree, merged.tree)}
+    left = Proposal(id=new_proposal_id(), created_at=time.time(), base_version=onto, engine=proposal.engine,
+                    run_id=proposal.run_id, files={}, changed=changed, meta={"carried_from": proposal.id})
+    proposals.create(left, tree_diff(onto_tree, merged.tree), report, tree=merged.tree)
+    return left.id
 
 
 @contextmanager
@@ -261,18 +310,39 @@ def _detail(plan: AcceptPlan, pre: int | None) -> str:
 
 
 def reject(store: str | Path, proposal_id: str | None = None, comment: str | None = None, *,
-           forget_requests: bool = False) -> Decision:
+           forget_requests: bool = False, only: list[str] | None = None) -> Decision:
+    """Say no to a pending proposal, or (`only`) to some of its files; the others stay pending.
+
+    The requests behind what was rejected come back in the next run, unless
+    `forget_requests`.
+    """
     layout = Layout.open(store)
     with LockedStore(layout, "reject"):
         proposals = Proposals(layout)
         proposal = proposals.resolve(proposal_id)
         if proposal.status != PENDING:
             raise ProposalClosed(f"{layout.root}: proposal {proposal.id} is {proposal.status}, not pending")
+        rejected = select_files(proposal, only, None)
+        kept = [p for p in proposal.changed if p not in rejected]
+        _refuse_broken_rest(proposal, proposals, kept, rejected)
         proposals.set_status(proposal, REJECTED)
-        if not forget_requests:
-            requests.replay_proposal(layout, proposal)  # the next run offers its requests again
-    history.record_event(layout, "reject", proposal.id, None, comment)
-    return Decision("rejected", proposal.id, None)
+        left = leave_pending(layout, proposal, kept, proposal.base_version, consumed_by_decision=False,
+                             forget=forget_requests)
+    detail = f"rejected {', '.join(rejected)}; the rest pending as {left}" if kept else None
+    history.record_event(layout, "reject", proposal.id, None, comment, detail=detail)
+    return Decision("rejected", proposal.id, None, skipped=rejected, new_proposal_id=left)
+
+
+def _refuse_broken_rest(proposal: Proposal, proposals: Proposals, kept: list[str], rejected: list[str]) -> None:
+    """Rejecting a file the kept ones need (a new file the new index points to) would break the rest."""
+    if not kept:
+        return
+    base = Versions(proposals.layout, proposals.blobs).tree(proposal.base_version)
+    for path, required in needs(base, proposals.tree(proposal), list(proposal.changed)).items():
+        for other in sorted(required & set(rejected)):
+            if path in kept:
+                raise Refused(f"proposal {proposal.id}: rejecting {other} but not {path} breaks the rest: "
+                              f"{why(path, other)}; reject {path} too, nothing written")
 
 
 def rollback(store: str | Path, number: int, comment: str | None = None) -> Decision:
@@ -293,6 +363,6 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
             actor=history.actor(), comment=comment, detail=f"to version {number}{rolled}", target=number,
         )
         with _written_already(layout, "rollback", version):
-            requests.replay_rolled_back(layout, undone)  # they say rolled_back; their requests come back
+            requests.release_rolled_back(layout, undone)  # they say rolled_back; their requests come back
     return Decision("rolled_back", None, version, cleaned=locked.cleaned)
 

@@ -18,10 +18,13 @@ from dream.store.tree import atomic_write
 class StoreState:
     last_consolidated_at: float | None = None  # epoch seconds of the last proposed/noop run
     failures: int = 0  # consecutive failed runs
-    backoff_until: float | None = None  # epoch seconds; the gate stays closed until then
+    backoff_until: float | None = None  # epoch seconds; the gate stays closed until then, for `failed_engine`
+    failed_engine: str | None = None  # the engine whose runs failed (None in a state written before it was kept)
     last_run_id: str | None = None
     last_status: str | None = None
-    replay: list[str] = field(default_factory=list)  # logs whose requests are offered again (review.requests)
+    # Logs whose requests are offered again, as kept before `dream.store.ledger`: read once, when
+    # the ledger is first made, then emptied.
+    replay: list[str] = field(default_factory=list)
 
 
 def load_state(layout: Layout) -> StoreState:

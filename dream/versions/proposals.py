@@ -180,6 +180,16 @@ class Proposals:
     def pending(self) -> list[Proposal]:
         return [p for p in self.all() if p.status == PENDING]
 
+    def pending_logs(self) -> dict[str, list[str]]:
+        """Pending proposal id -> the session logs its run read (a damaged report: none)."""
+        found: dict[str, list[str]] = {}
+        for proposal in self.pending():
+            try:
+                found[proposal.id] = list((self.report(proposal).get("session_logs") or {}).values())
+            except DamagedRecord:
+                continue  # its logs are read again, which loses nothing
+        return found
+
     def latest_pending(self) -> Proposal | None:
         pending = self.pending()
         return pending[-1] if pending else None

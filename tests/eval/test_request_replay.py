@@ -1,8 +1,9 @@
-"""No request is lost: what a person did not accept comes back in the next run.
+"""No request is lost: what a person did not accept stays pending, or comes back in the next run.
 
 These drive a real store through the command line, as a user would: a run
-with two requests, a partial accept (or a reject, or a rollback), then an
-ordinary run, which must offer the unaccepted request again.
+with two requests, a partial accept (what it skipped stays pending, rebased
+onto the new version), a reject or a rollback (the next ordinary run offers
+the requests again).
 """
 
 from __future__ import annotations
@@ -46,13 +47,14 @@ def test_partial_accept_then_run_gives_the_unaccepted_requests_back(cli, tmp_pat
     assert not (store / "reference_jenkins.md").exists()  # the forget request was accepted
     assert "Postgres 15" in (store / "project_database.md").read_text()  # the correction was not
 
-    again = run(cli, store)  # no new session since: only the replayed one can bring the correction back
-    assert again["status"] == "proposed" and again["sessions_read"] == 1
-    assert cli("accept", "--store", str(store), "--json").code == 0
+    rest = taken.json["new_proposal_id"]  # what was not taken stays pending, rebased onto the new version
+    again = run(cli, store)  # no new session since: the rest stands as it is
+    assert again["status"] == "noop"
+    assert cli("accept", rest, "--store", str(store), "--json").code == 0
     text = (store / "project_database.md").read_text()
     assert "Postgres 16" in text and "(was 15 until 2026-11-20)" in text
 
-    after = run(cli, store)  # consumed: the replay list is empty again
+    after = run(cli, store)  # every session was decided on
     assert after["status"] == "noop" and after["sessions_read"] == 0
 
 

@@ -115,6 +115,8 @@ def _consoles_as_in_a_new_process() -> None:
     # anew with the call's environment, and so do we: the next use, inside
     # the runner's isolation, makes them again (stdout is then not a terminal: no colours).
     from dream.cli import console
+    from dream.versions import proposals
 
     for c in (console.out, console.err):
         c._console = None  # type: ignore[attr-defined]
+    proposals._warned.clear()  # a damaged proposal is named once per process: once per command

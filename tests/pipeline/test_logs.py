@@ -18,7 +18,7 @@ import pytest
 
 import dream
 from dream.pipeline.gather import read_sessions
-from dream.pipeline.sessions import scan_sessions, split_session_name
+from dream.store.sessions import scan_sessions, split_session_name
 from dream.redaction.redact import redact
 
 UUID = "123e4567-e89b-12d3-a456-426614174000"
@@ -162,7 +162,7 @@ def test_scan_never_reads_files(unreadable_store: Path) -> None:
     path.chmod(0o000)
     out = run_unprivileged(
         unreadable_store,
-        "from dream.pipeline.sessions import scan_sessions\n"
+        "from dream.store.sessions import scan_sessions\n"
         "files = scan_sessions(store)\n"
         "result = {'readable': os.access(store / 'logs/2025/01/01/s-x.md', os.R_OK),"
         " 'rels': [f.rel for f in files], 'sizes': [f.size for f in files], 'warnings': files.warnings}\n",
@@ -313,7 +313,7 @@ def test_unreadable_file_is_skipped_with_a_warning(unreadable_store: Path) -> No
     before = path.read_bytes()
     out = run_unprivileged(
         unreadable_store,
-        "from dream.pipeline.gather import read_sessions\nfrom dream.pipeline.sessions import scan_sessions\n"
+        "from dream.pipeline.gather import read_sessions\nfrom dream.store.sessions import scan_sessions\n"
         "gathered = read_sessions(scan_sessions(store))\n"
         "result = {'readable': os.access(store / 'logs/2025/03/04/s1-secret.md', os.R_OK),"
         " 'texts': gathered.sessions.get_column('text').to_list(),"

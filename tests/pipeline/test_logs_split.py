@@ -17,7 +17,7 @@ import pytest
 
 from dream.pipeline import gather as logs
 from dream.pipeline.gather import read_sessions
-from dream.pipeline.sessions import scan_sessions
+from dream.store.sessions import scan_sessions
 
 PIECES = ["\n", "\n", "\n", "> ", "< ", ". ", ">", "<", ".", " ", "\t", "\r\n", "\r", "x", "hello",
           "é", "\u3000", "\u2028", "\x85", "\xa0", "\x1c", "テスト", "\x0b", "\x0c"]

@@ -62,7 +62,9 @@ def test_lists_every_store_with_gate_sessions_last_dream_and_pending(home: Path)
     assert sorted(rows) == sorted(str(p.resolve()) for p in (demo, api, broken))
     d = rows[str(demo.resolve())]
     assert d["gate"]["open"] and d["gate"]["sessions_waiting"] == 9
-    assert d["last_consolidated_at"] is None and d["pending"] == [] and d["transcripts"] is None
+    assert d["last_consolidated_at"] is None and d["pending"] == []
+    # a Claude Code memory folder reads the transcripts beside it with no config (none here)
+    assert d["transcripts"] == {"source": "claude-code", "path": str(demo.parent), "changed": 0, "error": None}
     a = rows[str(api.resolve())]  # nothing imported yet: the gate sees no logs, 3 transcripts wait
     assert not a["gate"]["open"] and a["gate"]["reason"] == "sessions" and a["gate"]["sessions_waiting"] == 0
     assert a["transcripts"] == {"source": "claude-code", "path": str(api.parent), "changed": 3, "error": None}
@@ -122,9 +124,10 @@ def test_status_all_through_the_cli(home: Path, tmp_path: Path, cli) -> None:
     assert listing.code == 0, listing.stderr
     rows = by_store(listing.json["stores"])
     assert sorted(rows) == sorted([str(demo.resolve()), str(api.resolve())])
-    d = rows[str(demo.resolve())]  # dreamed: pending proposal, last dream set, nothing waiting
+    d = rows[str(demo.resolve())]  # dreamed: pending proposal, last dream set, its sessions wait for a person
     assert d["pending"] == [ran["proposal_id"]] and d["last_consolidated_at"] is not None
-    assert d["gate"]["sessions_waiting"] == 0 and d["gate"]["reason"] == "hours"
+    assert d["gate"]["sessions_waiting"] == ran["sessions_read"] and d["gate"]["sessions_new"] == 0
+    assert d["gate"]["reason"] == "hours"
 
     people = cli("status", "--all", env=env)
     assert people.code == 0 and "2 store(s)" in people.stdout
