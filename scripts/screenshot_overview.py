@@ -44,13 +44,13 @@ def demo_fleet(workdir: Path) -> list[Path]:
 
 
 def write_overview(roots: list[Path], html: Path):
-    from dream.cli.console import common_root, short_paths
+    from dream.cli.console import common_root, project_names
     from dream.transcripts.discover import discover_stores
     from dream.review.overview import write_overview as write
     from dream.pipeline.status import store_row
 
     stores = discover_stores(roots)  # only these roots: a screenshot never shows the machine's own stores
-    return write(html, [store_row(s) for s in stores], short_paths(stores), common_root(stores))
+    return write(html, [store_row(s) for s in stores], project_names(stores), common_root(stores))
 
 
 def screenshot(html: Path, png: Path, proposal_png: Path | None) -> None:

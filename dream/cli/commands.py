@@ -19,6 +19,7 @@ from dream.cli.console import (
     human,
     out,
     print_diff,
+    project_names,
     say,
     short_paths,
     table,
@@ -202,7 +203,7 @@ def _write_overview(html: Path, rows: list[dict], as_json: bool) -> None:
     from dream.review.overview import write_overview  # start-up: see dream/cli/__init__.py
 
     stores = [r["store"] for r in rows]
-    written = write_overview(html, rows, short_paths(stores), common_root(stores))
+    written = write_overview(html, rows, project_names(stores), common_root(stores))
     if as_json:
         emit_json({"stores": rows, "overview": written.to_json()})
         return
@@ -232,7 +233,7 @@ def proposals(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     if not items and not damaged:
         out.print("no proposals yet")
         return
-    rows = [[p.id, p.status, p.base_version, p.engine, len(p.changed), when(p.created_at)] for p in items]
+    rows = [[p.id, words(p.status), p.base_version, p.engine, len(p.changed), when(p.created_at)] for p in items]
     rows += [[pid, "damaged", "", "", "", ""] for pid in damaged]
     out.print(table("proposals", ["id", "status", "base", "engine", "files", "created"], rows))
 

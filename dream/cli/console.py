@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -123,6 +124,35 @@ def short_paths(paths: list) -> list[str]:
     if common is None:
         return texts
     return [os.path.relpath(t, common) if t != common else os.path.basename(t) for t in texts]
+
+
+def project_names(paths: list) -> list[str]:
+    """Stores as the overview names them: a Claude Code store by its project, others as `short_paths` does.
+
+    Claude Code keeps a project's memory in `~/.claude/projects/<cwd with / as ->/memory`:
+    `-home-me-shop/memory` is the project `~/shop`. A name the folder cannot be read back
+    from unambiguously (a `-` in a folder name) is shown as the folder has it, under `~/`
+    when it starts with the home folder.
+    """
+    fallback = short_paths(paths)
+    names = [claude_project(p) or short for p, short in zip(paths, fallback)]
+    return [name if names.count(name) == 1 else short for name, short in zip(names, fallback)]
+
+
+def claude_project(path: Any) -> str | None:
+    """`~/shop` for `.../-home-me-shop/memory` (home /home/me); None for a store that is not Claude Code's."""
+    store = Path(path)
+    folder = store.parent.name
+    if store.name != "memory" or not folder.startswith("-"):
+        return None
+    home = os.path.expanduser("~")
+    decoded = "/" + folder[1:].replace("-", "/")
+    if os.path.isdir(decoded):
+        return "~" + decoded[len(home):] if decoded.startswith(home.rstrip("/") + "/") else decoded
+    home_folder = home.replace("/", "-").replace(".", "-")
+    if folder.startswith(home_folder + "-"):
+        return "~/" + folder[len(home_folder) + 1:]
+    return folder[1:]
 
 
 def common_root(paths: list) -> str | None:

@@ -352,11 +352,13 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
         if current is None or versions.tree(current) != live:
             with before_the_journal(layout, "rollback"):
                 versions.record(live, "snapshot", note="store as found before rollback")
+        undone = requests.undone_by_rollback(layout, number)
+        rolled = f"; rolls back proposal(s) {', '.join(p.id for p in undone)}" if undone else ""
         version = write_tree(
             layout, live, target.files, "rollback", "rollback", note=f"rollback to version {number}",
-            actor=history.actor(), comment=comment, detail=f"to version {number}", target=number,
+            actor=history.actor(), comment=comment, detail=f"to version {number}{rolled}", target=number,
         )
         with _written_already(layout, "rollback", version):
-            requests.release_rolled_back(layout, number)  # requests the undone proposals carried come back
+            requests.release_rolled_back(layout, undone)  # they say rolled_back; their requests come back
     return Decision("rolled_back", None, version, cleaned=locked.cleaned)
 

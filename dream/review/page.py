@@ -29,7 +29,8 @@ from dream.versions.manifests import Versions
 from dream.versions.proposals import Proposal, Proposals
 
 CONTEXT_LINES = 3
-OPEN_FILES_UP_TO = 12  # fewer changed files than this: every diff starts open
+# Why a file's diff starts open, strongest first; a file with none (housekeeping) starts folded.
+NEEDS_PERSON, REQUEST, REMOVAL = "needs a person", "request", "removes lines"
 
 
 @dataclass
@@ -49,6 +50,7 @@ class FileDiff:
     removed: int
     rows: list[Row] = field(default_factory=list)
     anchor: str = ""
+    decide: str = ""  # why a person must read it (NEEDS_PERSON, REQUEST, REMOVAL); "" for housekeeping
 
 
 def _text_lines(data: bytes | None) -> list[str]:
@@ -85,6 +87,29 @@ def file_diffs(old: Tree, new: Tree) -> list[FileDiff]:
     return diffs
 
 
+def reasons_to_read(report: dict, retention: dict, diffs: list[FileDiff]) -> dict[str, str]:
+    """The files a person must read, and why: named by a question, changed by a request, or losing lines.
+
+    Changes whose engine names no kind count as requests: nothing says they are routine.
+    """
+    reasons: dict[str, str] = {}
+    paths = [d.path for d in diffs]
+    for question in report.get("needs_person") or []:
+        for path in paths:
+            if path in question:
+                reasons.setdefault(path, NEEDS_PERSON)
+    for change in [*(report.get("changes") or []), *(report.get("finish") or [])]:
+        if change.get("kind") != "housekeeping" and change.get("path") in paths:
+            reasons.setdefault(change["path"], REQUEST)
+    for item in retention["items"]:
+        if item["status"] == retained.DROPPED:
+            reasons.setdefault(item["path"], REMOVAL)
+    for diff in diffs:
+        if diff.status == "deleted":
+            reasons.setdefault(diff.path, REMOVAL)
+    return reasons
+
+
 def environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
@@ -101,11 +126,17 @@ def render(*, title: str, old: Tree, new: Tree, report: dict | None = None,
     diffs = file_diffs(old, new)
     report = report or {"files_changed": [d.path for d in diffs]}
     retention = retention or retained.summarize(old, new)
+    reasons = reasons_to_read(report, retention, diffs)
+    for diff in diffs:
+        diff.decide = reasons.get(diff.path, "")
+    changes = [*(report.get("changes") or []), *(report.get("finish") or [])]
     return environment().get_template("review.html.j2").render(
         title=title, subtitle=subtitle, report=report, retention=retention, back=back,
         counts=Counts.of(report, retention), detail=lambda change: change_detail(change, retention),
         usage=report.get("usage"),
-        files=diffs, open_files=len(diffs) <= OPEN_FILES_UP_TO,
+        requests=[c for c in changes if c.get("kind") != "housekeeping"],
+        housekeeping=[c for c in changes if c.get("kind") == "housekeeping"],
+        files=diffs, to_read=[d for d in diffs if d.decide], routine=[d for d in diffs if not d.decide],
         lines_added=sum(d.added for d in diffs), lines_removed=sum(d.removed for d in diffs),
     )
 
@@ -118,7 +149,8 @@ def proposal_page(layout: Layout, proposal: Proposal, back: str | None = None) -
     return render(
         title=f"Dream proposal {proposal.id}", old=base, new=new, report=report,
         retention=retained.of_proposal(proposals, proposal, report),
-        subtitle=f"{layout.root} · base version {proposal.base_version} · {proposal.status}", back=back,
+        subtitle=f"{layout.root} · base version {proposal.base_version} · {proposal.status.replace('_', ' ')}",
+        back=back,
     )
 
 

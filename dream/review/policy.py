@@ -27,7 +27,7 @@ from dream.errors import Refused
 from dream.review.budget import removal_budget
 from dream.review.choices import needs
 from dream.review.decide import Decision, accept, partial_tree
-from dream.review.retention import summarize
+from dream.review.retention import of_proposal, summarize
 from dream.store.layout import Layout
 from dream.store.tree import INDEX_NAME, Tree
 from dream.store.validate import errors as validation_errors
@@ -69,7 +69,7 @@ def judge(layout: Layout, proposal_id: str, take_requests: bool = False,
         budget = removal_budget(base, going_in, settings)
     if budget.get("over"):
         return Verdict(False, "it is over the removal budget")
-    retention = summarize(base, going_in) if held else report.get("retention") or summarize(base, tree)
+    retention = summarize(base, going_in) if held else of_proposal(proposals, proposal, report)
     if retention["dropped"]:
         return Verdict(False, f"it drops {retention['dropped']} line(s)")
     problems = validation_errors(validate_tree(going_in, set(taken), base=base))

@@ -12,7 +12,7 @@ settles those logs:
 - rejecting releases the logs: the next run reads them again and offers
   their requests again, unless `--forget-requests` consumes them (the
   person's "no"); rejecting some files leaves the others pending likewise;
-- rolling back releases the logs of every proposal it undoes.
+- rolling back releases the logs of every proposal it undoes, and marks it `rolled_back`.
 
 When the engine named no session for any change (it works from whole
 logs), every log the proposal read goes with every part of it.
@@ -28,7 +28,7 @@ from dream.store.records import DamagedRecord, record_from_dict
 from dream.store.sessions import scan_sessions
 from dream.store.state import load_state
 from dream.versions.manifests import Versions
-from dream.versions.proposals import Proposals
+from dream.versions.proposals import ACCEPTED, ROLLED_BACK, Proposal, Proposals
 
 
 def logs_read(report: dict) -> set[str]:
@@ -92,17 +92,27 @@ def _as_read(report: dict, rel: str, ledger: Ledger) -> Read | None:
     return ledger.get(rel)
 
 
-def release_rolled_back(layout: Layout, target: int) -> list[str]:
-    """The logs of every proposal accepted after version `target`, which a rollback undoes: read again."""
+def undone_by_rollback(layout: Layout, target: int) -> list[Proposal]:
+    """The proposals a rollback to version `target` undoes: those accepted into a later version."""
     versions, proposals = Versions(layout), Proposals(layout)
-    logs: set[str] = set()
+    undone = []
     for number in versions.numbers():
         version = versions.get(number)
         if number > target and version.source == "accept" and version.proposal_id:
             try:
-                logs |= logs_read(proposals.report(proposals.get(version.proposal_id)))
-            except Exception:  # a proposal removed by gc: nothing left to replay from it
+                undone.append(proposals.get(version.proposal_id))
+            except Exception:  # a proposal removed by gc: nothing left of it to undo
                 continue
+    return undone
+
+
+def release_rolled_back(layout: Layout, undone: list[Proposal]) -> list[str]:
+    """The logs of the proposals a rollback undid are read again; an accepted one now says `rolled_back`."""
+    proposals = Proposals(layout)
+    logs: set[str] = set()
+    for proposal in undone:
+        logs |= logs_read(proposals.report(proposal))
+        if proposal.status == ACCEPTED:
+            proposals.set_status(proposal, ROLLED_BACK)
     settle(layout, {}, released=logs)
     return sorted(logs)
-

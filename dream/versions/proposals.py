@@ -39,6 +39,7 @@ PENDING = "pending"
 ACCEPTED = "accepted"
 REJECTED = "rejected"
 SUPERSEDED = "superseded"
+ROLLED_BACK = "rolled_back"  # accepted, then undone by a rollback to a version before it
 REVIEW = "review.json.gz"  # diff and report (older ones: report_md too; older still: diff.patch, report.json, report.md)
 
 

@@ -35,14 +35,15 @@ def test_history_records_who_when_and_the_comment(demo_store, cli):
     assert events["reject"]["comment"] == "too eager" and events["reject"]["proposal_id"] == first
     assert events["rebase"]["comment"] == "store moved on" and events["rebase"]["detail"] == f"replaced by {third}"
     assert events["accept"]["comment"] == "looks right" and events["accept"]["proposal_id"] == third
-    assert events["rollback"]["comment"] == "undo" and events["rollback"]["detail"] == "to version 1"
+    assert events["rollback"]["comment"] == "undo"
+    assert events["rollback"]["detail"] == f"to version 1; rolls back proposal(s) {third}"
     now = datetime.now(timezone.utc)
     for e in events.values():
         assert e["actor"] == actor() and "@" in e["actor"]
         assert now - timedelta(minutes=10) < datetime.fromisoformat(e["at"]) <= now + timedelta(seconds=5)
 
     proposals = {p["id"]: p["status"] for p in cli("proposals", "--store", s, "--json").json["proposals"]}
-    assert proposals[second] == "superseded" and proposals[third] == "accepted"
+    assert proposals[second] == "superseded" and proposals[third] == "rolled_back"  # the rollback undid it
     table = cli("history", "--store", s, env={"COLUMNS": "300"}).stdout
     assert "looks right" in table and "rebase" in table
 

@@ -48,7 +48,7 @@ def test_the_overview_lists_every_pending_proposal_with_its_counts_and_page(morn
     assert result.code == 0, result.stderr
     overview = result.json["overview"]
     assert {p["id"] for p in overview["proposals"]} == set(morning)
-    assert overview["stores_without_pending"] == ["-work-notes/memory"]
+    assert overview["stores_without_pending"] == ["work-notes"]  # named by its project, not by a path
     text = html.read_text(encoding="utf-8")
     for row in overview["proposals"]:
         counts = morning[row["id"]]["counts"]  # as `dream diff --json` counts them
@@ -66,6 +66,21 @@ def test_the_overview_lists_every_pending_proposal_with_its_counts_and_page(morn
 
     people = cli("status", "--all", "--html", str(html))
     assert people.code == 0 and people.stdout.startswith(f"overview written to {html}: 2 pending proposal(s) in 2 of 3")
+
+
+def test_a_claude_code_store_is_named_by_its_project(home: Path, tmp_path: Path, cli) -> None:
+    """`-home-me-shop/memory` reads as noise: the overview says `~/shop`."""
+    projects = home / ".claude" / "projects"
+    folder = str(home).replace("/", "-").replace(".", "-")  # how Claude Code names the project ~/shop
+    for project in (f"{folder}-shop", f"{folder}-my-app"):
+        store = projects / project / "memory"
+        shutil.copytree(DEMO, store, ignore=shutil.ignore_patterns(".dream"))
+        assert cli("run", "--store", str(store), "--engine", "offline", "--json").code == 0
+    html = tmp_path / "morning.html"
+    overview = cli("status", "--all", "--html", str(html), "--json").json["overview"]
+    assert sorted(p["name"] for p in overview["proposals"]) == ["~/my-app", "~/shop"]
+    text = html.read_text(encoding="utf-8")
+    assert "<code>~/shop</code>" in text and f"{folder}-shop" not in text.split("<main>", 1)[1].split('title="')[0]
 
 
 def test_a_missing_folder_is_one_line_and_exit_2(morning: dict, tmp_path: Path, cli) -> None:

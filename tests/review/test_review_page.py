@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from dream.review.page import render
+from dream.store.layout import Layout
+from dream.versions.proposals import Proposals
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -64,8 +66,7 @@ def test_demo_page_shows_counts_and_retention(browser, demo_store, cli, tmp_path
     index = page.locator("#file-index a", has_text="webhook_retries.md").first
     index.click()
     target = page.locator("details.file", has_text="webhook_retries.md deleted")
-    target.locator("summary").click()
-    assert target.locator("tr.delete td.l").first.is_visible()
+    assert target.locator("tr.delete td.l").first.is_visible()  # a removal: open without a click
 
     page.screenshot(path=str(tmp_path / "review.png"), full_page=True)
     assert (tmp_path / "review.png").stat().st_size > 10_000
@@ -83,7 +84,8 @@ def test_page_has_no_external_references(demo_store, cli, tmp_path):
 
 
 def test_two_hundred_files_stay_readable(browser, tmp_path):
-    old = {f"topic_{n:03d}.md": f"# Topic {n}\n\nfact {n}\nold line {n}\n".encode() for n in range(200)}
+    # Each file rewrites one line in place (housekeeping-like: nothing dropped, nothing asked).
+    old = {f"topic_{n:03d}.md": f"# Topic {n}\n\nfact {n}\nthe old line {n} of this topic\n".encode() for n in range(200)}
     new = {p: d.replace(b"old line", b"new line") for p, d in old.items()}
     new["MEMORY.md"] = b"# Memory\n"
     html = tmp_path / "big.html"
@@ -120,3 +122,42 @@ def test_screenshot_script_runs(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert png.stat().st_size > 10_000
+
+
+def test_what_needs_a_decision_is_open_and_housekeeping_folded_at_1280(browser, demo_store, cli, tmp_path):
+    """Changes that need a person, request-derived changes and removals open; housekeeping folded; no
+    horizontal scrollbar anywhere at 1280 px (the retention table sat in a scroll box)."""
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    html = tmp_path / "review.html"
+    shown = cli("diff", pid, "--store", str(demo_store), "--html", str(html), "--json").json
+    changes = shown["report"]["changes"]
+    requested = {c["path"] for c in changes if c["kind"] == "request"}
+    removed = {i["path"] for i in shown["retention"]["items"] if i["status"] == "dropped"}
+    proposed = Proposals(Layout.open(demo_store)).tree(Proposals(Layout.open(demo_store)).get(pid))
+    removed |= {p for p in shown["files_changed"] if p not in proposed}  # deleted files
+    asked = {p for p in shown["files_changed"] for q in shown["report"]["needs_person"] if p in q}
+    must_read = requested | removed | asked
+    assert {"project_release_2_4.md", "reference_jenkins.md", "webhook_retries.md"} <= must_read
+    requests: list[str] = []
+    page = open_page(browser, html, requests)
+    opened = {page.locator("details.file[open] > summary code").nth(n).inner_text()
+              for n in range(page.locator("details.file[open]").count())}
+    folded = {page.locator("details.file:not([open]) > summary code").nth(n).inner_text()
+              for n in range(page.locator("details.file:not([open])").count())}
+    assert opened == must_read & set(shown["files_changed"])
+    assert folded == set(shown["files_changed"]) - must_read and folded
+    assert page.locator("#housekeeping-changes[open]").count() == 0  # housekeeping: folded
+    assert page.locator("#requests-table tr").count() == 1 + sum(c["kind"] == "request" for c in changes)
+    # Every request shows the sentence it came from, with its session, date and line.
+    first = next(c for c in changes if c["kind"] == "request")
+    row = page.locator("#requests-table tr", has_text=first["evidence"]["sentence"]).first
+    assert f"line {first['evidence']['line']}" in row.inner_text() and first["evidence"]["date"] in row.inner_text()
+    # Needs a person and requests come before the dropped lines, which come before the housekeeping.
+    top = {name: page.locator(name).bounding_box()["y"] for name in
+           ("#needs-person", "#requests", "#dropped", "#to-read", "#retention", "#housekeeping")}
+    assert top["#needs-person"] < top["#requests"] < top["#dropped"] < top["#to-read"] < top["#housekeeping"]
+    wide = page.evaluate("""[...document.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1
+                            && getComputedStyle(e).overflowX !== 'visible').map(e => e.tagName + '#' + e.id)""")
+    assert wide == [] and page.evaluate("document.documentElement.scrollWidth") <= 1280
+    assert all(url.startswith("file://") for url in requests)
+    page.close()
