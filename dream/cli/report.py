@@ -35,7 +35,8 @@ def report(
 
     stores = fleet_stores(roots or []) if all_stores or roots else [Layout.open(store).root]
     if sql:
-        say(history_report.view_sql(history_report.history_files(stores)).rstrip())
+        for line in history_report.view_sql(history_report.history_files(stores)).rstrip().splitlines():
+            say(line)  # say() writes one line, escaping control characters: the view is many
         return
     found = history_report.report(stores, parse_since(since))
     if as_json:
