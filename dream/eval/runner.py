@@ -116,8 +116,10 @@ def _decide(store: Path, name: str, arg: Any, outcome: Outcome) -> None:
         if outcome.reports:
             decide.rollback(store, outcome.reports[-1]["base_version"])
         return
-    if not outcome.statuses or outcome.statuses[-1] != "proposed":
-        return  # nothing to decide on: the case's checks say whether that was right
+    if Proposals(Layout.open(store)).latest_pending() is None:
+        return  # nothing waits for a decision: the case's checks say whether that was right
+    # What waits may be the last run's proposal, or the rest a partial accept left pending (a
+    # run with nothing new leaves that one standing): a person decides on what waits.
     if name == "accept":
         decide.accept(store)
     elif name == "accept_only":
