@@ -236,9 +236,19 @@ def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = 
 
 
 def is_claude_code_memory(store: Path) -> bool:
-    """Claude Code keeps a project's memory at ``~/.claude/projects/<project>/memory``, its sessions beside it."""
+    """Claude Code keeps a project's memory at ``~/.claude/projects/<project>/memory``, its sessions beside it.
+
+    The folder above ``projects`` must be Claude Code's own (``.claude``, or
+    ``$CLAUDE_CONFIG_DIR`` where that moves it): any other ``projects/<p>/memory``
+    is an ordinary store, and reading transcripts it does not have would make
+    every fleet scan treat it as due.
+    """
     folder = Path(os.path.abspath(store))
-    return folder.name == "memory" and folder.parent.parent.name == "projects"
+    if folder.name != "memory" or folder.parent.parent.name != "projects":
+        return False
+    config_dir = folder.parent.parent.parent
+    moved = os.environ.get("CLAUDE_CONFIG_DIR")
+    return config_dir.name == ".claude" or (bool(moved) and config_dir == Path(os.path.abspath(moved)))
 
 
 def _transcripts_for_store(store: Path, configured: str | None, where: str) -> Any:
