@@ -247,8 +247,10 @@ def is_claude_code_memory(store: Path) -> bool:
     if folder.name != "memory" or folder.parent.parent.name != "projects":
         return False
     config_dir = folder.parent.parent.parent
+    if config_dir.name == ".claude":
+        return True
     moved = os.environ.get("CLAUDE_CONFIG_DIR")
-    return config_dir.name == ".claude" or (bool(moved) and config_dir == Path(os.path.abspath(moved)))
+    return moved is not None and moved != "" and config_dir == Path(os.path.abspath(moved))
 
 
 def _transcripts_for_store(store: Path, configured: str | None, where: str) -> Any:
