@@ -21,11 +21,15 @@ lines of filed memories are appended), then topics no line points to.
 
 from __future__ import annotations
 
+import math
+import re
 from bisect import insort
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cache
 
 from dream.engines.offline.orient import Memory, Workspace, memories, topic_text
+from dream.engines.offline.phrases import words
 from dream.engines.offline.placement import insert_at
 from dream.engines.offline.similarity import (
     FORGET_MIN,
@@ -41,6 +45,8 @@ from dream.store.model import IndexLine, TopicFile, parse_index_line, resolve_li
 from dream.store.tree import INDEX_NAME
 
 Rank = tuple[int, int, str]
+RESTATED_SHARE = 0.8  # of a text's content words that a memory saying it in other words holds
+RESTATED_MIN_WORDS = 3  # fewer content words than this say too little to be matched in other words
 INDEXED, UNLINKED = 0, 1
 KEY_CHARS = 5
 
@@ -277,7 +283,7 @@ class Catalog:
     # ---------------------------------------------------------------- questions
 
     def covering(self, text: str) -> Memory | None:
-        """The first memory (by rank) that already says `text`, if any.
+        """The first memory (by rank) that already says `text`, if any, with each of its names and numbers.
 
         Candidates are the memories with the same normalized text, and those
         that share most of the text's keys (`similarity.min_shared`), found
@@ -292,11 +298,35 @@ class Catalog:
         enough = min_shared(len(wanted), self.threshold)
         exact = self.by_norm.get(needle, set())
         found = exact | {k for k in self._sharing(wanted) if len(wanted & self.entries[k].keys) >= enough}
+        details = details_of(text)
         for key in sorted(found, key=lambda k: self.entries[k].rank):
             entry = self.entries[key]
-            if entry.norm and covers(needle, entry.norm, self.threshold):
+            if entry.norm and details <= entry.keys and covers(needle, entry.norm, self.threshold):
                 return entry.memory
-        return None
+        return self._restating(text, details)
+
+    def _restating(self, text: str, details: frozenset[str]) -> Memory | None:
+        """A memory that says `text` in other words: most of its content words, and every name and number.
+
+        "commit subjects have to stay under 72 characters" is said by "Keep
+        commit subjects under 72 characters". A name or a number the memory
+        lacks ("Monday" for "Friday", "Node 20" for "Node 18") is new
+        information, so such a text is never taken as said already.
+        """
+        content = frozenset(k for k in keys(normalize(text)) if k not in _function_keys())
+        if len(content) < RESTATED_MIN_WORDS:
+            return None
+        enough = math.ceil(RESTATED_SHARE * len(content))
+        present = sorted((k for k in content if self.by_key.get(k)), key=lambda k: (len(self.by_key[k]), k))
+        if len(present) < enough:
+            return None
+        candidates = set().union(*(self.by_key[k] for k in present[:len(present) - enough + 1]))
+        alike = [k for k in candidates
+                 if len(content & self.entries[k].keys) >= enough and details <= self.entries[k].keys]
+        if not alike:
+            return None
+        best = max(alike, key=lambda k: (len(content & self.entries[k].keys), [-n for n in self.entries[k].rank[:2]]))
+        return self.entries[best].memory
 
     def _sharing(self, wanted: frozenset[str]) -> set[int]:
         """Memories likely to share `min_shared` of the wanted keys, found without a scan.
@@ -393,3 +423,21 @@ def _narrow(lists: list[set[int]]) -> set[int]:
 
 
 __all__ = ["Catalog", "Entry", "forget_text"]
+
+
+@cache
+def _function_keys() -> frozenset[str]:
+    """Keys of the words that carry a sentence (data/phrases, `function`): not what a text is about."""
+    return frozenset(k for w in words("function") for k in keys(normalize(w)))
+
+
+_NAME_OR_NUMBER = re.compile(r"(?<=\s)[A-Z][\w.-]*|\S*\d\S*")
+
+
+def details_of(text: str) -> frozenset[str]:
+    """Keys of its capitalized words after the first, and of anything with a digit: what makes a fact.
+
+    A memory that lacks one of them does not say the text already, however
+    alike the rest reads ("the freeze starts on Monday" against "…on Friday").
+    """
+    return keys(normalize(" ".join(_NAME_OR_NUMBER.findall(text))))

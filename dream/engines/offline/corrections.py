@@ -15,7 +15,7 @@ from functools import cache, cached_property
 
 from rapidfuzz import fuzz
 
-from dream.engines.offline.phrases import change_verbs, words
+from dream.engines.offline.phrases import alternation, change_verbs, words
 from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize
 
 # Scripts written without spaces between a value and the words around it ("16になりました",
@@ -23,14 +23,13 @@ from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize
 _SCRIPT_EDGE = re.compile(rf"(?<=[{CJK_CHARS}])(?=[^\s{CJK_CHARS}])|(?<=[^\s{CJK_CHARS}])(?=[{CJK_CHARS}])")
 _WORD_CHAR = rf"[^\W{CJK_CHARS}]"  # a letter or digit of a script that spaces its words
 
-# "R, not W" in the languages of the corpus; W ends at the next clause.
+# "R, not W"; "no longer W but R": the words around the values are data/phrases lists.
 _NOT = re.compile(
-    r"^(?P<right>.+?),?\s+(?:not|instead of|rather than|no|nicht|pas|não|а не|не)\s+"
+    rf"^(?P<right>.+?),?\s+(?:{alternation('instead_of')})\s+"
     r"(?P<wrong>[^,;]+?)\s*(?:[,;.]\s.*)?$", re.I)
-# "no longer W but R", "nicht mehr W, sondern R", "ya no W sino R", "não mais W, mas R"
 _NO_LONGER = re.compile(
-    r"^(?P<pre>.*?)\b(?:no longer|nicht mehr|ya no|não mais)\s+(?P<wrong>[^,;]+?),?\s+"
-    r"(?:but|sondern|sino|mas|mais)\s+(?P<right>.+)$", re.I)
+    rf"^(?P<pre>.*?)\b(?:{alternation('no_longer')})\s+(?P<wrong>[^,;]+?),?\s+"
+    rf"(?:{alternation('but')})\s+(?P<right>.+)$", re.I)
 # "… moved from W to R", "we switched from W to R" (the verbs: data/phrases, `change_verbs`)
 _FROM_TO = re.compile(rf"\b(?:{change_verbs(spaced=True)})\s+from\s+(?P<wrong>.+?)\s+to\s+(?P<right>.+)$", re.I)
 # "R now, we moved off W in October": what holds now comes first
@@ -55,10 +54,10 @@ _FROM_TO_JA_KO = re.compile(
     rf"(?:に|(?:으로|로)\s*)(?:{change_verbs(spaced=False)})")
 _CJK_PATTERNS = (_NEGATION_BEFORE, _NEGATION_LAST, _FROM_TO_ZH, _FROM_TO_JA_KO, _NEGATION_AFTER)
 _HISTORY = re.compile(r"\(was [^)]*\)|~~.*?~~")  # old values kept as history are not stated
-_NOW = re.compile(r"\s+(?:now|ahora|jetzt|maintenant|agora|сейчас)$", re.I)
+_NOW = re.compile(rf"\s+(?:{alternation('now')})$", re.I)
 _STOP = {"the", "and", "not", "for", "now", "was", "are", "our", "its", "with", "from"}
 # An article or preposition before the stale value is not part of it: "no en Heroku" replaces "Heroku".
-_LEADING_ARTICLE = re.compile(r"^(?:the|el|la|der|die|das|le|o|a|na|no|en|in|on|at|auf|à|em)\s+", re.I)
+_LEADING_ARTICLE = re.compile(rf"^(?:{alternation('before_value')})\s+", re.I)
 
 
 @dataclass(frozen=True)
@@ -88,12 +87,26 @@ def parse(text: str, strict: bool = False) -> Correction | None:
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
             continue
-        for wrong, right in _readings(pattern, match, text):
-            wrong = _LEADING_ARTICLE.sub("", wrong) or wrong
-            value = align(_without_version(wrong, right), right, _least(pattern, strict))
+        for said, right in _readings(pattern, match, text):
+            wrong = _LEADING_ARTICLE.sub("", said) or said
+            value = _aligned(said, wrong, right, _least(pattern, strict))
             if (len(wrong) >= 2 or wrong.isdigit()) and value and value.lower() != wrong.lower():
                 return Correction(wrong, right, _with_name(value, right))
     return None
+
+
+def _aligned(said: str, wrong: str, right: str, least: float) -> str:
+    """The new value; "von develop" is first aligned whole, since "von main" says where the value stands.
+
+    The preposition is then dropped from both, so the stale value is found in
+    a memory written in another language ("from the `develop` branch").
+    """
+    lead = said[:len(said) - len(wrong)]
+    if lead:
+        whole = align(_without_version(said, right), right, least)
+        if whole.lower().startswith(lead.lower()) and len(whole) > len(lead):
+            return whole[len(lead):]
+    return align(_without_version(wrong, right), right, least)
 
 
 def _least(pattern: re.Pattern[str], strict: bool) -> float:
@@ -140,7 +153,10 @@ def _readings(pattern: re.Pattern[str], match: re.Match[str], text: str) -> list
 
 
 def _clean(text: str) -> str:
-    return text.strip().strip("\"'“”`").rstrip(".!").strip()
+    return _FINAL.sub("", text.strip().strip("\"'“”`").rstrip(".!").strip())
+
+
+_FINAL = re.compile(rf"\s*(?:{alternation('final_particles')})$")  # "不是 8.0 了": 了 is not part of the value
 
 
 def _shape(token: str) -> str:

@@ -155,6 +155,22 @@ def marker(name: str) -> re.Pattern[str]:
 
 
 @cache
+def retraction() -> re.Pattern[str]:
+    """A sentence or clause that starts by taking back what came before it ([leads] `retract`).
+
+    In languages that space their words the phrase ends the clause: "forget
+    that, I'll decide later" takes back, "forget that every PR needs two" asks.
+    """
+    parts = []
+    for lang in languages():
+        leads = lang.leads.get("retract", [])
+        if leads:
+            end = r"(?=\s*(?:[^\w\s]|$))" if lang.spaced else ""
+            parts.append(rf"(?:{_alternation(leads)}){end}")
+    return re.compile(rf"^[\W_]*(?:{'|'.join(parts) or '(?!)'})", re.I)
+
+
+@cache
 def not_after(name: str, key: str) -> re.Pattern[str]:
     """Leads of `key` followed by a word of the [words] list `name`: "never seen", "忘了说"."""
     parts = []
@@ -197,6 +213,11 @@ def _words_pattern(pick) -> re.Pattern[str]:  # type: ignore[no-untyped-def]
     parts = [rf"(?<!\w)(?:{_alternation(spaced)})(?!\w)"] if spaced else []
     parts += [f"(?:{_alternation(unspaced)})"] if unspaced else []
     return re.compile("|".join(parts) or "(?!)", re.I)
+
+
+def alternation(name: str) -> str:
+    """One [words] list of every language as a regex alternation, longest first ("nicht mehr" before "nicht")."""
+    return _alternation(words(name)) or "(?!)"
 
 
 def change_verbs(spaced: bool) -> str:

@@ -14,7 +14,7 @@ kept as a *doubtful* request: a person sees it, no file is written.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 import polars as pl
@@ -93,8 +93,29 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
         sentence = sentence[asked.end():].rstrip("?？ ")
     if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
         return None
-    if any(phrases.marker(name).search(sentence) for name in ("hypothetical", "scope", "chatter")):
+    if retracts(sentence) or any(phrases.marker(name).search(sentence) for name in _NOT_REQUESTS):
         return None
+    hit = _request_in(sentence)
+    if hit and any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
+        return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
+    return hit
+
+
+# Markers ([not_requests] in data/phrases) of a sentence that asks for nothing, whatever it starts with.
+_NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep")
+
+
+def retracts(text: str) -> bool:
+    """Whether `text` takes back what was just said ("scratch that", "算了")."""
+    return bool(phrases.retraction().match(text.strip()))
+
+
+def _takes_back(sentence: str) -> bool:
+    """It, or one of its clauses, starts by taking back: "hmm wait, never mind"."""
+    return retracts(sentence) or any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence))
+
+
+def _request_in(sentence: str) -> tuple[str, str, bool] | None:
     hit = _at_start(sentence)
     if hit:
         return hit
@@ -143,11 +164,21 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
         return []
     users = (sessions.filter((pl.col("role") == "user") & pl.col("text").str.contains(phrases.prefilter()))
              .sort(["date", "session", "seq"]).select("session", "date", "seq", "text"))
-    found = []
+    found: list[Request] = []
     for session, day, seq, line in users.iter_rows():
         for sentence in sentences(line):
+            if found and _takes_back(sentence) and _just_before(found[-1], str(session), int(seq)):
+                found[-1] = replace(found[-1], plain=False)  # taken back: a person decides
             hit = read(sentence)
             if hit:
                 kind, text, plain = hit
                 found.append(Request(kind, text, str(session), day, int(seq), sentence, plain))
     return found
+
+
+def _just_before(request: Request, session: str, seq: int) -> bool:
+    """The request was said in this line or in the user's line before it (an answer may lie between)."""
+    return request.session == session and seq - request.seq <= _RETRACTION_REACH
+
+
+_RETRACTION_REACH = 2  # entries: the user's previous line, and the assistant's reply to it

@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 
 from dream.config import Settings
 from dream.engines.base import EngineInput
-from dream.engines.offline import OfflineEngine, consolidate
+from dream.engines.offline import OfflineEngine, catalog, consolidate
 from dream.engines.offline.catalog import Entry, forget_text, keys
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.placement import insert_at
@@ -64,10 +64,24 @@ class BruteCatalog:
         needle = normalize(text)
         if not needle:
             return None
+        details = catalog.details_of(text)
         for entry, _ in self._entries():
-            if entry.norm and covers(needle, entry.norm, self.threshold):
+            if entry.norm and details <= keys(entry.norm) and covers(needle, entry.norm, self.threshold):
                 return entry.memory
-        return None
+        return self._restating(text, details)
+
+    def _restating(self, text: str, exact: frozenset[str]) -> Memory | None:
+        """Every memory scored: most shared content words, then first in order, holding every name and number."""
+        content = keys(normalize(text)) - catalog._function_keys()
+        if len(content) < catalog.RESTATED_MIN_WORDS:
+            return None
+        scored = []
+        for entry, _ in self._entries():
+            held = keys(entry.norm)
+            shared = len(content & held)
+            if shared >= catalog.RESTATED_SHARE * len(content) and exact <= held:
+                scored.append((-shared, entry.rank, entry.memory))
+        return min(scored, key=lambda s: s[:2])[2] if scored else None
 
     def forget_match(self, query: str):
         wanted = forget_keys(query)
