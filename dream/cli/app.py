@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from dream.address_space import fit_allocator_to_cap, out_of_memory
 from dream.cli.console import error_line
 from dream.errors import DreamError, from_os_error
 
@@ -36,6 +37,7 @@ RootOpt = Annotated[Optional[list[Path]], typer.Option(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: turns every error into one line on stderr and an exit code."""
+    fit_allocator_to_cap()  # before any thread starts: under `ulimit -v`, arenas would eat the cap
     command = typer.main.get_command(app)  # commands are registered by dream.cli
     args = file_lists(sys.argv[1:] if argv is None else list(argv))
     try:
@@ -57,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         error_line("interrupted")
         return _exit(130)
+    except MemoryError:  # Python's own allocations: polars' abort the process and cannot be caught
+        error_line(out_of_memory())
+        return _exit(2)
     except OSError as exc:
         known = from_os_error(exc)  # no space, no permission: the user's to fix, not a bug
         if known is None:
