@@ -29,15 +29,15 @@ from dream.errors import BadInput
 _M_ARENA_MAX = -8
 _ARENAS_UNDER_A_CAP = 2
 
-# Address space gathering needs: a part for any large read, then a part per
-# byte of log and per entry. Measured with the CLI under caps (bench/README.md,
-# "Under an address-space cap"): a 48 MB log of 1 M entries needs about
-# 0.5 GB beyond what dream holds when it starts reading, one of 143 MB and
-# 3 M entries about 0.9 GB. The per-entry part is the table's row (three
-# 16-byte string views, a date, a number); each is counted three times for
-# the copies made on the way (the split pieces, the redacted column, the
-# engine's selections). Rounded up: a refusal can be fixed, an abort cannot.
-_FIXED_BYTES = 256 << 20
+# Address space gathering needs beyond the table (`dream.pipeline.gather`
+# passes it in: the batches in flight), per byte of log and per entry.
+# Measured with the CLI under caps (bench/README.md, "Under an address-space
+# cap"): a 48 MB log of 1 M entries needs about 0.5 GB beyond what dream
+# holds when it starts reading, one of 143 MB and 3 M entries about 0.9 GB.
+# The per-entry part is the table's row (three 16-byte string views, a date,
+# a number); each is counted three times for the copies made on the way (the
+# split pieces, the redacted column, the engine's selections). Rounded up: a
+# refusal can be fixed, an abort cannot.
 _BYTES_PER_ENTRY = 48
 _COPIES = 3
 
@@ -83,15 +83,18 @@ def _address_space_used() -> int | None:
     return None  # not Linux: no figure to keep to, and such caps are rare there
 
 
-def gathering_needs(size: int, entries: int) -> int:
+def gathering_needs(size: int, entries: int, in_flight: int) -> int:
     """Address space that gathering a log of `size` bytes and `entries` entries needs, about."""
-    return _FIXED_BYTES + _COPIES * (size + _BYTES_PER_ENTRY * entries)
+    return in_flight + _COPIES * (size + _BYTES_PER_ENTRY * entries)
 
 
-def check_log_fits(rel: str, size: int, entries: int) -> None:
-    """Raise `TooLargeForMemory` naming log `rel` when gathering it would not fit under the cap."""
+def check_log_fits(rel: str, size: int, entries: int, in_flight: int) -> None:
+    """Raise `TooLargeForMemory` naming log `rel` when gathering it would not fit under the cap.
+
+    `in_flight`: what the reader's work in progress may take besides (its batches being split).
+    """
     cap, room = address_space_cap(), headroom()
-    need = gathering_needs(size, entries)
+    need = gathering_needs(size, entries, in_flight)
     if cap is None or room is None or need <= room:
         return
     raise TooLargeForMemory(

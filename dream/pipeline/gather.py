@@ -53,10 +53,16 @@ class Gathered:
 
 SCHEMA = {"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64, "role": pl.Utf8, "text": pl.Utf8}
 
-# Files are parsed a batch of about this many bytes at a time: the memory
-# of one batch is reused by the next, and only the parsed table grows.
+# Logs are parsed a batch of about this many bytes at a time (a long log is
+# cut where an entry starts): the memory of one batch is reused by the next,
+# and only the parsed table grows.
 _BATCH_BYTES = 4 << 20
 _WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+# polars sizes the views of a split by the bytes split (16 bytes a byte),
+# address space that a cap counts: with up to one batch per worker waiting,
+# this much may be taken by batches in flight. 16 MB batches aborted under
+# 2 GB on a 150 MB log; 4 MB batches gather as fast (bench/README.md).
+_IN_FLIGHT_BYTES = (_WORKERS + 2) * 16 * _BATCH_BYTES
 _PREFIXES = (b"> ", b"< ", b". ")
 _FIRST_ENTRY = re.compile(rb"\n[<>.] ")
 # Whitespace to Rust (and so to polars): ASCII, and wider characters.
@@ -142,7 +148,7 @@ def _pieces(
             continue
         data, start, end = span
         if address_space_cap() is not None:
-            check_log_fits(f.rel, end - start, _entry_count(data, start, end))
+            check_log_fits(f.rel, end - start, _entry_count(data, start, end), _IN_FLIGHT_BYTES)
         read.append(f)
         view, first = memoryview(data), b"\n"
         while end - start > _BATCH_BYTES:
