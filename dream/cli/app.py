@@ -24,6 +24,20 @@ app = typer.Typer(
     help="Consolidate an AI agent's markdown memory offline, as a reviewable proposal.",
 )
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from dream import __version__
+
+        sys.stdout.write(f"dream {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print dream's version and exit.")] = False) -> None:
+    """Consolidate an AI agent's markdown memory offline, as a reviewable proposal."""
+
+
 StoreOpt = Annotated[Path, typer.Option("--store", "-s", envvar="DREAM_STORE", help="Memory store folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
 CommentOpt = Annotated[Optional[str], typer.Option("--comment", "-m", help="Why, for the audit trail.")]
