@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from dream import __version__
 from dream.cli.console import error_line
 from dream.errors import DreamError, from_os_error
 
@@ -26,8 +27,6 @@ app = typer.Typer(
 
 def _print_version(asked: bool) -> None:
     if asked:
-        from dream import __version__
-
         sys.stdout.write(f"dream {__version__}\n")
         raise typer.Exit()
 
