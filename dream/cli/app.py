@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from dream import __version__
 from dream.cli.console import error_line
 from dream.errors import DreamError, StoreNotFound, from_os_error
 from dream.store.layout import plainly_a_store
@@ -25,6 +26,17 @@ app = typer.Typer(
     help="Consolidate an AI agent's markdown memory offline, as a reviewable proposal.",
 )
 
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        sys.stdout.write(f"dream {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print dream's version and exit.")] = False) -> None:
+    """Consolidate an AI agent's markdown memory offline, as a reviewable proposal."""
 
 
 def store_named(ctx: typer.Context, param: typer.CallbackParam, value: Path) -> Path:
