@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from dream import __version__
 from dream.cli.console import error_line
 from dream.errors import DreamError, from_os_error
 
@@ -23,6 +24,18 @@ app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
     help="Consolidate an AI agent's markdown memory offline, as a reviewable proposal.",
 )
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        sys.stdout.write(f"dream {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print dream's version and exit.")] = False) -> None:
+    """Consolidate an AI agent's markdown memory offline, as a reviewable proposal."""
+
 
 StoreOpt = Annotated[Path, typer.Option("--store", "-s", envvar="DREAM_STORE", help="Memory store folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
