@@ -80,7 +80,7 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
     # transcripts (activity logs derived from agent sessions)
-    transcripts: Literal["claude-code", "codex"] | None = None
+    transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
     transcripts_path: str | None = None
     include_sidechains: bool = False
     max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
@@ -172,7 +172,8 @@ def _describe(exc: msgspec.ValidationError, where: str) -> str:
 
 def _choices(key: str) -> str:
     """'auto, offline, claude' for a setting that takes one of a few words; '' for any other."""
-    return ", ".join(_literal_words(typing.get_type_hints(Settings).get(key)))
+    words = _literal_words(typing.get_type_hints(Settings).get(key))
+    return ", ".join(words + ([TRANSCRIPTS_OFF] if key == "transcripts" else []))
 
 
 def _literal_words(hint: Any) -> list[str]:
@@ -225,6 +226,8 @@ def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = 
         merged.update(layer)
         if "transcripts" in layer:
             transcripts_from = where
+            if layer["transcripts"] == TRANSCRIPTS_OFF:  # switched off: the store reads its own logs/ only
+                merged["transcripts"], transcripts_from = None, TRANSCRIPTS_OFF
         try:  # checked layer by layer, so that an error names the file that caused it
             settings = msgspec.convert(merged, Settings, strict=False)
         except msgspec.ValidationError as exc:
@@ -253,14 +256,20 @@ def is_claude_code_memory(store: Path) -> bool:
     return moved is not None and moved != "" and config_dir == Path(os.path.abspath(moved))
 
 
+TRANSCRIPTS_OFF = "none"
+
+
 def _transcripts_for_store(store: Path, configured: str | None, where: str) -> Any:
     """A Claude Code memory folder reads its project's transcripts unless told otherwise.
 
-    A source named only in the global file is meant for the stores it fits:
-    "claude-code" there does not apply to a store outside Claude Code's
+    ``transcripts = "none"`` (in either file) switches detection off: the
+    store dreams from its own ``logs/`` only. A source named only in the
+    global file is meant for the stores it fits: "claude-code" there does not apply to a store outside Claude Code's
     projects (it would have no transcripts beside it), so such a store keeps
     the default.
     """
+    if where == TRANSCRIPTS_OFF:
+        return None
     claude_store = is_claude_code_memory(store)
     if configured is None:
         return "claude-code" if claude_store else None
