@@ -151,6 +151,29 @@ def render_key(source: Source, settings: Settings) -> str:
     return f"{FORMAT_VERSION}:{source}:{settings.include_sidechains}:{settings.max_entry_chars}"
 
 
+def changed_since_import(store_root: Path, source: Source, found: Path, settings: Settings) -> int:
+    """How many of the transcripts at `found` a new import would read: new, or changed since the last one.
+
+    Stat only, like the gate: a transcript counts when its size, mtime or the
+    rendering settings differ from what the last import recorded.
+    """
+    seen = load_state(store_root)
+    key = render_key(source, settings)
+    return sum(1 for transcript in list_transcripts(source, found) if _stat_changed(transcript, seen, key))
+
+
+def _stat_changed(transcript: Path, seen: dict[str, dict], key: str) -> bool:
+    try:
+        stat = transcript.stat()
+        before = seen.get(str(transcript.resolve()))
+    except OSError:
+        return False  # vanished since listing: nothing to import
+    if not isinstance(before, dict):
+        return True
+    now = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": key}
+    return any(before.get(k) != v for k, v in now.items())
+
+
 # --- import --------------------------------------------------------------------------------
 
 
