@@ -25,7 +25,6 @@ import orjson
 
 from dream.config import Settings
 from dream.errors import BadInput
-from dream.transcripts.importer import list_transcripts, resolve_source_path
 
 CWD_LINES = 50  # records read from the start of a transcript to find its cwd
 MAX_TRANSCRIPTS = 200  # the newest ones: enough to agree on a folder
@@ -48,6 +47,8 @@ def find_project(store_root: Path, settings: Settings) -> tuple[Path, str] | Non
     if settings.project:
         path = Path(settings.project).expanduser()
         return ((store_root / path) if not path.is_absolute() else path), "config"
+    from dream.transcripts.importer import list_transcripts, resolve_source_path  # start-up: only without config
+
     for source in _sources(store_root, settings):
         try:
             folder = resolve_source_path(store_root, source, None, settings)
