@@ -84,7 +84,8 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     transcripts_path: str | None = None
     include_sidechains: bool = False
     max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
-    # memory lint (dream/lint): the project the memories describe, when no transcript says where it is
+    # the project the memories describe (configured_project): lint checks against it, and a Codex import
+    # takes only the sessions that ran in it
     project: str | None = None
     lint_seconds: Annotated[float, Meta(gt=0)] = 10.0  # a lint stops here; claims left are "not checked"
     # memories no engine may change or remove, beside those with `pinned: true` (dream/store/pinned.py)
@@ -236,6 +237,18 @@ def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = 
         return settings
     transcripts = _transcripts_for_store(store, settings.transcripts, transcripts_from)
     return settings if transcripts == settings.transcripts else settings.replace(transcripts=transcripts)
+
+
+def configured_project(store: Path, settings: Settings) -> Path | None:
+    """The project the store's memories describe, as its config names it (``project = PATH``, relative to the store).
+
+    Lint checks the memories against it; a Codex import with no path takes
+    only the sessions that ran in it.
+    """
+    if not settings.project:
+        return None
+    path = Path(settings.project).expanduser()
+    return path if path.is_absolute() else store / path
 
 
 def is_claude_code_memory(store: Path) -> bool:
