@@ -19,7 +19,6 @@ Without a cap (the usual case) nothing here changes anything.
 
 from __future__ import annotations
 
-import ctypes
 import resource
 import sys
 
@@ -56,6 +55,8 @@ def fit_allocator_to_cap() -> None:
     """Under a cap, keep glibc to a few malloc arenas; elsewhere (no cap, no glibc) do nothing."""
     if address_space_cap() is None or not sys.platform.startswith("linux"):
         return
+    import ctypes  # start-up: only a capped process needs it
+
     try:
         libc = ctypes.CDLL(None)
         libc.mallopt(_M_ARENA_MAX, _ARENAS_UNDER_A_CAP)

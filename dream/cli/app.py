@@ -16,16 +16,49 @@ from typing import Annotated, Optional
 
 import typer
 
+from dream import __version__
 from dream.address_space import fit_allocator_to_cap, out_of_memory
 from dream.cli.console import error_line
-from dream.errors import DreamError, from_os_error
+from dream.errors import DreamError, StoreNotFound, from_os_error
+from dream.store.layout import plainly_a_store
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
     help="Consolidate an AI agent's markdown memory offline, as a reviewable proposal.",
 )
 
-StoreOpt = Annotated[Path, typer.Option("--store", "-s", envvar="DREAM_STORE", help="Memory store folder.")]
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        sys.stdout.write(f"dream {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print dream's version and exit.")] = False) -> None:
+    """Consolidate an AI agent's markdown memory offline, as a reviewable proposal."""
+
+
+def store_named(ctx: typer.Context, param: typer.CallbackParam, value: Path) -> Path:
+    """The store is what the user says it is: `--store`, `$DREAM_STORE`, or a current folder that is plainly one.
+
+    Without either, the current folder is taken only when it holds
+    ``MEMORY.md`` or ``.dream/``: typed in a project checkout or a home
+    folder, a command must not make it a store (a run would leave ``.dream/``
+    there and index its README). `--all` and `--root` need no store.
+    """
+    source = ctx.get_parameter_source(param.name or "store")
+    if source is None or source.name != "DEFAULT":  # named on the command line or in $DREAM_STORE
+        return value
+    if plainly_a_store(Path.cwd()) or ctx.params.get("all_stores") or ctx.params.get("roots"):
+        return value
+    raise StoreNotFound(f"{Path.cwd()}: no store named, and this folder holds no MEMORY.md or .dream/; "
+                        f"pass --store PATH or set DREAM_STORE")
+
+
+StoreOpt = Annotated[Path, typer.Option("--store", "-s", envvar="DREAM_STORE", callback=store_named, help=(
+    "Memory store folder (default: the current folder, if it holds MEMORY.md or .dream/)."))]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
 CommentOpt = Annotated[Optional[str], typer.Option("--comment", "-m", help="Why, for the audit trail.")]
 # Many stores at once (run, status, history): what `--all` covers, and more folders to look in.

@@ -29,7 +29,7 @@ def needs_chromium(test):
 def morning(home: Path, cli) -> dict:
     """Three projects: two dreamed overnight (a proposal each), one with nothing pending."""
     root = home / ".claude" / "projects"
-    for name in ("-work-api", "-work-web", "-work-notes"):
+    for name in ("-work-api", "-work-web", "-nowhere-dream-test-notes"):
         shutil.copytree(DEMO, root / name / "memory", ignore=shutil.ignore_patterns(".dream"))
     proposals = {}
     for name in ("-work-api", "-work-web"):
@@ -48,7 +48,7 @@ def test_the_overview_lists_every_pending_proposal_with_its_counts_and_page(morn
     assert result.code == 0, result.stderr
     overview = result.json["overview"]
     assert {p["id"] for p in overview["proposals"]} == set(morning)
-    assert overview["stores_without_pending"] == ["work-notes"]  # named by its project, not by a path
+    assert overview["stores_without_pending"] == ["nowhere-dream-test-notes"]  # by its project (which does not exist here), not by a path
     text = html.read_text(encoding="utf-8")
     for row in overview["proposals"]:
         counts = morning[row["id"]]["counts"]  # as `dream diff --json` counts them
