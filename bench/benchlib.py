@@ -30,10 +30,16 @@ def drop_page_cache() -> bool:
 
 def median_pair(first: Callable[[], object], second: Callable[[], object], runs: int) -> tuple[float, float]:
     """Median seconds of two functions run alternately `runs` times each, so both see the same load."""
-    times: tuple[list[float], list[float]] = ([], [])
+    one, two = medians([first, second], runs)
+    return one, two
+
+
+def medians(fns: list[Callable[[], object]], runs: int) -> list[float]:
+    """Median seconds of each function, all run in turn `runs` times, so each sees the same load."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(runs):
-        for fn, out in ((first, times[0]), (second, times[1])):
+        for fn, out in zip(fns, times):
             start = time.perf_counter()
             fn()
             out.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
+    return [statistics.median(t) for t in times]

@@ -11,7 +11,24 @@ result what issue #12 asks to be zero:
 * slug titles: index titles that are a file slug (``[feedback-use-keys]``),
   before → after;
 * prose → memory: new topic files holding a prose line or heading of the
-  original index.
+  original index;
+* hook-only files (issue #20): topic files that existed before and changed
+  only to carry the text of their own index line: every line the dream added
+  to the file is frontmatter or the title or hook of an index line pointing
+  at it, and no line of the file was removed. Counted apart when the hook
+  went in labelled (``**From the index:** …``), which the engine does only
+  when the file lacked words of the part of the hook it cut;
+* rules out of the index (issue #20): rule-bearing index lines whose text is
+  no longer in what the agent reads at session start. A line is
+  rule-bearing when it carries a rule or a fact of its own: an inline rule
+  (a list item without a link), or a link line's hook; for a link to a
+  missing file, its title and hook, since the line is all that is left of
+  that memory. Three words at least (six characters for CJK), so a bare
+  title is not counted. Its text stays in sight when, after accept, it is in
+  MEMORY.md (wrapping aside) or in a topic file MEMORY.md links to, other
+  than the archive;
+* new descriptions = name: topic files whose frontmatter the dream added
+  (or created) with a ``description:`` that only repeats ``name:``.
 
 The corpus is never written: every run works on a copy.
 
@@ -34,7 +51,8 @@ from pathlib import Path
 from dream.pipeline.run import run
 from dream.review import decide
 from dream.store.layout import Layout
-from dream.store.model import parse_index_line, resolve_link
+from dream.engines.offline.similarity import CJK, normalize
+from dream.store.model import TopicFile, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, read_tree
 from dream.versions.proposals import Proposals
 
@@ -78,6 +96,105 @@ def prose_made_memories(before: dict[str, bytes], after: dict[str, bytes]) -> in
     return count
 
 
+def _index(tree: dict[str, bytes]) -> list[str]:
+    return tree.get(INDEX_NAME, b"").decode("utf-8", "replace").splitlines()
+
+
+def _topic(tree: dict[str, bytes], path: str) -> TopicFile:
+    return TopicFile.parse(path, tree[path])
+
+
+def _hooks_by_file(tree: dict[str, bytes]) -> dict[str, set[str]]:
+    """Each topic file's index titles and hooks, normalized."""
+    found: dict[str, set[str]] = {}
+    for text in _index(tree):
+        line = parse_index_line(text)
+        resolved = resolve_link(INDEX_NAME, line.target) if line.kind == "link" else None
+        if resolved:
+            found.setdefault(resolved, set()).update(n for n in (normalize(line.title), normalize(line.hook)) if n)
+    return found
+
+
+def _from_hook(line: str, hooks: set[str]) -> bool:
+    norm = normalize(line)
+    return not norm or any(norm in hook or hook in norm for hook in hooks)
+
+
+HOOK_LABEL = "**From the index:**"
+
+
+def hook_only_files(before: dict[str, bytes], after: dict[str, bytes], labelled: bool = False) -> list[str]:
+    """Topic files that changed only to take in their own index line's title or hook (`labelled`: as a
+    labelled part)."""
+    hooks = _hooks_by_file(before)
+    found = []
+    for path in sorted(set(before) & set(after)):
+        if path == INDEX_NAME or before[path] == after[path] or path not in hooks:
+            continue
+        old, new = _topic(before, path), _topic(after, path)
+        old_body = [l for l in old.body_lines if l.strip()]
+        new_body = [l for l in new.body_lines if l.strip()]
+        kept = iter(new_body)
+        in_order = all(any(line == n for n in kept) for line in old_body)  # nothing removed or reordered
+        added = list(new_body)
+        for line in old_body:
+            added.remove(line)
+        if in_order and added and all(_from_hook(l, hooks[path]) for l in added) \
+                and any(l.startswith(HOOK_LABEL) for l in added) == labelled:
+            found.append(path)
+    return found
+
+
+def _enough_words(text: str) -> bool:
+    norm = normalize(text)
+    return len(norm.split()) >= 3 or len(CJK.findall(norm)) >= 6
+
+
+def rule_bearing(tree: dict[str, bytes]) -> list[str]:
+    """The rule or fact text each rule-bearing index line carries (see the module doc)."""
+    found = []
+    for text in _index(tree):
+        line = parse_index_line(text)
+        if line.kind == "rule":
+            carried = line.hook
+        elif line.kind == "link":
+            resolved = resolve_link(INDEX_NAME, line.target)
+            missing = bool(resolved) and resolved.endswith(".md") and resolved not in tree
+            carried = f"{line.title} {line.hook}" if missing else line.hook
+        else:
+            continue
+        if _enough_words(carried):
+            found.append(carried)
+    return found
+
+
+def _in_sight(tree: dict[str, bytes]) -> str:
+    """What the agent reads at session start, and the topic files it links to (not the archive), normalized."""
+    index = _index(tree)
+    linked = {resolve_link(INDEX_NAME, t) for text in index for t in parse_index_line(text).links}
+    files = [tree[p].decode("utf-8", "replace") for p in sorted(p for p in linked if p in tree)
+             if "archive" not in p.rsplit("/", 1)[-1]]
+    return "\n".join(normalize(t) for t in ["\n".join(index), *files])
+
+
+def rules_out_of_index(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
+    sight = _in_sight(after)
+    return [text for text in rule_bearing(before) if normalize(text) not in sight]
+
+
+def descriptions_as_name(before: dict[str, bytes], after: dict[str, bytes]) -> int:
+    count = 0
+    for path in sorted(set(after)):
+        if path == INDEX_NAME or not path.endswith(".md") or "archive" in path:
+            continue
+        if path in before and _topic(before, path).frontmatter is not None:
+            continue
+        topic = _topic(after, path)
+        if topic.frontmatter is not None and normalize(topic.description) == normalize(topic.name):
+            count += 1
+    return count
+
+
 def measure(src: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="dream-corpus-") as scratch:
         store = Path(scratch) / src.name
@@ -103,18 +220,28 @@ def measure(src: Path) -> dict:
         "slugs_before": slug_titles(before), "slugs_after": slug_titles(after),
         "prose_to_memory": prose_made_memories(before, after), "seconds": round(seconds, 2),
         "needs_person": len(outcome.needs_person),
+        "hook_only": len(hook_only_files(before, after)),
+        "hook_labelled": len(hook_only_files(before, after, labelled=True)),
+        "files_changed": sum(1 for p in set(before) & set(after) if p != INDEX_NAME and before[p] != after[p]),
+        "rules_out": len(rules_out_of_index(before, after)), "rule_lines": len(rule_bearing(before)),
+        "desc_as_name": descriptions_as_name(before, after),
     }
 
 
 COLUMNS = [("store", "store"), ("files", "files"), ("status", "run"), ("changes", "changes"),
            ("dropped", "facts dropped"), ("merged", "merged"), ("archived", "archived"),
            ("broken", "broken pointers"), ("slugs", "slug titles"), ("prose_to_memory", "prose→memory"),
+           ("files_changed", "topic files changed"), ("hook_only", "hook-only files"),
+           ("hook_labelled", "labelled hooks"),
+           ("rules_out", "rules out of index"), ("desc_as_name", "new description = name"),
            ("needs_person", "needs a person")]
 
 
 def cell(row: dict, key: str) -> str:
     if key in ("broken", "slugs"):
         return f"{row[key + '_before']} → {row[key + '_after']}"
+    if key == "rules_out":
+        return f"{row['rules_out']} of {row['rule_lines']}"
     return str(row[key])
 
 
@@ -135,9 +262,14 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         print("| " + " | ".join(cell(row, key) for key, _ in COLUMNS) + " |")
     total = {"dropped": sum(r["dropped"] for r in rows), "broken": sum(r["broken_after"] for r in rows),
-             "slugs": sum(r["slugs_after"] for r in rows), "prose": sum(r["prose_to_memory"] for r in rows)}
+             "slugs": sum(r["slugs_after"] for r in rows), "prose": sum(r["prose_to_memory"] for r in rows),
+             "hook_only": sum(r["hook_only"] for r in rows), "rules_out": sum(r["rules_out"] for r in rows),
+             "desc": sum(r["desc_as_name"] for r in rows)}
     print(f"\n{len(rows)} stores: {total['dropped']} facts dropped, {total['broken']} broken pointers, "
-          f"{total['slugs']} slug titles, {total['prose']} index prose lines made into memories (after accept)")
+          f"{total['slugs']} slug titles, {total['prose']} index prose lines made into memories, "
+          f"{total['hook_only']} topic files changed only to carry an index hook, "
+          f"{total['rules_out']} rule-bearing index lines out of the index, "
+          f"{total['desc']} new descriptions repeating the name (after accept)")
     return 0
 
 

@@ -80,11 +80,12 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
     # transcripts (activity logs derived from agent sessions)
-    transcripts: Literal["claude-code", "codex"] | None = None
+    transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
     transcripts_path: str | None = None
     include_sidechains: bool = False
     max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
-    # memory lint (dream/lint): the project the memories describe, when no transcript says where it is
+    # the project the memories describe (configured_project): lint checks against it, and a Codex import
+    # takes only the sessions that ran in it
     project: str | None = None
     lint_seconds: Annotated[float, Meta(gt=0)] = 10.0  # a lint stops here; claims left are "not checked"
     # memories no engine may change or remove, beside those with `pinned: true` (dream/store/pinned.py)
@@ -172,7 +173,8 @@ def _describe(exc: msgspec.ValidationError, where: str) -> str:
 
 def _choices(key: str) -> str:
     """'auto, offline, claude' for a setting that takes one of a few words; '' for any other."""
-    return ", ".join(_literal_words(typing.get_type_hints(Settings).get(key)))
+    words = _literal_words(typing.get_type_hints(Settings).get(key))
+    return ", ".join(words + ([TRANSCRIPTS_OFF] if key == "transcripts" else []))
 
 
 def _literal_words(hint: Any) -> list[str]:
@@ -225,6 +227,8 @@ def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = 
         merged.update(layer)
         if "transcripts" in layer:
             transcripts_from = where
+            if layer["transcripts"] == TRANSCRIPTS_OFF:  # switched off: the store reads its own logs/ only
+                merged["transcripts"], transcripts_from = None, TRANSCRIPTS_OFF
         try:  # checked layer by layer, so that an error names the file that caused it
             settings = msgspec.convert(merged, Settings, strict=False)
         except msgspec.ValidationError as exc:
@@ -233,6 +237,18 @@ def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = 
         return settings
     transcripts = _transcripts_for_store(store, settings.transcripts, transcripts_from)
     return settings if transcripts == settings.transcripts else settings.replace(transcripts=transcripts)
+
+
+def configured_project(store: Path, settings: Settings) -> Path | None:
+    """The project the store's memories describe, as its config names it (``project = PATH``, relative to the store).
+
+    Lint checks the memories against it; a Codex import with no path takes
+    only the sessions that ran in it.
+    """
+    if not settings.project:
+        return None
+    path = Path(settings.project).expanduser()
+    return path if path.is_absolute() else store / path
 
 
 def is_claude_code_memory(store: Path) -> bool:
@@ -253,14 +269,20 @@ def is_claude_code_memory(store: Path) -> bool:
     return moved is not None and moved != "" and config_dir == Path(os.path.abspath(moved))
 
 
+TRANSCRIPTS_OFF = "none"
+
+
 def _transcripts_for_store(store: Path, configured: str | None, where: str) -> Any:
     """A Claude Code memory folder reads its project's transcripts unless told otherwise.
 
-    A source named only in the global file is meant for the stores it fits:
-    "claude-code" there does not apply to a store outside Claude Code's
+    ``transcripts = "none"`` (in either file) switches detection off: the
+    store dreams from its own ``logs/`` only. A source named only in the
+    global file is meant for the stores it fits: "claude-code" there does not apply to a store outside Claude Code's
     projects (it would have no transcripts beside it), so such a store keeps
     the default.
     """
+    if where == TRANSCRIPTS_OFF:
+        return None
     claude_store = is_claude_code_memory(store)
     if configured is None:
         return "claude-code" if claude_store else None

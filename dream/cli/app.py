@@ -17,13 +17,16 @@ from typing import Annotated, Optional
 import typer
 
 from dream import __version__
+from dream.address_space import fit_allocator_to_cap, out_of_memory
 from dream.cli.console import error_line
-from dream.errors import DreamError, from_os_error
+from dream.errors import DreamError, StoreNotFound, from_os_error
+from dream.store.layout import plainly_a_store
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
     help="Consolidate an AI agent's markdown memory offline, as a reviewable proposal.",
 )
+
 
 def _print_version(asked: bool) -> None:
     if asked:
@@ -37,7 +40,25 @@ def _options(version: Annotated[bool, typer.Option(
     """Consolidate an AI agent's markdown memory offline, as a reviewable proposal."""
 
 
-StoreOpt = Annotated[Path, typer.Option("--store", "-s", envvar="DREAM_STORE", help="Memory store folder.")]
+def store_named(ctx: typer.Context, param: typer.CallbackParam, value: Path) -> Path:
+    """The store is what the user says it is: `--store`, `$DREAM_STORE`, or a current folder that is plainly one.
+
+    Without either, the current folder is taken only when it holds
+    ``MEMORY.md`` or ``.dream/``: typed in a project checkout or a home
+    folder, a command must not make it a store (a run would leave ``.dream/``
+    there and index its README). `--all` and `--root` need no store.
+    """
+    source = ctx.get_parameter_source(param.name or "store")
+    if source is None or source.name != "DEFAULT":  # named on the command line or in $DREAM_STORE
+        return value
+    if plainly_a_store(Path.cwd()) or ctx.params.get("all_stores") or ctx.params.get("roots"):
+        return value
+    raise StoreNotFound(f"{Path.cwd()}: no store named, and this folder holds no MEMORY.md or .dream/; "
+                        f"pass --store PATH or set DREAM_STORE")
+
+
+StoreOpt = Annotated[Path, typer.Option("--store", "-s", envvar="DREAM_STORE", callback=store_named, help=(
+    "Memory store folder (default: the current folder, if it holds MEMORY.md or .dream/)."))]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
 CommentOpt = Annotated[Optional[str], typer.Option("--comment", "-m", help="Why, for the audit trail.")]
 # Many stores at once (run, status, history): what `--all` covers, and more folders to look in.
@@ -49,6 +70,7 @@ RootOpt = Annotated[Optional[list[Path]], typer.Option(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: turns every error into one line on stderr and an exit code."""
+    fit_allocator_to_cap()  # before any thread starts: under `ulimit -v`, arenas would eat the cap
     command = typer.main.get_command(app)  # commands are registered by dream.cli
     args = file_lists(sys.argv[1:] if argv is None else list(argv))
     try:
@@ -70,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         error_line("interrupted")
         return _exit(130)
+    except MemoryError:  # Python's own allocations: polars' abort the process and cannot be caught
+        error_line(out_of_memory())
+        return _exit(2)
     except OSError as exc:
         known = from_os_error(exc)  # no space, no permission: the user's to fix, not a bug
         if known is None:

@@ -49,6 +49,7 @@ def result_json(result: ImportResult, root: Path) -> dict:
         "transcripts": str(result.transcripts),
         "sessions_written": result.sessions_written,
         "sessions_unchanged": result.sessions_unchanged,
+        "sessions_other_projects": result.sessions_elsewhere,
         "records_skipped": result.records_skipped,
         "redactions": result.redactions,
         "warnings": list(result.warnings),
@@ -61,6 +62,8 @@ def print_result(result: ImportResult, root: Path) -> None:
     out.print(f"imported {result.source} transcripts from {result.transcripts}", markup=False)
     out.print(f"sessions written   {result.sessions_written}")
     out.print(f"sessions unchanged {result.sessions_unchanged}")
+    if result.sessions_elsewhere:
+        out.print(f"other projects'    {result.sessions_elsewhere} (not this store's project; left out)", markup=False)
     out.print(f"records skipped    {result.records_skipped}")
     out.print(f"redactions         {result.redactions}")
     out.print(f"warnings           {len(result.warnings)}")

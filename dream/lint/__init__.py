@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from dream.config import Settings
-from dream.lint.checks import Checker, Finding
+from dream.lint import cache
+from dream.lint.checks import Checker, Finding, Outcome
 from dream.lint.claims import Claim, memory_claims
 from dream.lint.project import find_project, open_project
 from dream.store.tree import Tree
@@ -34,6 +35,7 @@ class LintReport:
     findings: list[Finding] = field(default_factory=list)
     verified: list[str] = field(default_factory=list)  # memories with claims, every one of which held
     seconds: float = 0.0
+    cached: int = 0  # memories answered from the cache (dream.lint.cache): not checked again
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -42,32 +44,64 @@ class LintReport:
 
 
 def lint_store(store_root: Path, tree: Tree, settings: Settings) -> LintReport | None:
-    """Check every memory in `tree` against the store's project; None when the project is unknown."""
+    """Check every memory in `tree` against the store's project; None when the project is unknown.
+
+    Memories whose answer is kept for this project's state (dream.lint.cache)
+    are not checked again; when all are, the project's files are not even listed.
+    """
     started = time.monotonic()
     found = find_project(store_root, settings)
     if found is None:
         return None
     root, found_by = found
     deadline = started + settings.lint_seconds
-    project = open_project(root, found_by, settings.lint_seconds)
-    report = LintReport(project=str(root), found_by=found_by, head=project.head)
-    claims = [claim for rel in sorted(tree) for claim in memory_claims(rel, tree[rel])]
-    outcome = Checker(project, deadline).check(claims)
-    report.memories = len(tree)
-    report.claims = len(claims)
-    report.held, report.unchecked = len(outcome.held), len(outcome.unchecked)
-    report.findings = sorted(outcome.findings, key=lambda f: (f.memory, f.line, f.claim))
-    report.verified = _verified(claims, outcome.held)
+    state = cache.project_state(root, settings.lint_seconds)
+    hashes = {rel: cache.memory_hash(data) for rel, data in tree.items()}
+    kept = cache.load(store_root, state[0]) if state else {}
+    answers = {rel: kept[rel] for rel in tree if kept.get(rel, {}).get("sha") == hashes[rel]}
+    todo = sorted(rel for rel in tree if rel not in answers)
+    head = state[1] if state else ""
+    if todo or not state:
+        project = open_project(root, found_by, settings.lint_seconds)
+        head = project.head
+        claims = [claim for rel in todo for claim in memory_claims(rel, tree[rel])]
+        fresh = _answers(todo, claims, Checker(project, deadline).check(claims), hashes)
+        if state and time.monotonic() < deadline:  # past it, a step may have been cut short: keep nothing
+            cache.save(store_root, state[0], {**answers, **{r: a for r, a in fresh.items() if not a["unchecked"]}})
+        answers.update(fresh)
+    report = LintReport(project=str(root), found_by=found_by, head=head, memories=len(tree),
+                        cached=len(tree) - len(todo))
+    _total(report, answers)
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
 
-def _verified(claims: list[Claim], held: list[Claim]) -> list[str]:
-    held_set = set(held)
-    by_memory: dict[str, list[Claim]] = {}
+def _answers(todo: list[str], claims: list[Claim], outcome: Outcome,
+             hashes: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Each memory's answer, the cache's unit: how many claims, held and unchecked, and its findings."""
+    answers: dict[str, dict[str, Any]] = {
+        rel: {"sha": hashes[rel], "claims": 0, "held": 0, "unchecked": 0, "findings": []} for rel in todo}
     for claim in claims:
-        by_memory.setdefault(claim.memory, []).append(claim)
-    return sorted(m for m, mine in by_memory.items() if m != INDEX and all(cl in held_set for cl in mine))
+        answers[claim.memory]["claims"] += 1
+    for claim in outcome.held:
+        answers[claim.memory]["held"] += 1
+    for claim in outcome.unchecked:
+        answers[claim.memory]["unchecked"] += 1
+    for finding in outcome.findings:
+        answers[finding.memory]["findings"].append(asdict(finding))
+    return answers
+
+
+def _total(report: LintReport, answers: dict[str, dict[str, Any]]) -> None:
+    for rel in sorted(answers):
+        answer = answers[rel]
+        report.claims += answer["claims"]
+        report.held += answer["held"]
+        report.unchecked += answer["unchecked"]
+        report.findings += [Finding(**f) for f in answer["findings"]]
+        if rel != INDEX and answer["claims"] and answer["held"] == answer["claims"]:
+            report.verified.append(rel)  # it has claims, every one of which held
+    report.findings.sort(key=lambda f: (f.memory, f.line, f.claim))
 
 
 def needs_person(report: LintReport | dict | None) -> list[str]:

@@ -7,7 +7,10 @@ Makefile has no pattern rules or includes that could make it; a module only
 when its first part is one of the project's own folders; a dependency only
 when a manifest names it, or named it before. Names are looked for in every
 file with one `grep -F -w` over the listed files. Where git can say,
-the evidence names the commit that changed the claim's subject.
+the evidence names the commit that changed the claim's subject: each kind
+of subject (paths, names, make targets) is looked for in one `git log`
+read newest first and only as far as needed, root commits left out (they
+remove nothing).
 
 Everything runs against a deadline; claims left when it passes are counted
 as not checked, never as findings.
@@ -15,25 +18,25 @@ as not checked, never as findings.
 
 from __future__ import annotations
 
-import posixpath
 import re
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dream.lint import claims as c
-from dream.lint.deps import Dependency, is_lock, is_manifest, normalize, parse_manifest, scripts_of
+from dream.lint.deps import LOCKS, MANIFESTS, Dependency, is_lock, is_manifest, normalize, parse_manifest, scripts_of
 from dream.lint.project import Project, git
 
 MAX_READ_BYTES = 4 * 1024 * 1024  # one manifest, lock or Makefile
 GREP_BATCH = 4000  # files named on one grep command line (well under any system's argument limit)
 MAX_HISTORY = 30  # versions of each manifest read to find when a dependency left or changed
 MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
+NO_ROOT = ["-c", "log.showRoot=false"]  # a root commit adds and removes nothing that lint looks for
 MAKE_TARGET = re.compile(r"^([\w./%-]+(?:[ \t]+[\w./%-]+)*)[ \t]*::?(?!=)", re.MULTILINE)
 
 
@@ -65,15 +68,27 @@ class Checker:
         self.deadline = deadline
         self.at = f" at {project.head}" if project.head else ""
         self.files = set(project.files)
-        self.suffixes = {s for f in project.files for s in _tails(f)}
+        self.by_name: dict[str, list[str]] = {}  # file name -> the paths ending in it
+        for f in project.files:
+            self.by_name.setdefault(f.rpartition("/")[2], []).append(f)
         folders = {d for f in {f.rpartition("/")[0] for f in project.files} if f for d in (*_parents(f), f)}
         self.folders = {s for d in folders for s in _tails(d)}
         self.folder_names = {d.rsplit("/", 1)[-1] for d in folders}
-        self.makefiles = [f for f in project.files if posixpath.basename(f) in MAKEFILES or f.endswith(".mk")]
+        self.makefiles = [f for name in MAKEFILES for f in self.by_name.get(name, [])] + \
+            [f for f in project.files if f.endswith(".mk")]
+        self.manifests = [f for name in MANIFESTS for f in self.by_name.get(name, []) if is_manifest(f)] + \
+            [f for name, found in self.by_name.items() if name.startswith("requirements") for f in found
+             if is_manifest(f)]
         self.targets, self.make_open = self._make_targets()
         self.deps, self.runnable = self._manifests()
         self._history: dict[str, list[tuple[str, dict[str, Dependency]]]] = {}
         self._removed_in: dict[str, str] = {}
+        self._paths_left = LogScan(self, ["-M", "--name-status", "--diff-filter=DR"])
+        self._makefile_changes = LogScan(self, ["-p", "-U0", "--", *self.makefiles]) if self.makefiles else None
+
+    def has_path(self, path: str) -> bool:
+        """`path` is a file of the project as written or as the tail of one (`auth/jwt.py`)."""
+        return path in self.files or any(f.endswith("/" + path) for f in self.by_name.get(path.rpartition("/")[2], ()))
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -94,6 +109,9 @@ class Checker:
                 outcome.unchecked.append(claim)
             else:
                 outcome.findings.append(Finding(claim.memory, claim.line, claim.kind, claim.name, *evidence))
+        for scan in (self._paths_left, self._makefile_changes):
+            if scan is not None:
+                scan.close()  # its git log, if still reading, is stopped
         return outcome
 
     # ---------------------------------------------------------------- one claim
@@ -102,7 +120,7 @@ class Checker:
         """None: the claim holds, or is not plainly about this project. UNCHECKED: could not tell in time."""
         kind = claim.kind
         if kind == c.PATH:
-            return None if claim.name in self.suffixes else self._path_gone(claim.name)
+            return None if self.has_path(claim.name) else self._path_gone(claim.name)
         if kind == c.FOLDER:
             return self._folder(claim.name)
         if kind == c.MAKE:
@@ -123,26 +141,17 @@ class Checker:
         said = f"`{path}` is not in the tree{self.at}"
         if not self.project.git:
             return UNCHECKED if self.project.truncated else (said, "")
-        out = git(self.project.root, ["log", "-1", "--format=%h", "--name-status", "--diff-filter=D", "--",
-                                      path, f":(glob)**/{path}"], self._step()) or ""
-        commit, deleted = _first_commit(out)
-        if not commit:
+        left = self._paths_left.first(lambda line: _left_path(line, path))
+        if left is None:
             return said + "; git has no record of it", ""
-        renamed = self._renamed_to(commit, deleted)
-        if renamed:
-            return f"{said}; it was renamed to `{renamed}` in {commit}", commit
+        commit, line = left
+        parts = line.split("\t")
+        if parts[0].startswith("R"):
+            return f"{said}; it was renamed to `{parts[2]}` in {commit}", commit
         return f"{said}; it was deleted in {commit}", commit
 
-    def _renamed_to(self, commit: str, old: str) -> str:
-        out = git(self.project.root, ["show", "--format=", "-M", "--name-status", commit], self._step()) or ""
-        for line in out.splitlines():
-            parts = line.split("\t")
-            if len(parts) == 3 and parts[0].startswith("R") and parts[1] == old:
-                return parts[2]
-        return ""
-
     def _folder(self, folder: str) -> tuple[str, str] | None:
-        if folder in self.folders or folder in self.suffixes:
+        if folder in self.folders or self.has_path(folder):
             return None
         if folder.split("/", 1)[0] not in self.folder_names and not self._was_tracked(folder):
             return None  # `input/output`, `and/or`: a folder claim only where the project has or had it
@@ -164,14 +173,16 @@ class Checker:
                 return None  # never had a Makefile: the memory may mean one that is generated
             return f"`make {target}`: there is no Makefile in the tree{self.at}; it was deleted in {commit}", commit
         where = ", ".join(self.makefiles[:3])
-        commit = self._last_commit(["-G", rf"^{re.escape(target)}[ \t]*:", "--", *self.makefiles])
+        rule = re.compile(rf"^[-+]{re.escape(target)}[ \t]*:")
+        changed = self._makefile_changes.first(rule.match) if self._makefile_changes else None
+        commit = changed[0] if changed else ""
         said = f"`make {target}`: no target `{target}` in {where}{self.at}"
         return (f"{said}; it was changed in {commit}" if commit else said), commit
 
     def _script(self, claim: c.Claim) -> tuple[str, str] | None:
         if claim.name in self.runnable["script"]:
             return None
-        manifests = [f for f in self.project.files if f.endswith("package.json") and is_manifest(f)]
+        manifests = [f for f in self.manifests if f.endswith("package.json")]
         if not manifests:
             return None
         run = "test" if claim.name == "test" and claim.tool != "npm run" else f"run {claim.name}"
@@ -184,9 +195,9 @@ class Checker:
         if parts[0] not in self.folder_names:
             return None  # `os.path`, `self.config`: not a module of this project
         path = "/".join(parts)
-        if path in self.folders or f"{path}.py" in self.suffixes or f"{path}/__init__.py" in self.suffixes:
+        if path in self.folders or self.has_path(f"{path}.py") or self.has_path(f"{path}/__init__.py"):
             return None
-        if len(parts) > 1 and "/".join(parts[:-1]) + ".py" in self.suffixes:
+        if len(parts) > 1 and self.has_path("/".join(parts[:-1]) + ".py"):
             return None  # `pkg.mod.name`: a name inside pkg/mod.py
         gone = self._path_gone(f"{path}.py")
         if isinstance(gone, str):
@@ -207,7 +218,7 @@ class Checker:
     def _dependency_gone(self, claim: c.Claim, name: str) -> tuple[str, str] | None:
         if not self.project.git:
             return None
-        for file in self._manifest_files():
+        for file in self.manifests:
             versions = self._versions(file)
             for newer, older in zip(versions, versions[1:]):
                 if name in older[1] and name not in newer[1]:
@@ -238,7 +249,7 @@ class Checker:
             return {}
         word = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")(?!\w)")
         pattern = "|".join(re.escape(n) for n in sorted(names))  # git's -G regex: plain alternation
-        cmd = ["log", "-p", "-U0", "--no-color", "--no-merges", "--format=%x00%h", "-G", pattern]
+        cmd = [*NO_ROOT, "log", "-p", "-U0", "--no-color", "--no-merges", "--format=%x00%h", "-G", pattern]
         found: dict[str, str] = {}
         commit = ""
         for line in self._stream(cmd):
@@ -251,7 +262,7 @@ class Checker:
                     break
         return found
 
-    def _stream(self, args: list[str], git: bool = True) -> Iterator[str]:
+    def _stream(self, args: list[str], git: bool = True) -> Generator[str, None, None]:
         """A command's output (git's by default) line by line, killed at the deadline or when the reader stops."""
         cmd = ["git", "-C", str(self.project.root), *args] if git else args
         proc = subprocess.Popen(cmd, cwd=self.project.root, stdout=subprocess.PIPE,
@@ -306,19 +317,16 @@ class Checker:
             open_ = open_ or "%" in "".join(targets) or bool(re.search(r"^-?include\s", text, re.MULTILINE))
         return {t for t in targets if "%" not in t}, open_
 
-    def _manifest_files(self) -> list[str]:
-        return [f for f in self.project.files if is_manifest(f)]
-
     def _manifests(self) -> tuple[dict[str, Dependency], dict[str, set[str]]]:
         deps: dict[str, Dependency] = {}
         runnable: dict[str, set[str]] = {"script": set(), "command": set()}
-        for rel in self._manifest_files():
+        for rel in self.manifests:
             text = _read(self.project.root / rel) or ""
             for dep in parse_manifest(rel, text):
                 deps.setdefault(dep.name, dep)
             for key, found in scripts_of(rel, text).items():
                 runnable[key] |= found
-        for rel in (f for f in self.project.files if is_lock(f)):  # a locked version beats a manifest's range
+        for rel in (f for name in LOCKS for f in self.by_name.get(name, []) if is_lock(f)):  # a locked version beats a manifest's range
             for dep in parse_manifest(rel, _read(self.project.root / rel) or ""):
                 if dep.name in deps and dep.major is not None:
                     deps[dep.name] = dep
@@ -359,13 +367,63 @@ def _parents(path: str) -> Iterable[str]:
     return ("/".join(parts[:i]) for i in range(1, len(parts)))
 
 
-def _first_commit(out: str) -> tuple[str, str]:
-    """The commit and the first path from `git log -1 --format=%h --name-status` output."""
-    lines = [line for line in out.splitlines() if line.strip()]
-    if not lines:
-        return "", ""
-    paths = [line.split("\t")[-1] for line in lines[1:] if "\t" in line]
-    return lines[0].strip(), paths[0] if paths else ""
+def _left_path(line: str, path: str) -> bool:
+    """A `--name-status` line of a file deleted or renamed away whose old path is `path`, or ends in it."""
+    if path not in line:
+        return False  # most lines: no need to split them
+    parts = line.split("\t")
+    if len(parts) < 2 or parts[0][:1] not in "DR":
+        return False
+    return parts[1] == path or parts[1].endswith("/" + path)
+
+
+class LogScan:
+    """One `git log` (newest first) read only as far as the questions asked of it need.
+
+    Each question is a test of one output line; the first commit with a
+    line that passes answers it. Lines already read are kept, so the next
+    question looks at them before reading on: one process answers every
+    deleted path, or every make target, however many there are.
+    """
+
+    def __init__(self, checker: "Checker", args: list[str]):
+        self.checker = checker
+        self.args = [*NO_ROOT, "log", "--no-color", "--no-merges", "--format=%x00%h", *args]
+        self.seen: list[tuple[str, str]] = []  # (commit, line)
+        self.lines: Generator[str, None, None] | None = None
+        self.done = False
+
+    def first(self, test: Callable[[str], object]) -> tuple[str, str] | None:
+        """(commit, line) of the newest line passing `test`, or None (none, or not found in time)."""
+        for commit, line in self.seen:
+            if test(line):
+                return commit, line
+        for commit, line in self._read_on():
+            if test(line):
+                return commit, line
+        return None
+
+    def _read_on(self) -> Iterator[tuple[str, str]]:
+        if self.done:
+            return
+        if self.lines is None:
+            self.lines = self.checker._stream(self.args)
+        commit = ""
+        if self.seen:
+            commit = self.seen[-1][0]
+        for raw in self.lines:
+            if raw.startswith("\0"):
+                commit = raw[1:].strip()
+                continue
+            line = raw.rstrip("\n")
+            if line:
+                self.seen.append((commit, line))
+                yield commit, line
+        self.done = True
+
+    def close(self) -> None:
+        if self.lines is not None:
+            self.lines.close()
 
 
 def _read(path: Path) -> str | None:

@@ -21,13 +21,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
-from dream.config import Settings
+from dream.config import Settings, configured_project
 from dream.errors import BadInput
-from dream.transcripts.importer import list_transcripts, resolve_source_path
 
-CWD_LINES = 50  # records read from the start of a transcript to find its cwd
 MAX_TRANSCRIPTS = 200  # the newest ones: enough to agree on a folder
 MAX_WALK_FILES = 50_000
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".dream"})
@@ -45,9 +41,11 @@ class Project:
 
 def find_project(store_root: Path, settings: Settings) -> tuple[Path, str] | None:
     """The project folder and how it was found, or None when nothing says."""
-    if settings.project:
-        path = Path(settings.project).expanduser()
-        return ((store_root / path) if not path.is_absolute() else path), "config"
+    project = configured_project(store_root, settings)
+    if project is not None:
+        return project, "config"
+    from dream.transcripts.importer import list_transcripts, resolve_source_path  # start-up: only without config
+
     for source in _sources(store_root, settings):
         try:
             folder = resolve_source_path(store_root, source, None, settings)
@@ -67,32 +65,14 @@ def _sources(store_root: Path, settings: Settings) -> list:
 
 def agreed_cwd(transcripts: list[Path]) -> Path | None:
     """The folder most sessions ran in, if one clearly leads and still exists."""
+    from dream.transcripts.common import transcript_cwd  # start-up: only without config
+
     counts = Counter(c for c in (transcript_cwd(p) for p in transcripts) if c)
     ranked = counts.most_common(2)
     if not ranked or (len(ranked) == 2 and ranked[1][1] * 2 > ranked[0][1]):
         return None  # none, or two folders nearly as common: not plain which is the project
     folder = Path(ranked[0][0])
     return folder if folder.is_dir() else None
-
-
-def transcript_cwd(path: Path) -> str | None:
-    """`cwd` from the first records of a Claude Code or Codex transcript."""
-    try:
-        with open(path, "rb") as handle:
-            for _, raw in zip(range(CWD_LINES), handle):
-                try:
-                    record = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                if not isinstance(record, dict):
-                    continue
-                payload = record.get("payload")
-                for holder in (record, payload if isinstance(payload, dict) else {}):
-                    if isinstance(holder.get("cwd"), str) and holder["cwd"]:
-                        return holder["cwd"]
-    except OSError:
-        return None
-    return None
 
 
 def open_project(root: Path, found_by: str, timeout: float) -> Project:

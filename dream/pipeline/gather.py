@@ -26,12 +26,13 @@ import os
 import re
 import stat
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import polars as pl
 
+from dream.address_space import address_space_cap, check_log_fits
 from dream.store.ledger import Ledger, read_of
 from dream.redaction.redact import REDACT_MARGIN, redact_column
 from dream.store.sessions import SessionFile
@@ -52,10 +53,16 @@ class Gathered:
 
 SCHEMA = {"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64, "role": pl.Utf8, "text": pl.Utf8}
 
-# Files are parsed a batch of about this many bytes at a time: the memory
-# of one batch is reused by the next, and only the parsed table grows.
-_BATCH_BYTES = 16 << 20
+# Logs are parsed a batch of about this many bytes at a time (a long log is
+# cut where an entry starts): the memory of one batch is reused by the next,
+# and only the parsed table grows.
+_BATCH_BYTES = 4 << 20
 _WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+# polars sizes the views of a split by the bytes split (16 bytes a byte),
+# address space that a cap counts: with up to one batch per worker waiting,
+# this much may be taken by batches in flight. 16 MB batches aborted under
+# 2 GB on a 150 MB log; 4 MB batches gather as fast (bench/README.md).
+_IN_FLIGHT_BYTES = (_WORKERS + 2) * 16 * _BATCH_BYTES
 _PREFIXES = (b"> ", b"< ", b". ")
 _FIRST_ENTRY = re.compile(rb"\n[<>.] ")
 # Whitespace to Rust (and so to polars): ASCII, and wider characters.
@@ -67,6 +74,7 @@ _WIDE_SPACES = tuple(
 # Each entry start becomes NUL, role, NUL (a log with a NUL byte is refused,
 # so NUL separates safely); a file then splits into "", role, text, role, text…
 _ENTRY_STARTS = ["\n> ", "\n< ", "\n. "]
+_ENTRY_MARKS = [mark.encode() for mark in _ENTRY_STARTS]
 _ROLE_MARKS = [f"\x00{role}\x00" for role in ("user", "assistant", "tool")]
 
 
@@ -107,9 +115,8 @@ def read_sessions(
             on_progress(min(done, total), total)
 
     with ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="dream-gather") as pool:
-        for batch in _batches(files):
-            texts, owners = _read_batch(batch, read, reads, warnings)
-            waiting.append((pool.submit(_parse, texts, owners), sum(f.size for f in batch)))
+        for texts, owners in _batches(_pieces(files, read, reads, warnings)):
+            waiting.append((pool.submit(_parse, texts, owners), sum(map(len, texts))))
             if len(waiting) > _WORKERS:
                 collect_oldest()
         while waiting:
@@ -117,51 +124,83 @@ def read_sessions(
         table, redactions = _table(parsed, max_entry_chars, pool)
     if on_progress:
         on_progress(total, total)
-    utf8_warnings = [w for p in parsed for w in p.warnings]
+    utf8_warnings = list(dict.fromkeys(w for p in parsed for w in p.warnings))  # once for a file of many pieces
     return Gathered(table, read, redactions, warnings + utf8_warnings, reads)
 
 
-def _batches(files: list[SessionFile]) -> list[list[SessionFile]]:
-    batches: list[list[SessionFile]] = []
-    size = _BATCH_BYTES
-    for f in files:
-        if size >= _BATCH_BYTES:
-            batches.append([])
-            size = 0
-        batches[-1].append(f)
-        size += f.size
-    return batches
+def _pieces(
+    files: list[SessionFile], read: list[SessionFile], reads: Ledger, warnings: list[str]
+) -> Iterator[tuple[bytes, SessionFile]]:
+    """The entries' bytes of each file that has some, "\\n" first, a piece of about `_BATCH_BYTES` at a time.
 
-
-def _read_batch(
-    batch: list[SessionFile], read: list[SessionFile], reads: Ledger, warnings: list[str]
-) -> tuple[list[bytes], list[SessionFile]]:
-    """The entries' bytes of each file of `batch` that has some, and those files.
-
-    Adds every file read to `read` and what was read of it to `reads`, and
-    every problem to `warnings`.
+    A file is cut only where an entry starts, so the work of splitting it
+    (polars sizes a split by the bytes of its batch) stays bounded by a
+    batch, whatever the size of the file. An entry longer than a batch is
+    one piece. Each piece is one copy of the bytes read, made when it is
+    needed. Adds every file read to `read` and what was read of it to
+    `reads`, and every problem to `warnings`.
     """
-    texts: list[bytes] = []
-    owners: list[SessionFile] = []
-    for f in batch:
-        data, problem = _entries_of(f, reads)
+    for f in files:
+        span, problem = _entries_of(f, reads)
         if problem:
             warnings.append(f"{f.rel}: {problem}")
-        if data is None:
+        if span is None:
             continue
+        data, start, end = span
+        if address_space_cap() is not None:
+            check_log_fits(f.rel, end - start, _entry_count(data, start, end), _IN_FLIGHT_BYTES)
         read.append(f)
-        if data:
-            texts.append(data)
-            owners.append(f)
-    return texts, owners
+        view, first = memoryview(data), b"\n"
+        while end - start > _BATCH_BYTES:
+            cut = _last_entry_start(data, start + 1, start + _BATCH_BYTES) or _first_entry_start(data, start + 1, end)
+            if cut is None:
+                break
+            stop = cut
+            while data[stop - 1] == 0x0A:  # blank lines closing an entry are never its text (see `_split`)
+                stop -= 1
+            yield first + view[start:stop], f
+            start, first = cut, b""
+        if end > start:
+            yield first + view[start:end], f
 
 
-def _entries_of(f: SessionFile, reads: Ledger) -> tuple[bytes | None, str | None]:
-    """The bytes of a file's entries, "\\n" first, and a problem to report.
+def _entry_count(data: bytes, start: int, end: int) -> int:
+    return 1 + sum(data.count(mark, start, end) for mark in _ENTRY_MARKS) if end > start else 0
 
-    None when the file is skipped (unreadable, binary); b"" when it has no
-    entry. CRLF becomes LF; lines before the first entry are dropped (a
-    problem if they hold more than whitespace); trailing whitespace too.
+
+def _last_entry_start(data: bytes, start: int, end: int) -> int | None:
+    found = max(data.rfind(mark, start, end) for mark in _ENTRY_MARKS)
+    return found if found > 0 else None
+
+
+def _first_entry_start(data: bytes, start: int, end: int) -> int | None:
+    match = _FIRST_ENTRY.search(data, start, end)
+    return match.start() if match else None
+
+
+def _batches(pieces: Iterable[tuple[bytes, SessionFile]]) -> Iterator[tuple[list[bytes], list[SessionFile]]]:
+    """The pieces, at most `_BATCH_BYTES` of them at a time (or one longer piece): their texts and files."""
+    texts: list[bytes] = []
+    owners: list[SessionFile] = []
+    size = 0
+    for data, f in pieces:
+        if texts and size + len(data) > _BATCH_BYTES:
+            yield texts, owners
+            texts, owners, size = [], [], 0
+        texts.append(data)
+        owners.append(f)
+        size += len(data)
+    if texts:
+        yield texts, owners
+
+
+def _entries_of(f: SessionFile, reads: Ledger) -> tuple[tuple[bytes, int, int] | None, str | None]:
+    """Where a file's entries are in its bytes (data, start, end), and a problem to report.
+
+    None when the file is skipped (unreadable, binary); start == end when
+    it has no entry. CRLF becomes LF; lines before the first entry are
+    dropped (a problem if they hold more than whitespace); trailing
+    whitespace too.
     """
     data = _read(f)
     if isinstance(data, str):
@@ -171,19 +210,19 @@ def _entries_of(f: SessionFile, reads: Ledger) -> tuple[bytes | None, str | None
         return None, "binary file (NUL bytes), skipped"
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
-    problem = None
+    problem, start = None, 0
     if data[:2] not in _PREFIXES:
         match = _FIRST_ENTRY.search(data)
         head = data if match is None else data[: match.start()]
         if head.strip():
             problem = "text before the first entry (no '> ', '< ' or '. ' prefix), dropped"
         if match is None:
-            return b"", problem
-        data = data[match.start() + 1 :]
-    end = _end_without_spaces(data)
-    if end == 1:  # a prefix alone, its space stripped with the trailing whitespace: one empty entry
-        return b"\n" + data[:1] + b" ", problem
-    return b"\n" + memoryview(data)[:end], problem  # one copy, not a stripped copy and then another
+            return (data, 0, 0), problem
+        start = match.start() + 1
+    end = _end_without_spaces(data, start)
+    if end == start + 1:  # a prefix alone, its space stripped with the trailing whitespace: one empty entry
+        return (data[start:end] + b" ", 0, 2), problem
+    return (data, start, end), problem
 
 
 def _read(f: SessionFile) -> bytes | str:
@@ -204,21 +243,21 @@ def _read(f: SessionFile) -> bytes | str:
         os.close(fd)
 
 
-def _end_without_spaces(data: bytes) -> int:
-    """Where `data` ends without its trailing whitespace, as polars' strip_chars_end() counts it.
+def _end_without_spaces(data: bytes, start: int = 0) -> int:
+    """Where `data[start:]` ends without its trailing whitespace, as polars' strip_chars_end() counts it.
 
     The bytes of a wide space cannot end any other character (UTF-8 lead
     bytes are never continuation bytes), so they are safe to test raw.
     """
     end = len(data)
-    while end:
+    while end > start:
         last = data[end - 1]
         if last in _ASCII_SPACES:
             end -= 1
         elif last < 0x80:
             return end
         else:
-            wide = next((s for s in _WIDE_SPACES if data.endswith(s, 0, end)), None)
+            wide = next((s for s in _WIDE_SPACES if data.endswith(s, start, end)), None)
             if wide is None:
                 return end
             end -= len(wide)

@@ -94,36 +94,19 @@ def store_row(store: Path) -> dict[str, Any]:
 def transcripts_waiting(store: Path) -> dict[str, Any] | None:
     """The store's transcript source and how many of its transcripts changed since the last import.
 
-    Stat only, like the gate: a transcript counts when its size, mtime or the
-    rendering settings differ from what the last import recorded. None when
-    the store's config names no transcript source.
+    Stat only, like the gate (`changed_since_import`). None when the store
+    reads no transcripts.
     """
     settings = load_settings(store)
     if settings.transcripts is None:
         return None
     # The importer loads both transcript readers and the redaction patterns; only stores with a source need it.
-    from dream.transcripts.importer import list_transcripts, render_key, resolve_source_path  # start-up
-    from dream.transcripts.importer import load_state as load_import_state  # start-up: as above
+    from dream.transcripts.importer import changed_since_import, resolve_source_path  # start-up
 
     source = settings.transcripts
     try:
         found = resolve_source_path(store, source, None, settings)
-        files = list_transcripts(source, found)
+        changed = changed_since_import(store, source, found, settings)
     except (DreamError, OSError) as exc:
         return {"source": source, "path": None, "changed": None, "error": str(exc)}
-    seen = load_import_state(store)
-    key = render_key(source, settings)
-    changed = sum(1 for f in files if _changed_since_import(f, seen, key))
     return {"source": source, "path": str(found), "changed": changed, "error": None}
-
-
-def _changed_since_import(transcript: Path, seen: dict[str, dict], key: str) -> bool:
-    try:
-        stat = transcript.stat()
-        before = seen.get(str(transcript.resolve()))
-    except OSError:
-        return False  # vanished since listing: nothing to import
-    if not isinstance(before, dict):
-        return True
-    now = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": key}
-    return any(before.get(k) != v for k, v in now.items())

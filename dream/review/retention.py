@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
-from dream.engines.offline.similarity import MAX_BLOCK, prefix_length, tokens
+from dream.engines.offline.similarity import MAX_BLOCK, normalize, prefix_length, tokens
 from dream.store.tree import INDEX_NAME, Tree, changed_paths
 from dream.versions.manifests import Versions
 
@@ -67,12 +66,9 @@ class Item:
     edits: list[tuple[str, str]] = field(default_factory=list)  # rewritten: (words before, words now)
 
 
-def normalize(text: str) -> str:
-    """Compare content, not markup: link targets, punctuation and case go."""
-    text = _LINK.sub(_link_words, text)
-    text = unicodedata.normalize("NFKC", text).lower()
-    text = re.sub(r"[^\w\s]", " ", text)
-    return " ".join(text.split())
+def comparable(text: str) -> str:
+    """Compare content, not markup: link targets go, then what `normalize` drops (punctuation, case)."""
+    return normalize(_LINK.sub(_link_words, text))
 
 
 def _link_words(link: re.Match[str]) -> str:
@@ -99,7 +95,7 @@ def memory_lines(data: bytes | None) -> list[tuple[int, str, str]]:
             if not key or key.group(1) != "description":
                 continue
             content = key.group(2).strip("'\"")
-        norm = normalize(content)
+        norm = comparable(content)
         if norm:
             found.append((number, text, norm))
     return found

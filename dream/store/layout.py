@@ -27,11 +27,38 @@ def store_slug(store: str | Path) -> str:
     return f"{text}-{digest}" if text else digest
 
 
+def plainly_a_store(root: Path) -> bool:
+    """A folder that says it is a store: it holds an index (``MEMORY.md``) or dream's own ``.dream/``."""
+    return (root / "MEMORY.md").is_file() or (root / ".dream").is_dir()
+
+
 def _looks_like_store(root: Path) -> bool:
     """Guard against a mistyped --store (say, a home folder) getting a .dream/ of its own."""
-    if (root / "MEMORY.md").is_file() or (root / "logs").is_dir() or (root / ".dream").is_dir():
+    if plainly_a_store(root) or (root / "logs").is_dir():
         return True
     return any(p.suffix == ".md" for p in root.iterdir() if p.is_file())
+
+
+def git_work_tree(folder: Path) -> Path | None:
+    """The top of the git work tree `folder` is in (the nearest folder holding ``.git``), or None."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _refuse_unmarked_folder_in_git(root: Path) -> None:
+    """A project's own folder is not a memory store unless it says so.
+
+    Its README and docs are markdown, so without this a run there would
+    leave ``.dream/`` in the checkout and propose an index of the README.
+    """
+    if plainly_a_store(root):
+        return
+    tree = git_work_tree(root.resolve())
+    if tree is not None:
+        raise StoreNotFound(f"{root}: inside the git work tree {tree} and holds no MEMORY.md or .dream/, so it is "
+                            f"not taken for a memory store (create MEMORY.md there to make it one)")
 
 
 @dataclass(frozen=True)
@@ -46,6 +73,7 @@ class Layout:
             raise StoreNotFound(f"{root}: store folder does not exist")
         if not root.is_dir():
             raise StoreNotFound(f"{root}: store path is not a folder")
+        _refuse_unmarked_folder_in_git(root)
         if not _looks_like_store(root):
             raise StoreNotFound(f"{root}: not a memory store (no MEMORY.md, no topic files, no logs/)")
         layout = cls(root.resolve())

@@ -290,3 +290,26 @@ def tool_entry(name: str, summary: str, max_chars: int, sidechain: bool = False)
     """A ``. name summary`` entry: one line (whatever `summary` holds), cut short when rendered."""
     text = f"{name} {summary}" if summary else name
     return make_entry("tool", one_line(text), max_chars, sidechain)
+
+
+CWD_LINES = 50  # records read from the start of a transcript to find its cwd
+
+
+def transcript_cwd(path: Path) -> str | None:
+    """`cwd` from the first records of a Claude Code or Codex transcript."""
+    try:
+        with open(path, "rb") as handle:
+            for _, raw in zip(range(CWD_LINES), handle):
+                try:
+                    record = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(record, dict):
+                    continue
+                payload = record.get("payload")
+                for holder in (record, payload if isinstance(payload, dict) else {}):
+                    if isinstance(holder.get("cwd"), str) and holder["cwd"]:
+                        return holder["cwd"]
+    except OSError:
+        return None
+    return None

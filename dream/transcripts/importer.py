@@ -7,6 +7,9 @@ changed since the last import, and (re)writes that session's log under
 nothing and writes nothing, so log mtimes — which tell the gate which
 sessions changed — only move when a session really did.
 
+Codex keeps every project's sessions in one folder; a store takes the ones
+that ran in its project (``project = PATH``, see `sessions_project`).
+
 Import writes only logs it derived itself and its own state file: never a
 memory file, never a transcript.
 """
@@ -22,12 +25,12 @@ from pathlib import Path
 from typing import Literal
 
 
-from dream.config import Settings
+from dream.config import Settings, configured_project, store_config_path
 from dream.errors import BadInput, Refused
 from dream.store.records import read_json_object, read_record_bytes
 from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, codex
-from dream.transcripts.common import Session, as_dict, log_relpath
+from dream.transcripts.common import Session, as_dict, log_relpath, transcript_cwd
 from dream.transcripts.discover import codex_home
 from dream.transcripts.render import render_logs
 
@@ -52,6 +55,7 @@ class ImportResult:
     sessions_written: int = 0
     sessions_unchanged: int = 0
     records_skipped: int = 0  # unknown record types and malformed lines
+    sessions_elsewhere: int = 0  # Codex sessions that ran in another project than the store's
     redactions: int = 0
     warnings: list[str] = field(default_factory=list)
     logs_written: list[Path] = field(default_factory=list)
@@ -151,6 +155,29 @@ def render_key(source: Source, settings: Settings) -> str:
     return f"{FORMAT_VERSION}:{source}:{settings.include_sidechains}:{settings.max_entry_chars}"
 
 
+def changed_since_import(store_root: Path, source: Source, found: Path, settings: Settings) -> int:
+    """How many of the transcripts at `found` a new import would read: new, or changed since the last one.
+
+    Stat only, like the gate: a transcript counts when its size, mtime or the
+    rendering settings differ from what the last import recorded.
+    """
+    seen = load_state(store_root)
+    key = render_key(source, settings)
+    return sum(1 for transcript in list_transcripts(source, found) if _stat_changed(transcript, seen, key))
+
+
+def _stat_changed(transcript: Path, seen: dict[str, dict], key: str) -> bool:
+    try:
+        stat = transcript.stat()
+        before = seen.get(str(transcript.resolve()))
+    except OSError:
+        return False  # vanished since listing: nothing to import
+    if not isinstance(before, dict):
+        return True
+    now = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": key}
+    return any(before.get(k) != v for k, v in now.items())
+
+
 # --- import --------------------------------------------------------------------------------
 
 
@@ -164,6 +191,7 @@ def import_transcripts(
     if not store_root.is_dir():
         raise BadInput(f"{store_root}: store folder does not exist")
     found = resolve_source_path(store_root, source, path, settings)
+    project = sessions_project(store_root, source, path, settings)
     (store_root / ".dream").mkdir(exist_ok=True)
     from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
         FileLock,
@@ -172,9 +200,38 @@ def import_transcripts(
     lock = FileLock(str(store_root / ".dream" / LOCK_NAME))
     try:
         with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
-            return _Import(store_root, source, settings).run(found)
+            return _Import(store_root, source, settings, project).run(found)
     except Timeout:
         raise Refused(f"{store_root}: another import into this store is still running") from None
+
+
+def sessions_project(store_root: Path, source: Source, path: Path | None, settings: Settings) -> str | None:
+    """The folder whose sessions a Codex import takes, or None to take every session at the path.
+
+    Codex keeps the sessions of every project in one folder, each with the
+    ``cwd`` it ran in; a store takes those that ran in its project (the
+    folder or below), named by its config (``project = PATH``). With no
+    project, only a path the user named is imported whole. Claude Code keeps
+    one folder per project already.
+    """
+    if source != "codex":
+        return None
+    project = configured_project(store_root, settings)
+    if project is not None:
+        return os.path.normpath(os.path.abspath(project))
+    if path is None and not settings.transcripts_path:
+        raise BadInput(f"{store_root}: {codex_home() / 'sessions'} holds the sessions of every project; name this "
+                       f"store's project with project = \"PATH\" in {store_config_path(store_root)}, or name "
+                       f"the transcripts to import")
+    return None
+
+
+def in_project(cwd: str | None, project: str) -> bool:
+    """Whether a session that ran in `cwd` ran in `project` (the folder itself or one below it)."""
+    if not cwd:
+        return False
+    folder = os.path.normpath(cwd)
+    return folder == project or folder.startswith(project.rstrip("/") + "/")
 
 
 def import_configured(store_root: Path, settings: Settings) -> ImportResult | None:
@@ -187,10 +244,11 @@ def import_configured(store_root: Path, settings: Settings) -> ImportResult | No
 class _Import:
     """One import: compares each transcript with the state and updates its log."""
 
-    def __init__(self, store_root: Path, source: Source, settings: Settings):
+    def __init__(self, store_root: Path, source: Source, settings: Settings, project: str | None = None):
         self.store = store_root
         self.source = source
         self.settings = settings
+        self.project = project  # only sessions that ran there are imported (`sessions_project`)
         self.key = render_key(source, settings)
         self.state = load_state(store_root)
         self.claimed = {v.get("log"): k for k, v in self.state.items() if isinstance(v, dict)}
@@ -247,13 +305,34 @@ class _Import:
             except OSError as exc:
                 result.warnings.append(f"{transcript}: skipped, cannot read: {exc.strerror or exc}")
                 continue
-            seen = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": self.key}
+            seen: dict = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": self.key}
             before = self.state.get(name)
+            if self.project is not None and not self._of_project(transcript, name, seen, before, result):
+                continue
             if isinstance(before, dict) and self._unchanged(before, seen):
                 result.sessions_unchanged += 1
             else:
                 changed.append((transcript, seen, name))
         return changed
+
+    def _of_project(self, transcript: Path, name: str, seen: dict, before: object, result: ImportResult) -> bool:
+        """Whether the session ran in the store's project; its `cwd` goes into `seen` (and the state).
+
+        The `cwd` is read from the transcript's first records only when the
+        transcript changed since the state recorded it. A session of another
+        project is recorded as such (so that it is not read again) and never
+        written as a log; a log written before is left as it is.
+        """
+        known = as_dict(before)
+        if all(known.get(k) == v for k, v in seen.items()) and "cwd" in known:
+            seen["cwd"] = known["cwd"]
+        else:
+            seen["cwd"] = transcript_cwd(transcript)
+        if in_project(seen["cwd"], self.project or ""):
+            return True
+        self.state[name] = {**seen, "log": known.get("log"), "elsewhere": True}
+        result.sessions_elsewhere += 1
+        return False
 
     def _update(self, path: Path, name: str, seen: dict, session: Session, rendered: tuple[str, int],
                 result: ImportResult, writes: list[tuple[Path, bytes]], removals: list[Path]) -> None:
@@ -298,7 +377,7 @@ class _Import:
                 result.logs_removed.append(target)
 
     def _unchanged(self, before: dict, seen: dict) -> bool:
-        if any(before.get(k) != v for k, v in seen.items()):
+        if before.get("elsewhere") or any(before.get(k) != v for k, v in seen.items()):
             return False
         log = before.get("log")
         return log is None or (self.store / log).is_file()  # a deleted log is written again

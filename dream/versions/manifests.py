@@ -84,7 +84,7 @@ class Blobs:
         """The object a stored delta is based on (None for a whole object, or one not stored)."""
         try:
             with open(self.path(digest), "rb") as fh:
-                head = fh.read(len(packing.MAGIC) + 33)
+                head = fh.read(packing.header_bytes())
         except FileNotFoundError:
             return None
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers.claude_home import SAID, claude_project, plain_store
+from helpers.cli import assert_one_line_error
 
 
 def test_run_all_proposes_for_a_claude_code_store_with_no_config(home: Path, tmp_path: Path, cli) -> None:
@@ -75,3 +76,47 @@ def test_config_says_where_the_transcript_source_comes_from(home: Path, cli) -> 
     assert shown.code == 0, shown.stderr
     assert shown.json["settings"]["transcripts"] == "claude-code"
     assert shown.json["sources"]["transcripts"].startswith("detected")
+
+
+def _config(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_transcripts_none_in_the_store_switches_detection_off(home: Path, cli) -> None:
+    memory = claude_project(home)
+    _config(memory / ".dream" / "config.toml", 'transcripts = "none"\n')
+
+    shown = cli("config", "--store", str(memory), "--json").json
+    assert shown["settings"]["transcripts"] is None
+    assert shown["sources"]["transcripts"] == str(memory / ".dream" / "config.toml")
+    ran = cli("run", "--store", str(memory), "--engine", "offline", "--json")
+    assert ran.code == 0 and (ran.json["status"], ran.json["reason"]) == ("skipped", "sessions"), ran.stdout
+    assert not (memory / "logs").exists()  # nothing imported from the JSONL beside it
+    status = cli("status", "--all", "--json").json
+    [row] = status["stores"]
+    assert row["transcripts"] is None
+
+
+def test_transcripts_none_in_the_global_config_holds_for_every_store_until_a_store_says_otherwise(
+        home: Path, cli, monkeypatch) -> None:
+    memory = claude_project(home)
+    other = claude_project(home, "-home-me-blog")
+    config = home / ".config" / "dream" / "config.toml"
+    _config(config, 'transcripts = "none"\n')
+    monkeypatch.setenv("DREAM_CONFIG", str(config))
+    _config(other / ".dream" / "config.toml", 'transcripts = "claude-code"\n')
+
+    ran = cli("run", "--all", "--engine", "offline", "--json")
+    assert ran.code == 0, ran.stderr
+    rows = {row["store"]: row for row in ran.json["stores"]}
+    assert (rows[str(memory.resolve())]["status"], rows[str(memory.resolve())]["reason"]) == ("skipped", "sessions")
+    assert rows[str(other.resolve())]["status"] == "proposed"
+    assert not (memory / "logs").exists() and len(list((other / "logs").rglob("*.md"))) == len(SAID)
+
+
+def test_a_misspelt_transcript_source_names_the_choices_with_none(home: Path, cli) -> None:
+    memory = claude_project(home)
+    _config(memory / ".dream" / "config.toml", 'transcripts = "off"\n')
+    res = cli("run", "--store", str(memory), "--engine", "offline")
+    assert_one_line_error(res, 2, "config.toml", "'transcripts'", "claude-code, codex, none")

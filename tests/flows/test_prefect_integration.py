@@ -12,11 +12,13 @@ The server's scheduler is off, so only the runs this test triggers exist.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.claude_home import SAID, claude_project, plain_store
 from helpers.fleet_factory import make_fleet
 from helpers.prefect_server import POOL, PREFECT, REPO, Server
 
@@ -144,6 +146,36 @@ def test_a_failing_store_is_a_failed_row_and_the_fleet_run_says_how_many_failed(
     rows = _rows(server, flow_run_id)
     assert rows[str(broken)]["status"] == "failed" and "huge.md" in rows[str(broken)]["message"]
     assert rows[str(fleet.due[1])]["status"] == "proposed"
+
+
+def test_nightly_on_a_claude_code_machine_with_no_config_dreams_each_store_by_its_kind(server, workers, tmp_path):
+    """The workers' HOME holds ~/.claude/projects/-home-me-shop/{*.jsonl, memory/} and no dream config at all."""
+    home = Path(server.env["HOME"])
+    assert not Path(server.env["DREAM_CONFIG"]).exists()
+    shop = claude_project(home)
+    notes = plain_store(tmp_path / "elsewhere")
+    roots = [str(home / ".claude" / "projects"), str(notes.parent)]
+    try:
+        flow_run_id = server.run_deployment("dream-nightly", {"roots": roots, "engine": "offline"})
+        run = server.wait_until_done(flow_run_id)
+
+        assert run["state"]["type"] == "COMPLETED", run["state"]
+        rows = _rows(server, flow_run_id)
+        assert rows[str(shop.resolve())]["status"] == "proposed", rows
+        assert rows[str(notes.resolve())]["status"] == "proposed", rows
+        assert len(list((shop / "logs").rglob("*.md"))) == len(SAID)  # imported from the JSONL beside it
+        assert not (notes / ".dream" / "import-state.json").exists()  # its own logs/, no transcripts
+        for store in (shop, notes):
+            assert _pending_proposals(store) == [rows[str(store.resolve())]["proposal"]]
+
+        again = server.run_deployment("dream-nightly", {"roots": roots, "engine": "offline"})
+        assert server.wait_until_done(again)["state"]["message"] == "2 skipped"
+        rows = _rows(server, again)
+        assert (rows[str(shop.resolve())]["status"], rows[str(shop.resolve())]["reason"]) == ("skipped", "hours")
+        runs = [json.loads(line) for line in (shop / ".dream" / "history.jsonl").read_text().splitlines()]
+        assert [r["status"] for r in runs if r.get("kind") == "run"] == ["proposed"]  # the pre-check ran nothing
+    finally:
+        shutil.rmtree(home / ".claude")  # the module's other tests share this HOME
 
 
 def test_dream_accept_resumes_a_flow_run_paused_for_review(server, workers, tmp_path, cli):

@@ -71,8 +71,15 @@ def test_long_random_logs_match_the_reference(tmp_path: Path, monkeypatch, seed:
     check_random_logs(tmp_path, monkeypatch, random.Random(100 + seed), most_pieces=2000)
 
 
-def check_random_logs(tmp_path: Path, monkeypatch, rng: random.Random, most_pieces: int) -> None:
-    monkeypatch.setattr(logs, "_BATCH_BYTES", rng.choice([10, 100, 1 << 20]))
+@pytest.mark.parametrize("seed", range(3))
+def test_files_cut_into_many_pieces_match_the_reference(tmp_path: Path, monkeypatch, seed: int) -> None:
+    """A file longer than a batch is cut where an entry starts; the pieces must give the file's rows."""
+    check_random_logs(tmp_path, monkeypatch, random.Random(200 + seed), most_pieces=2000, batch_bytes=7)
+
+
+def check_random_logs(tmp_path: Path, monkeypatch, rng: random.Random, most_pieces: int,
+                      batch_bytes: int | None = None) -> None:
+    monkeypatch.setattr(logs, "_BATCH_BYTES", batch_bytes or rng.choice([10, 100, 1 << 20]))
     for trial in range(40):
         store = tmp_path / f"t{trial}"
         for i in range(rng.randint(1, 6)):

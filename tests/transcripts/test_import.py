@@ -135,7 +135,7 @@ def test_codex_default_path_and_growth(home, tmp_path):
     rollout = home / ".codex" / "sessions" / "2026" / "04" / "02" / f"rollout-2026-04-02T08-00-00-{CODEX_SID}.jsonl"
     write_jsonl(rollout, session.records)
 
-    first = import_transcripts(store, "codex", None, Settings())
+    first = import_transcripts(store, "codex", None, Settings(project="/work/app"))
     assert first.transcripts == home / ".codex" / "sessions"
     log = store / f"logs/2026/04/02/{CODEX_SID}-rename-the-cli-flag.md"
     assert log.read_text() == "> rename the cli flag\n. shell rg -n old_flag\n"
@@ -144,7 +144,7 @@ def test_codex_default_path_and_growth(home, tmp_path):
     more.records.clear()
     more.assistant("Renamed --old-flag to --new-flag.")
     write_jsonl(rollout, more.records, append=True)
-    second = import_transcripts(store, "codex", None, Settings())
+    second = import_transcripts(store, "codex", None, Settings(project="/work/app"))
     assert second.logs_written == [log]
     assert log.read_text().endswith("< Renamed --old-flag to --new-flag.\n")
 

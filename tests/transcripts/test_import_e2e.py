@@ -185,9 +185,12 @@ def test_run_imports_gates_dreams_and_proposes_then_import_is_incremental(projec
     assert_no_secret(store)
 
 
-def codex_rollout(home: Path, day: int, sid: str) -> Path:
+CODEX_PROJECT = "/work/ledger"
+
+
+def codex_rollout(home: Path, day: int, sid: str, cwd: str = CODEX_PROJECT) -> Path:
     start = START + timedelta(days=day)
-    session = CodexSession(sid, start)
+    session = CodexSession(sid, start, cwd=cwd)
     session.user(f"port the exporter to rust, part {day}")
     session.reasoning(CODEX_REASONING)
     session.shell(f"curl -H 'Authorization: Bearer {SECRETS['bearer']}' localhost", "ok")
@@ -201,8 +204,9 @@ def codex_rollout(home: Path, day: int, sid: str) -> Path:
 
 def test_import_from_codex_default_location_and_explicit_path(home: Path, tmp_path: Path, cli) -> None:
     store = tmp_path / "store"
-    store.mkdir()
+    (store / ".dream").mkdir(parents=True)
     (store / "MEMORY.md").write_text("- [Stack](stack.md) — rust and python\n")
+    (store / ".dream" / "config.toml").write_text(f'project = "{CODEX_PROJECT}"\n')
     sids = [f"0199a1b2-c3d4-4e5f-8a9b-0c1d2e3f4a5{i}" for i in range(3)]
     rollouts = [codex_rollout(home, i, sid) for i, sid in enumerate(sids)]
     # One torn line and one record of a kind this version does not know: both skipped and counted.
@@ -250,3 +254,43 @@ def test_import_into_a_missing_store_is_bad_input(home: Path, tmp_path: Path, cl
     result = cli("import", "--store", str(tmp_path / "nowhere"), "--from", "codex", env=env_for(home))
     assert result.code == 2 and "nowhere" in result.stderr and result.stderr.count("\n") == 1
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_codex_import_takes_only_the_sessions_of_the_stores_project(home: Path, tmp_path: Path, cli) -> None:
+    """~/.codex/sessions holds every project's sessions; a store takes those whose cwd is its project."""
+    store = tmp_path / "store"
+    (store / ".dream").mkdir(parents=True)
+    (store / "MEMORY.md").write_text("- [Stack](stack.md) — rust\n")
+    config = store / ".dream" / "config.toml"
+    config.write_text(f'project = "{CODEX_PROJECT}"\n')
+    codex_rollout(home, 0, "0199a1b2-0000-4e5f-8a9b-000000000001")
+    codex_rollout(home, 1, "0199a1b2-0000-4e5f-8a9b-000000000002", cwd=f"{CODEX_PROJECT}/crates/export")
+    codex_rollout(home, 2, "0199a1b2-0000-4e5f-8a9b-000000000003", cwd="/work/website")
+    codex_rollout(home, 3, "0199a1b2-0000-4e5f-8a9b-000000000004", cwd="/work/ledger-old")  # a prefix, not below
+
+    first = cli("import", "--store", str(store), "--from", "codex", "--json", env=env_for(home))
+    assert first.code == 0, first.stderr
+    assert (first.json["sessions_written"], first.json["sessions_other_projects"]) == (2, 2)
+    assert sorted(p.name for p in (store / "logs").rglob("*.md")) == sorted(
+        p.name for p in (log_of(store, sid) for sid in ("0199a1b2-0000-4e5f-8a9b-000000000001",
+                                                        "0199a1b2-0000-4e5f-8a9b-000000000002")))
+    again = cli("import", "--store", str(store), "--from", "codex", "--json", env=env_for(home))
+    assert (again.json["sessions_written"], again.json["sessions_unchanged"]) == (0, 2)
+
+    config.write_text('project = "/work/website"\n')  # the store names another project: its sessions come in
+    moved = cli("import", "--store", str(store), "--from", "codex", "--json", env=env_for(home))
+    assert (moved.json["sessions_written"], moved.json["sessions_other_projects"]) == (1, 3), moved.json
+    assert len(list((store / "logs").rglob("*.md"))) == 3  # the first project's logs are left as they were
+
+
+def test_codex_import_with_no_path_and_no_project_is_refused_saying_what_to_set(home: Path, tmp_path: Path,
+                                                                               cli) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "MEMORY.md").write_text("- [Stack](stack.md) — rust\n")
+    codex_rollout(home, 0, "0199a1b2-0000-4e5f-8a9b-000000000001")
+
+    result = cli("import", "--store", str(store), "--from", "codex", env=env_for(home))
+    assert result.code == 2 and result.stdout == "" and result.stderr.count("\n") == 1, result.stderr
+    assert "holds the sessions of every project" in result.stderr and 'project = "PATH"' in result.stderr
+    assert not (store / "logs").exists()

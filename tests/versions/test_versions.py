@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import signal
+import zlib
 
 import pytest
 
@@ -197,6 +198,38 @@ def test_a_damaged_delta_is_an_error_not_wrong_bytes(tmp_path):
     Blobs(layout).path(digest).write_bytes(stored[:-3] + bytes(3))
     with pytest.raises(DamagedRecord, match="damaged object"):
         Versions(layout).tree(2)
+
+
+def test_a_file_larger_than_zlibs_window_that_grows_costs_its_new_lines(tmp_path):
+    layout = new_store(tmp_path)
+    versions = Versions(layout)
+    archive = "".join(f"- archived note {i}: {hashlib.sha256(str(i).encode()).hexdigest()}\n"
+                      for i in range(2000)).encode()  # 170 KB: past zlib's 32 KB window
+    versions.record({"MEMORY.md": b"", "archive.md": archive}, "snapshot")
+    grown = archive + b"- archived note 2000: moved out of the index today\n"
+    versions.record({"MEMORY.md": b"", "archive.md": grown}, "snapshot")
+    stored = Blobs(layout).path(versions.get(2).files["archive.md"]).read_bytes()
+    assert packing.parse(stored).depth == 1
+    assert len(stored) < 120  # the header and the new line, not a copy of 170 KB
+    assert Versions(layout).tree(2)["archive.md"] == grown
+
+
+def test_a_delta_written_before_shared_spans_is_still_read():
+    base = b"".join(b"- line %d\n" % i for i in range(50))
+    data = base.replace(b"line 7\n", b"line seven\n")
+    deflater = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=base)
+    old_form = packing.MAGIC + b"\x01" + hashlib.sha256(base).digest() + deflater.compress(data) + deflater.flush()
+    packed = packing.parse(old_form)
+    assert (packed.depth, packed.shared_head, packed.shared_tail) == (1, 0, 0)
+    assert packing.inflate(packed, base) == data
+
+
+def test_a_delta_sharing_more_than_its_base_holds_is_damaged():
+    base = b"".join(b"- line %d\n" % i for i in range(50))
+    stored = packing.pack(base + b"- one more\n", (hashlib.sha256(base).hexdigest(), base, 0))
+    assert packing.parse(stored).shared_head == len(base)
+    with pytest.raises(ValueError, match="shares more"):
+        packing.inflate(packing.parse(stored), base[:100])  # a different, shorter base than the one it names
 
 
 def test_gc_keeps_the_bases_of_the_deltas_it_keeps(tmp_path):

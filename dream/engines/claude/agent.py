@@ -40,7 +40,7 @@ from typing import Any
 
 import anthropic
 import httpx2
-from anthropic.lib.tools._tool_dispatch import tool_error_content, tool_result_content
+from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
@@ -80,6 +80,7 @@ _SENT_BACK = {"pause_turn", "compaction"}  # the server paused a long turn: send
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 NUDGE = ("Go on with tonight's dream: use the tools to do the four phases, without asking; a person reviews every "
          "change. Put anything you are unsure of under \"Needs a person\" in your final summary.")
+ERROR_CHARS = 4_096  # of an unexpected tool failure's text in its result (the API's limit of a text field)
 _CONFIGURATION = (401, 403)  # a key that is wrong or has no access: the user's configuration, never retried
 
 
@@ -345,9 +346,9 @@ class Toolbox:
             return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
                     "content": f"Error: Tool {use.name!r} not found; the tools are {', '.join(self._tools)}"}
         try:
-            return {"type": "tool_result", "tool_use_id": use.id, "content": tool_result_content(tool.call(use.input))}
+            return {"type": "tool_result", "tool_use_id": use.id, "content": _folded(tool.call(use.input))}
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read, like a refusal
-            return {"type": "tool_result", "tool_use_id": use.id, "is_error": True, "content": tool_error_content(exc)}
+            return {"type": "tool_result", "tool_use_id": use.id, "is_error": True, "content": _error_content(exc)}
 
 
 def _asks(reply: Any) -> bool:
@@ -370,6 +371,7 @@ def describe_changes(before: Tree, after: Tree, summary: str) -> list[Change]:
     return changes
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # each one becomes one U+FFFD
 _NEEDS_A_PERSON = re.compile(r"^[#*\s]*needs a person\b[*:\s]*$", re.IGNORECASE)
 
 
@@ -419,12 +421,20 @@ def _fold_surrogates(reply: Any) -> None:
 
 def _folded(value: Any) -> Any:
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
         return {_folded(k): _folded(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_folded(v) for v in value]
     return value
+
+
+def _error_content(exc: Exception) -> Any:
+    """A tool's failure as the model reads it: a refusal's own words, anything else by its `repr` (which keeps the
+    type), cut to the API's 4,096-character limit of a text field and folded like every result."""
+    if isinstance(exc, ToolError):
+        return _folded(exc.content)
+    return _folded(repr(exc))[:ERROR_CHARS]
 
 
 def _minus(total: Usage, earlier: Usage) -> Usage:

@@ -25,7 +25,7 @@ from dream.engines.offline.orient import (
     guess_type,
     is_archive,
 )
-from dream.engines.offline.placement import add_line, reads_as_title, title_of
+from dream.engines.offline.placement import add_line, add_lines, reads_as_title, title_of
 from dream.engines.offline.similarity import CJK, normalize
 from dream.engines.offline.text import MAX_LINE, fit_line, one_line, shorten, slug
 from dream.store.model import MARKDOWN_LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
@@ -202,13 +202,15 @@ def referenced_paths(ws: Workspace) -> set[str]:
 def index_orphans(ws: Workspace) -> None:
     store = ws.store
     reached = referenced_paths(ws)
+    new: list[tuple[str, str]] = []
     for path, topic in sorted(store.topics.items()):
         if path in reached or posixpath.basename(path) == INDEX_NAME:
             continue
         hook = topic.description or next((l.strip("# ") for l in topic.body_lines if l.strip()), "")
         line = fit_line(title_of(topic), path, hook)
-        add_line(store.index_lines, line, topic.type or guess_type(path))
+        new.append((line, topic.type or guess_type(path)))
         ws.change("indexed", INDEX_NAME, f"{path} had no index line (orphan)", line, path)
+    add_lines(store.index_lines, new)  # all at once: one at a time re-read the index per orphan
     for path in sorted(store.unparseable):
         if path not in reached:
             ws.note(f"{path}: not indexed: {store.unparseable[path]}")

@@ -208,3 +208,44 @@ def test_the_fake_api_streams_when_the_client_streams(fake_api: FakeAnthropic) -
     assert [b.type for b in message.content] == ["text", "tool_use"]
     assert message.content[0].text == "hello" and message.stop_reason == "tool_use"
     assert fake_api.requests[0]["stream"] is True
+
+
+def test_tool_results_can_always_be_sent_and_a_failure_is_read_by_its_repr_cut_to_the_field_limit() -> None:
+    from dream.engines.claude.agent import Toolbox
+
+    class Echo:
+        name = "echo"
+
+        def call(self, input: object) -> str:
+            return "half a pair: \ud800"
+
+    class Exploding(Echo):
+        name = "explode"
+
+        def call(self, input: object) -> str:
+            raise RuntimeError("boom " + "x" * 9000)
+
+    class Refusing(Echo):
+        name = "refuse"
+
+        def call(self, input: object) -> str:
+            raise ToolError("Refused: not here")
+
+    box = Toolbox([Echo(), Exploding(), Refusing()], "builtin")
+    uses = [type("Use", (), {"id": f"t{i}", "name": n, "input": {}})() for i, n in enumerate(("echo", "explode", "refuse"))]
+    echoed, exploded, refused = box.run(uses)
+    assert echoed["content"] == "half a pair: \ufffd"  # UTF-8 cannot carry a lone surrogate: folded, not fatal
+    assert exploded["is_error"] and exploded["content"].startswith("RuntimeError('boom xxx")
+    assert len(exploded["content"]) == 4096
+    assert refused == {"type": "tool_result", "tool_use_id": "t2", "is_error": True, "content": "Refused: not here"}
+
+
+def test_the_engine_uses_no_private_module_of_the_sdk() -> None:
+    import re
+    from pathlib import Path as _Path
+
+    import dream
+
+    private = re.compile(r"^\s*(from|import)\s+anthropic(\.\w+)*\._", re.M)
+    offenders = [str(p) for p in _Path(dream.__file__).parent.rglob("*.py") if private.search(p.read_text())]
+    assert offenders == []
