@@ -46,7 +46,7 @@ from dream.store.tree import INDEX_NAME
 
 Rank = tuple[int, int, str]
 RESTATED_SHARE = 0.8  # of a text's content words that a memory saying it in other words holds
-RESTATED_MIN_WORDS = 3  # fewer content words than this say too little to be matched in other words
+RESTATED_MIN_WORDS = 4  # fewer content words than this say too little to be matched in other words
 INDEXED, UNLINKED = 0, 1
 KEY_CHARS = 5
 
@@ -313,7 +313,8 @@ class Catalog:
         lacks ("Monday" for "Friday", "Node 20" for "Node 18") is new
         information, so such a text is never taken as said already.
         """
-        content = frozenset(k for k in keys(normalize(text)) if k not in _function_keys())
+        said = _REDACTED.sub(" ", text)  # "[REDACTED:password]" says nothing about what a text is about
+        content = frozenset(k for k in keys(normalize(said)) if k not in _function_keys())
         if len(content) < RESTATED_MIN_WORDS:
             return None
         enough = math.ceil(RESTATED_SHARE * len(content))
@@ -431,6 +432,7 @@ def _function_keys() -> frozenset[str]:
     return frozenset(k for w in words("function") for k in keys(normalize(w)))
 
 
+_REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
 _NAME_OR_NUMBER = re.compile(r"(?<=\s)[A-Z][\w.-]*|\S*\d\S*")
 
 

@@ -72,7 +72,7 @@ class BruteCatalog:
 
     def _restating(self, text: str, exact: frozenset[str]) -> Memory | None:
         """Every memory scored: most shared content words, then first in order, holding every name and number."""
-        content = keys(normalize(text)) - catalog._function_keys()
+        content = keys(normalize(catalog._REDACTED.sub(" ", text))) - catalog._function_keys()
         if len(content) < catalog.RESTATED_MIN_WORDS:
             return None
         scored = []
