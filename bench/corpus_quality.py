@@ -25,8 +25,9 @@ result what issue #12 asks to be zero:
   missing file, its title and hook, since the line is all that is left of
   that memory. Three words at least (six characters for CJK), so a bare
   title is not counted. Its text stays in sight when, after accept, it is in
-  MEMORY.md (wrapping aside) or in a topic file MEMORY.md links to, other
-  than the archive;
+  MEMORY.md (wrapping aside), or every word it carries (``content_keys``) is
+  in one indexed memory: an index line and the topic file it links to, the
+  archive aside;
 * new descriptions = name: topic files whose frontmatter the dream added
   (or created) with a ``description:`` that only repeats ``name:``.
 
@@ -51,7 +52,7 @@ from pathlib import Path
 from dream.pipeline.run import run
 from dream.review import decide
 from dream.store.layout import Layout
-from dream.engines.offline.similarity import CJK, normalize
+from dream.engines.offline.similarity import CJK, content_keys, normalize, word_keys
 from dream.store.model import TopicFile, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, read_tree
 from dream.versions.proposals import Proposals
@@ -168,18 +169,24 @@ def rule_bearing(tree: dict[str, bytes]) -> list[str]:
     return found
 
 
-def _in_sight(tree: dict[str, bytes]) -> str:
-    """What the agent reads at session start, and the topic files it links to (not the archive), normalized."""
+def _sights(tree: dict[str, bytes]) -> tuple[str, list[frozenset[str]]]:
+    """What the agent reads at session start (MEMORY.md, normalized), and the words of each indexed
+    memory: an index link line with the topic file it points to (not the archive)."""
     index = _index(tree)
-    linked = {resolve_link(INDEX_NAME, t) for text in index for t in parse_index_line(text).links}
-    files = [tree[p].decode("utf-8", "replace") for p in sorted(p for p in linked if p in tree)
-             if "archive" not in p.rsplit("/", 1)[-1]]
-    return "\n".join(normalize(t) for t in ["\n".join(index), *files])
+    memories = []
+    for text in index:
+        line = parse_index_line(text)
+        resolved = resolve_link(INDEX_NAME, line.target) if line.kind == "link" else None
+        if resolved in tree and "archive" not in resolved.rsplit("/", 1)[-1]:
+            memories.append(word_keys(f"{line.title} {line.hook}\n" + tree[resolved].decode("utf-8", "replace")))
+    return normalize("\n".join(index)), memories
 
 
 def rules_out_of_index(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
-    sight = _in_sight(after)
-    return [text for text in rule_bearing(before) if normalize(text) not in sight]
+    """Rule-bearing lines whose text is neither in MEMORY.md nor, word for word, in one indexed memory."""
+    index, memories = _sights(after)
+    return [text for text in rule_bearing(before)
+            if normalize(text) not in index and not any(content_keys(text) <= words for words in memories)]
 
 
 def descriptions_as_name(before: dict[str, bytes], after: dict[str, bytes]) -> int:

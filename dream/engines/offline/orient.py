@@ -15,6 +15,8 @@ from pathlib import Path
 
 from dream.config import Settings
 from dream.engines.base import HOUSEKEEPING, REQUEST, Change, EngineInput, Evidence
+from dream.engines.offline.similarity import content_keys, word_keys
+from dream.engines.offline.text import MAX_LINE, shorten
 from dream.store.model import TEAM_DIR, IndexLine, Store, TopicFile, resolve_link
 from dream.store.tree import INDEX_NAME, Tree, atomic_write, read_tree
 
@@ -171,6 +173,18 @@ def ensure_frontmatter(ws: Workspace, topic: TopicFile, reason: str) -> None:
     """Add minimal frontmatter to a file about to be edited that has none."""
     if topic.frontmatter is not None:
         return
-    description = next((l.strip("# ").strip() for l in topic.body_lines if l.strip()), topic.stem)
-    topic.add_frontmatter(topic.heading or topic.stem, description[:150], guess_type(topic.path))
+    name = topic.heading or topic.stem
+    topic.add_frontmatter(name, shorten(describe(ws, topic, name), MAX_LINE), guess_type(topic.path))
     ws.change("updated", topic.path, f"added frontmatter (name, description, type) because {reason}")
+
+
+def describe(ws: Workspace, topic: TopicFile, name: str) -> str:
+    """A description that says more than the name: the index hook, else the first line of text after the
+    heading, else the name itself."""
+    hooks = [line.hook for line in ws.store.parsed_index()
+             if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == topic.path]
+    first_lines = [l.strip() for l in topic.body_lines if l.strip() and not l.lstrip().startswith("#")][:1]
+    for text in [*hooks, *first_lines]:
+        if content_keys(text) - word_keys(name):
+            return text
+    return name

@@ -4,8 +4,9 @@
   name elsewhere, or a topic whose `name` matches), else their line moves to
   the archive file.
 - Topic files nobody points to (orphans) get an index line.
-- Index lines over 150 characters are shortened; the full text goes to the
-  topic file (or a new one for a line without a link).
+- Index lines over 150 characters are shortened; a link line's topic file
+  takes the full hook (labelled) only when it lacks words of the part cut;
+  a long line without a link gets a topic file of its own.
 - An index over 200 lines or 25,000 bytes has its oldest entries (from the
   top) moved to the archive file.
 The archive (``archive.md``, type reference) is itself indexed, and links in
@@ -26,8 +27,8 @@ from dream.engines.offline.orient import (
     is_archive,
 )
 from dream.engines.offline.placement import add_line, add_lines, reads_as_title, title_of
-from dream.engines.offline.similarity import CJK, normalize
-from dream.engines.offline.text import MAX_LINE, fit_line, one_line, shorten, slug
+from dream.engines.offline.similarity import CJK, content_keys, normalize, word_keys
+from dream.engines.offline.text import ELLIPSIS, MAX_LINE, fit_line, one_line, shorten, slug
 from dream.store.model import MARKDOWN_LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME
 from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
@@ -274,26 +275,42 @@ def _line_prefix(text: str) -> str:
     return text[: len(text) - len(text.lstrip())]
 
 
+HOOK_LABEL = "**From the index:**"  # a hook's words a topic file lacked, moved into it, say where they came from
+
+
 def _shorten_link_line(ws: Workspace, text: str, line: IndexLine) -> str:
+    """Cut the hook; the topic file is edited only when it lacks words of the part cut off.
+
+    A hook usually sums up its file, so the file already says what was cut:
+    then nothing but the index changes. When it does not (a date, a status
+    the index alone recorded), the full hook goes into the file as a part
+    labelled as coming from the index; a file that cannot be edited keeps it
+    in the archive.
+    """
     resolved = resolve_link(INDEX_NAME, line.target)
     topic = ws.store.topics.get(resolved) if resolved else None
     indent = _line_prefix(text)
     short = indent + fit_line(line.title, line.target, line.hook, MAX_LINE - len(indent))
-    if topic is not None and editable(topic):
-        known = normalize("\n".join(topic.text.lines))
-        carry = [t for t in (line.title, line.hook) if normalize(t) and normalize(t) not in known
-                 and normalize(t) not in normalize(short)]
-        if carry:
-            ensure_frontmatter(ws, topic, "the full index line was moved into it")
-            topic.append_body(carry)
-            where = resolved
-        else:
-            where = f"{resolved} (already there)"
+    lacking = _words_cut(line, parse_index_line(short.strip()))
+    if topic is not None:
+        lacking -= word_keys("\n".join(topic.text.lines))
+    if not lacking:
+        where = f"{topic.path} (already there)" if topic is not None else "the shortened line (no word was cut)"
+    elif topic is not None and editable(topic):
+        ensure_frontmatter(ws, topic, "words of its index line that it lacked were moved into it")
+        cut_title = normalize(line.title) not in normalize(short)
+        topic.append_body([f"{HOOK_LABEL} " + one_line(f"{line.title} — {line.hook}" if cut_title else line.hook)])
+        where = topic.path
     else:
         where = archive_lines(ws, [text], "full text of an index line that was shortened")
     ws.change("shortened", INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
               f"full text kept in {where}", resolved or "")
     return short
+
+
+def _words_cut(long: IndexLine, short: IndexLine) -> set[str]:
+    """The words of the long line's title and hook that its shortened form no longer holds."""
+    return set(content_keys(f"{long.title} {long.hook}") - word_keys(f"{short.title} {short.hook}".rstrip(ELLIPSIS)))
 
 
 def _demote_line(ws: Workspace, text: str, line: IndexLine) -> str:

@@ -140,6 +140,18 @@ def meta_tokens(name: str, description: str) -> frozenset[str]:
     return frozenset(t[:4] for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
 
 
+def content_keys(text: str) -> frozenset[str]:
+    """The words that carry what `text` says, by their first letters (KEY_CHARS): numbers, CJK
+    character pairs, and words of four letters or more that are not stopwords."""
+    return frozenset(t[:KEY_CHARS] for t in tokens(normalize(text))
+                     if t not in _STOPWORDS and (len(t) >= 4 or CJK.search(t) or any(c.isdigit() for c in t)))
+
+
+def word_keys(text: str) -> frozenset[str]:
+    """Every word of `text` by its first letters: what `content_keys` of another text are looked up in."""
+    return frozenset(t[:KEY_CHARS] for t in tokens(normalize(text)))
+
+
 def covers(needle: str, hay: str, threshold: float) -> bool:
     """Whether `hay` already says `needle` (both normalized, non-empty).
 

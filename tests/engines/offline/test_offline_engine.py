@@ -231,15 +231,64 @@ def test_orphan_topic_is_indexed(tmp_path):
     assert out["MEMORY.md"].decode() == "# Index\n- [User profile](user_profile.md) — Backend dev, likes Rust\n"
 
 
-def test_long_index_line_is_shortened_and_detail_kept(tmp_path):
-    hook = "word " * 40
-    tree = {"MEMORY.md": f"- [A](a.md) — {hook.strip()}\n".encode(),
-            "a.md": topic("a", "short", "project", "body")}
+# ---------------------------------------------------------------- issue #20, "Quieter housekeeping"
+
+LONG_HOOK = ("every modal uses Width::Large, closeButton(false) and footer actions aligned to End; "
+             "create and edit modals also drop the cancel action, so the form reads as one step")
+
+
+def test_a_long_index_hook_is_shortened_without_editing_its_topic_file(tmp_path):
+    body = ("Every Filament modal: Width::Large, closeButton(false), footer actions aligned End.\n\n"
+            "Create and edit modals also drop the cancel action (cancelAction(false)): the form reads as one step.")
+    modal = topic("Filament modal defaults", "modal defaults", "feedback", body)
+    tree = {"MEMORY.md": f"- [Filament modal defaults](feedback_modals.md) — {LONG_HOOK}\n".encode(),
+            "feedback_modals.md": modal}
     out, result = run(tmp_path, tree)
     assert actions(result) == [("shortened", "MEMORY.md")]
     line = out["MEMORY.md"].decode().rstrip("\n")
-    assert len(line) <= 150 and line.startswith("- [A](a.md) — word word") and line.endswith("…")
-    assert out["a.md"] == topic("a", "short", "project", "body\n\n" + hook.strip())
+    assert len(line) <= 150 and line.endswith("…")
+    assert out["feedback_modals.md"] == modal  # the file says it already: not a byte changed
+    assert "feedback_modals.md (already there)" in result.changes[0].detail
+
+
+def test_unless_the_file_lacks_that_text_which_goes_in_labelled(tmp_path):
+    hook = ("DataFirewall skips framework-level static data by getData tag; "
+            "the ipodate false alarm was fixed on 2026-07-02 after the ndim-based skip was rejected")
+    firewall = topic("Firewall static data", "firewall skips static data", "project",
+                     "The DataFirewall skips framework-level static data by its getData tag.")
+    tree = {"MEMORY.md": f"- [Firewall static data](project_firewall.md) — {hook}\n".encode(),
+            "project_firewall.md": firewall}
+    out, result = run(tmp_path, tree)
+    assert len(out["MEMORY.md"].decode().rstrip("\n")) <= 150
+    text = out["project_firewall.md"].decode()
+    assert text == firewall.decode() + f"\n**From the index:** {hook}\n"  # labelled, after the file's own text
+    assert actions(result) == [("shortened", "MEMORY.md")]
+
+
+def test_a_description_comes_from_the_index_hook_when_that_says_more_than_the_name(tmp_path):
+    hook = ("when enumerating options, surface known vendor limits (DWD, quotas, admin setup) at decision "
+            "time, not on a later error, so the user picks with the limits in view")
+    tree = {"MEMORY.md": f"- [Flag architecture limits upfront](feedback_flag_limits.md) — {hook}\n".encode(),
+            "feedback_flag_limits.md": b"# Flag architecture limitations upfront\n\n"
+                                       b"Surface vendor limitations at decision time.\n"}
+    out, _ = run(tmp_path, tree)
+    text = out["feedback_flag_limits.md"].decode()
+    assert text.startswith("---\nname: Flag architecture limitations upfront\ndescription: when enumerating options")
+    assert "description: Flag architecture" not in text
+
+
+def test_a_description_does_not_repeat_the_name_when_the_hook_says_no_more(tmp_path):
+    from dream.engines.offline.orient import Workspace, ensure_frontmatter
+    from dream.store.model import Store
+
+    tree = {"MEMORY.md": b"- [Computed accessors](feedback_computed.md) \xe2\x80\x94 computed accessors over DB columns\n",
+            "feedback_computed.md": b"# Computed accessors over DB columns\n\n"
+                                    b"If a value derives from existing columns, use an accessor, not a new column.\n"}
+    ws = Workspace(Store.from_tree(tree), Settings(), TODAY)
+    computed = ws.store.topics["feedback_computed.md"]
+    ensure_frontmatter(ws, computed, "a test edits it")
+    assert computed.name == "Computed accessors over DB columns"
+    assert computed.description == "If a value derives from existing columns, use an accessor, not a new column."
 
 
 def test_long_inline_rule_is_wrapped_and_stays_whole_in_the_index(tmp_path):
