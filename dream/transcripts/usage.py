@@ -4,7 +4,10 @@ A read is a tool call that opens a memory file of the store: Claude Code's
 ``Read`` (and ``View``), the API memory tool's ``view``, or a shell command
 (Claude Code's ``Bash``, Codex's ``exec_command`` / ``shell`` /
 ``local_shell_call``) that runs ``cat``, ``head``, ``tail``, ``less`` or
-``bat`` on one. A relative path counts from the session's ``cwd``. Each
+``bat`` on one. A relative path counts from where the command ran: the
+session's ``cwd``, a shell call's own ``workdir`` (Codex gives one to each),
+and a ``cd DIR`` earlier in the same command line; ``~`` and ``$HOME``-style
+variables are expanded. Each
 memory gets its number of reads and the time of the last one; a memory
 never read in `archive_after_days` and not pinned is a candidate to archive,
 listed for a person and never removed unasked.
@@ -57,8 +60,8 @@ def memory_reads(transcripts: Iterable[Path], store_root: Path, memories: set[st
         cwd = ""
         for record in _records(path):
             cwd = _cwd(record) or cwd
-            for opened in _opened(record):
-                rel = _memory_path(opened, cwd, root, memories)
+            for opened, workdir in _opened(record):
+                rel = _memory_path(opened, _join(cwd, workdir), root, memories)
                 if rel:
                     found.add(rel, str(record.get("timestamp") or ""))
     return found
@@ -93,7 +96,10 @@ def _cwd(record: dict) -> str:
     return ""
 
 
-def _opened(record: dict) -> Iterator[str]:
+Opened = tuple[str, str]  # (a path a tool call read, the folder it ran in when the call says: '' if not)
+
+
+def _opened(record: dict) -> Iterator[Opened]:
     """The file paths one record's tool calls read."""
     message = record.get("message")
     content = message.get("content") if isinstance(message, dict) else None
@@ -114,44 +120,57 @@ def _opened(record: dict) -> Iterator[str]:
             yield from _tool_paths("shell", action if isinstance(action, dict) else {})
 
 
-def _tool_paths(name: str, args: Any) -> Iterator[str]:
+def _tool_paths(name: str, args: Any) -> Iterator[Opened]:
     if not isinstance(args, dict):
         return
     if name in READ_TOOLS:
         for key in ("file_path", "path"):
             if isinstance(args.get(key), str):
-                yield args[key]
+                yield args[key], ""
     elif name == "memory" and args.get("command") == "view" and isinstance(args.get("path"), str):
-        yield args["path"]
+        yield args["path"], ""
     elif name in SHELL_TOOLS:
         command = args.get("command", args.get("cmd"))
         if isinstance(command, list):
             command = command[-1] if command[:1] in (["bash"], ["sh"], ["zsh"]) else shlex.join(map(str, command))
+        workdir = args.get("workdir", args.get("cwd"))
         if isinstance(command, str):
-            yield from _shell_reads(command)
+            for opened, folder in _shell_reads(command):
+                yield opened, _join(workdir if isinstance(workdir, str) else "", folder)
 
 
-def _shell_reads(command: str) -> Iterator[str]:
-    """`cat a.md b.md`, `head -n 5 x.md | …`, `cd m && cat x.md`: the files a pager is given."""
+def _shell_reads(command: str) -> Iterator[Opened]:
+    """`cat a.md b.md`, `head -n 5 x.md | …`, `cd m && cat x.md`: the files a pager is given, and the folder
+    a `cd` earlier on the line moved to."""
     try:
         words = shlex.split(command, posix=True)
     except ValueError:
         return
-    reading = False
+    reading, folder, after_cd = False, "", False
     for word in words:
-        if word in ("|", "&&", ";", "||") or word.endswith(";"):
+        if after_cd:
+            folder, after_cd = _join(folder, word.rstrip(";")), False
+        elif word in ("|", "&&", ";", "||") or word.endswith(";"):
             reading = False
+        elif word == "cd":
+            reading, after_cd = False, True
         elif posixpath.basename(word) in PAGERS:
             reading = True
         elif reading and not word.startswith("-") and word.endswith(".md"):
-            yield word
+            yield word, folder
+
+
+def _join(base: str, path: str) -> str:
+    """`path` from `base`; either may be '' (unknown), an absolute `path` stands alone."""
+    path = os.path.expandvars(os.path.expanduser(path)) if path else ""
+    return os.path.join(base, path) if base and path else (path or base)
 
 
 def _memory_path(opened: str, cwd: str, root: str, memories: set[str]) -> str | None:
     if opened.startswith(MEMORY_TOOL_ROOT):  # the API memory tool's view of the store
         rel = opened[len(MEMORY_TOOL_ROOT):]
         return rel if rel in memories else None
-    path = os.path.expanduser(opened)
+    path = os.path.expandvars(os.path.expanduser(opened))
     if not os.path.isabs(path):
         if not cwd:
             return None

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dream.transcripts import usage
 from dream.transcripts.usage import Reads, archive_candidates, memory_reads
 from helpers.git_project import write
 from helpers.stores import TRANSCRIPTS
@@ -61,6 +62,32 @@ def test_reads_per_memory_and_last_read_from_claude_code_and_codex(tmp_path):
     assert reads.last == {"a.md": "2026-11-04T09:00:02Z", "b.md": "2026-11-04T09:00:01Z"}
 
 
+def test_a_read_counts_from_where_the_command_ran(tmp_path, monkeypatch):
+    """Codex gives each shell call a `workdir`; a command line may `cd` first; a path may start with `$HOME`."""
+    home = tmp_path / "home"
+    store = home / ".codex" / "memories"
+    write(store, MEMORIES)
+    monkeypatch.setenv("HOME", str(home))
+    elsewhere = str(tmp_path / "work" / "shop")  # the session's cwd: not the store
+
+    def codex_call(when: str, name: str, args: dict) -> dict:
+        return {"timestamp": when, "type": "response_item",
+                "payload": {"type": "function_call", "name": name, "arguments": json.dumps(args)}}
+
+    records = [
+        {"timestamp": "2026-11-05T08:00:00Z", "type": "session_meta", "payload": {"cwd": elsewhere}},
+        codex_call("2026-11-05T08:00:01Z", "shell", {"command": ["bash", "-lc", "cat a.md"], "workdir": str(store)}),
+        codex_call("2026-11-05T08:00:02Z", "exec_command", {"cmd": "sed -n '1,20p' b.md", "workdir": str(store)}),
+        codex_call("2026-11-05T08:00:03Z", "exec_command", {"cmd": f"cd {store} && head -n 3 c.md"}),
+        codex_call("2026-11-05T08:00:04Z", "exec_command", {"cmd": "cat $HOME/.codex/memories/a.md"}),
+        codex_call("2026-11-05T08:00:05Z", "exec_command", {"cmd": "cat a.md"}),  # from the cwd: not the store's
+        codex_call("2026-11-05T08:00:06Z", "exec_command", {"cmd": f"cd {store}; ls; cd /tmp && cat b.md"}),
+    ]
+    reads = memory_reads([_jsonl(tmp_path / "rollout-2.jsonl", records)], store, {"a.md", "b.md", "c.md"})
+    assert reads.reads == {"a.md": 2, "b.md": 1, "c.md": 1}
+    assert reads.last["a.md"] == "2026-11-05T08:00:04Z"
+
+
 def test_never_read_and_unpinned_memories_are_archive_candidates():
     reads = Reads(reads={"a.md": 1, "b.md": 1}, last={"a.md": "2026-11-30T00:00:00Z", "b.md": "2026-01-01T00:00:00Z"})
     now = datetime(2026, 12, 2, tzinfo=timezone.utc)
@@ -87,3 +114,6 @@ def test_the_shared_fixture_transcripts_are_read(tmp_path):
     reads = memory_reads(files, tmp_path, {"a.md"})
     assert reads.transcripts == len(files) >= 5
     assert reads.reads == {}  # the fixtures read no memory file: every count is 0
+    # and why: no tool call in them reads any file at all (they Edit, TodoWrite, run python, list with find)
+    opened = [hit for path in files for record in usage._records(path) for hit in usage._opened(record)]
+    assert opened == []
