@@ -247,7 +247,7 @@ class Proposals:
         """The diff and reports of a proposal; None for one written before they shared a file."""
         path = self.dir(proposal.id) / REVIEW
         try:
-            review = orjson.loads(_gunzip_at_most(read_record_bytes(path, "proposal review"), MAX_RECORD_BYTES))
+            review = orjson.loads(gunzip_at_most(read_record_bytes(path, "proposal review"), MAX_RECORD_BYTES))
         except FileNotFoundError:
             return None
         except (OSError, EOFError, ValueError, UnicodeDecodeError, zlib.error) as exc:
@@ -266,7 +266,7 @@ class Proposals:
         return proposal
 
 
-def _gunzip_at_most(data: bytes, limit: int) -> bytes:
+def gunzip_at_most(data: bytes, limit: int) -> bytes:
     """gzip's payload, refused past `limit` bytes: a small file can inflate to gigabytes."""
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     out = inflater.decompress(data, limit + 1)
