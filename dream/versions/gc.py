@@ -258,7 +258,7 @@ def repack(layout: Layout, referenced: set[str], now: float) -> tuple[int, int, 
             continue
         elsewhere = {d for p in packs if p not in rewrite for d in p.index}
         objects = [(d, p.get(d)) for p in rewrite for d in p.index if d in referenced and d not in elsewhere]
-        objects += [(d, loose[d].read_bytes()) for d in adding]
+        objects += [(d, blobs.stored(d)) for d in adding]  # a loose object that is not a plain file is refused
         if objects:
             packfiles.write(layout.packs, group, objects)
         moved += len(adding)

@@ -66,6 +66,10 @@ class Blobs:
         """Where the object's loose file is (or would be); a packed object has none."""
         return self.root / digest[:2] / digest[2:]
 
+    def stored(self, digest: str) -> bytes:
+        """The object's bytes as stored (packed or a delta), loose or in a pack; FileNotFoundError: neither."""
+        return self._read_stored(digest)
+
     def _read_stored(self, digest: str) -> bytes:
         """The object's stored bytes, loose or packed; FileNotFoundError when it is neither."""
         try:

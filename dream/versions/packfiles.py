@@ -4,7 +4,7 @@ Every run and accept writes its new objects as loose files
 (``.dream/objects/ab/cdef…``: one durable batch, see `Blobs.add`). A file
 of 300 bytes still takes a 4 KB block, and a year of nightly dreams wrote
 5,500 of them. `dream.versions.gc` therefore moves the objects still needed
-into pack files, ``.dream/objects/packs/<YYYY-MM>-<random>.pack``, one
+into pack files, ``.dream/objects/packs/<YYYY-MM>.<random>.pack``, one
 group per month of packing, and deletes the loose copies after the pack is
 durable.
 
@@ -33,6 +33,7 @@ import mmap
 import os
 import secrets
 import stat
+import struct
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -70,8 +71,8 @@ class Pack:
 
 
 def group_of(path: Path) -> str:
-    """The month a pack was written in: the part of its name before the random suffix."""
-    return path.name.rsplit("-", 1)[0]
+    """The month a pack was written in: its name up to the first dot."""
+    return path.name.split(".", 1)[0]
 
 
 def open_pack(path: Path) -> Pack:
@@ -101,13 +102,10 @@ def _read_index(path: Path, view: mmap.mmap) -> dict[str, tuple[int, int]]:
     if start + count * _ENTRY != at or start < len(MAGIC):
         raise DamagedRecord(f"{path}: damaged pack file: its index does not fit the file")
     index: dict[str, tuple[int, int]] = {}
-    table = view[start:at]
-    for n in range(count):
-        entry = table[n * _ENTRY:(n + 1) * _ENTRY]
-        offset, length = int.from_bytes(entry[32:40], "big"), int.from_bytes(entry[40:44], "big")
+    for digest, offset, length in struct.iter_unpack(">32sQI", view[start:at]):
         if offset < len(MAGIC) or offset + length > start:
             raise DamagedRecord(f"{path}: damaged pack file: an object lies outside the file")
-        index[entry[:32].hex()] = (offset, length)
+        index[digest.hex()] = (offset, length)
     return index
 
 
@@ -128,7 +126,7 @@ def encode(objects: Iterable[tuple[str, bytes]]) -> bytes:
 
 def write(folder: Path, group: str, objects: Iterable[tuple[str, bytes]]) -> Path:
     """A new pack in `folder` for `group` (a month), written atomically and durably; its path."""
-    path = folder / f"{group}-{secrets.token_hex(4)}{SUFFIX}"
+    path = folder / f"{group}.{secrets.token_hex(4)}{SUFFIX}"
     atomic_write(path, encode(objects))
     return path
 

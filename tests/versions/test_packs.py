@@ -88,7 +88,7 @@ def test_two_packs_holding_the_same_objects_are_served_and_merged_by_the_next_gc
     layout, trees = store_with_versions(tmp_path, 3)
     gc(tmp_path, keep=1)
     (only,) = packfiles.pack_paths(layout.packs)
-    copy = layout.packs / f"{packfiles.group_of(only)}-0000dead.pack"  # as a gc killed before its deletions
+    copy = layout.packs / f"{packfiles.group_of(only)}.0000dead.pack"  # as a gc killed before its deletions
     copy.write_bytes(only.read_bytes())
     assert_every_version_reads_back(layout, trees)
     gc(tmp_path, keep=1)
