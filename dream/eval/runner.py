@@ -69,7 +69,7 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
                 logs = [Log(log["date"], log["text"], log.get("session", "")) for log in arg or []]
                 _write_logs(store, logs, base + runs * STEP_SECONDS + 60, first=100 * written)
             elif name == "commit":
-                add_commit(store.parent / "project", dict(arg), f"after run {runs}")
+                add_commit(store.parent / "project", dict(arg or {}), f"after run {runs}")
             else:
                 _decide(store, name, arg, outcome)
         except DreamError as exc:
