@@ -54,6 +54,7 @@ class Finding:
     claim: str
     evidence: str  # one sentence a person can check
     commit: str = ""  # the commit that changed what the claim names, where git can say
+    major: int | None = None  # a dependency's claimed major version, when the claim named one
 
     def sentence(self) -> str:
         return f"{self.memory}:{self.line}: {self.evidence}"
@@ -111,10 +112,12 @@ class Checker:
             evidence = self._evidence(claim, present)
             if evidence is None:
                 outcome.held.append(claim)
-            elif evidence == UNCHECKED:
+            elif isinstance(evidence, str):  # UNCHECKED
                 outcome.unchecked.append(claim)
             else:
-                outcome.findings.append(Finding(claim.memory, claim.line, claim.kind, claim.name, *evidence))
+                sentence, commit = evidence
+                outcome.findings.append(Finding(claim.memory, claim.line, claim.kind, claim.name, sentence, commit,
+                                                claim.major))
         self._close()
         return outcome
 

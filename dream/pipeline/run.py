@@ -250,6 +250,7 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     checked = lint.lint_store(ctx.layout.root, snap.tree, ctx.settings)  # the engine sees what the project refutes
     stale = lint.needs_person(checked)
     inp = _engine_input(ctx, gathered, staging, stale, snap)
+    inp.findings = checked.as_json()["findings"] if checked else []
     result = engine.consolidate(inp)
     result.needs_person += [line for line in stale if line not in result.needs_person]
     protect_pinned(ctx, snap, staging, result)
@@ -453,7 +454,8 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
     again = run(ctx.layout.root, engine=ctx.engine, force=True, overrides=settings,
                 now=max(time.time(), ctx.started_at + 1))
     where = f"proposal {again.proposal_id}" if again.proposal_id else f"no proposal ({again.reason or again.status})"
-    return [f"auto_accept took housekeeping only; requests in {', '.join(skipped)} wait for a person: {where}"]
+    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes) "
+            f"wait for a person: {where}"]
 
 
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:

@@ -133,3 +133,9 @@ def dream_once(cli, store: Path, session: str = "s1", text: str = "> the checkou
     proposals = Proposals(Layout.open(store))
     proposal = proposals.get(res.json["proposal_id"])
     return res.json, proposals.report(proposal), proposals.tree(proposal)
+
+
+def configure(store: Path, line: str) -> None:
+    """One more line in the store's config."""
+    with open(store / ".dream" / "config.toml", "a") as config:
+        config.write(line + "\n")

@@ -14,21 +14,9 @@ import pytest
 
 from dream.pipeline.report import render_markdown
 from helpers.cli import assert_one_line_error
-from helpers.git_project import MEMORIES, STALE, dream_once, git, make_project, make_store, write
+from helpers.git_project import MEMORIES, STALE, dream_once, git, write
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "project"
-    commits = make_project(root)
-    return root, commits
-
-
-@pytest.fixture
-def store(tmp_path, project):
-    return make_store(tmp_path / "store", project[0])
 
 
 def test_lint_finds_every_stale_claim_and_no_false_one(cli, store, project):

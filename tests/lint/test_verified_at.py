@@ -13,7 +13,7 @@ import pytest
 
 from dream.lint import verified
 from dream.store.model import TextFile, parse_frontmatter
-from helpers.git_project import commit, dream_once, make_project, make_store, write
+from helpers.git_project import commit, configure, dream_once, write
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -21,16 +21,8 @@ FACTS = "project_facts.md"
 
 
 @pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "project"
-    return root, make_project(root)
-
-
-@pytest.fixture
-def store(tmp_path, project):
-    store = make_store(tmp_path / "store", project[0])
-    with open(store / ".dream" / "config.toml", "a") as config:
-        config.write("lint_verified_at = true\n")
+def store(store):
+    configure(store, "lint_verified_at = true")
     return store
 
 
