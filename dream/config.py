@@ -57,6 +57,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     thinking: Literal["adaptive", "disabled", "none"] = "adaptive"  # none: send no `thinking` field (a gateway)
     effort: Literal["low", "medium", "high", "xhigh", "max", "none"] = "medium"  # none: no `output_config`
     memory_tool: Literal["anthropic", "custom"] = "anthropic"  # custom: a plain JSON-schema tool, for any gateway
+    # the sessions shown in full in the first (cached) message, together at most this many characters, smallest
+    # first; the others get a digest. 0: digests only, for a model with a small context window
+    first_message_session_chars: Annotated[int, NonNegative] = 480_000
     # claude engine budgets. A run fails on the dollar ceiling and the wall clock; turns and tokens bind
     # only when set (by default they are derived from the store and the signal, see "Budgets")
     max_cost_usd: Annotated[float, Meta(gt=0)] = 2.0
