@@ -20,7 +20,6 @@ again (after a crash between the ledger and the deletions, both exist).
 from __future__ import annotations
 
 import gzip
-import zlib
 from dataclasses import asdict, dataclass, field, fields
 
 import orjson
@@ -28,10 +27,10 @@ import orjson
 from dream.errors import DreamError
 from dream.store.layout import Layout
 from dream.store.model import FrontmatterRefused, TextFile, parse_frontmatter, parse_index_line, resolve_link
-from dream.store.records import MAX_RECORD_BYTES, DamagedRecord, read_record_bytes
+from dream.store.records import DamagedRecord, read_gzip_record_bytes
 from dream.store.tree import INDEX_NAME, atomic_write
 from dream.versions.manifests import Version, Versions
-from dream.versions.proposals import Proposals, gunzip_at_most
+from dream.versions.proposals import Proposals
 
 
 @dataclass
@@ -83,11 +82,11 @@ def ledger_path(layout: Layout):
 def load_ledger(layout: Layout) -> Ledger:
     path = ledger_path(layout)
     try:
-        raw = orjson.loads(gunzip_at_most(read_record_bytes(path, "removal ledger"), MAX_RECORD_BYTES))
+        raw = orjson.loads(read_gzip_record_bytes(path, "removal ledger"))
         return Ledger(set(raw["collected"]), [_entry(e) for e in raw["removed"]])
     except FileNotFoundError:
         return Ledger()
-    except (OSError, EOFError, ValueError, KeyError, TypeError, zlib.error) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DamagedRecord(f"{path}: damaged removal ledger ({exc}); gc and restore need it, move it "
                             f"away only if the memories it lists may be lost") from None
 
