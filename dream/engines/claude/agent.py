@@ -44,7 +44,7 @@ from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
-from dream.engines.claude.budget import Budget, Limits
+from dream.engines.claude.budget import Budget, Limits, first_message_session_chars
 from dream.engines.claude.client import (
     MAX_RETRIES,
     MID_STREAM,
@@ -319,7 +319,7 @@ class ClaudeEngine:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide, session_chars=inp.settings.first_message_session_chars) + hide(
+                            hide=hide, session_chars=first_message_session_chars(inp.settings)) + hide(
             lint_signal(inp.lint))
 
     def _append_user_text(self, text: str) -> None:

@@ -16,7 +16,7 @@ from dream.config import Settings
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
 from dream.engines.claude.paging import MAX_RESULT_CHARS
-from dream.engines.claude.pricing import Price, estimate_cost, price_for
+from dream.engines.claude.pricing import Price, estimate_cost, price_for, prompt_tokens_for
 from dream.engines.claude.prompts import render, render_dream, render_system
 from dream.outcomes import Usage
 
@@ -180,6 +180,7 @@ def test_every_model_the_sdk_ships_has_a_price() -> None:
     names = typing.get_args(typing.get_args(anthropic.types.Model)[0])
     assert len(names) > 10, "the SDK ships no model names"
     assert [m for m in names if price_for(m) is None] == []
+    assert {prompt_tokens_for(m) for m in names} <= {100_000, 200_000, 1_000_000}  # every family plans a prompt
 
 
 def test_a_user_price_overrides_the_table_and_prices_a_model_it_does_not_know() -> None:
