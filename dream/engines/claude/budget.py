@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dream.config import Settings
+from dream.engines.claude.paging import LONG_PROMPT_TOKENS, MAX_RESULT_CHARS, SESSION_PAGE_CHARS
 from dream.engines.claude.pricing import estimate_cost, price_for, prompt_tokens_for
 from dream.errors import BudgetExceeded
 from dream.outcomes import Usage
@@ -62,6 +63,11 @@ def first_message_session_chars(settings: Settings) -> int:
     topic files and the conversation after it still fit, at a low count of characters a token."""
     room = int(prompt_tokens_for(settings.model) * SESSIONS_SHARE * CHARS_PER_TOKEN)
     return min(settings.first_message_session_chars, room)
+
+
+def session_page_chars(settings: Settings) -> int:
+    """A page of `read_session`: larger for a model with a 1M-token prompt (paging.py says why)."""
+    return SESSION_PAGE_CHARS if prompt_tokens_for(settings.model) >= LONG_PROMPT_TOKENS else MAX_RESULT_CHARS
 
 
 @dataclass

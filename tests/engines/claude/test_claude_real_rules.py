@@ -77,7 +77,8 @@ def test_a_diligent_read_at_three_calls_a_turn_thinking_2000_tokens_proposes_wit
     fake_api.play(*[diligent(thinking=(2000, 2000))] * 200)
     outcome = dream(store, first_message_session_chars=0)
     assert outcome.status == Status.PROPOSED, outcome.error
-    assert outcome.usage.turns > 15 and outcome.usage.cost_usd < Settings().max_cost_usd
+    # 20 sessions read through the tools, a page each, three calls a turn, then six edits: a long run
+    assert outcome.usage.turns >= 10 and outcome.usage.cost_usd < Settings().max_cost_usd
 
 
 def test_thinking_that_is_not_shown_still_counts_in_the_trigger(tmp_path: Path, fake_api: FakeAnthropic) -> None:
