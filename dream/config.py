@@ -91,6 +91,11 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # takes only the sessions that ran in it
     project: str | None = None
     lint_seconds: Annotated[float, Meta(gt=0)] = 10.0  # a lint stops here; claims left are "not checked"
+    # a run proposes `verified_at: <commit>` in a memory whose every claim held (dream/lint/verified.py)
+    lint_verified_at: bool = False
+    # the offline engine adds a dated note to a memory for each claim the project refutes
+    # (dream/engines/offline/lint_notes.py); never to a pinned memory, never taken by auto_accept
+    lint_notes: bool = False
     # memories no engine may change or remove, beside those with `pinned: true` (dream/store/pinned.py)
     pinned: tuple[str, ...] = ()
     # a proposal removing more than this share of the memory files, or of the lines, is flagged and

@@ -156,7 +156,7 @@ class ClaudeEngine:
         summary = without_numbers(_text_of(final))  # the report names a kept secret's kind, never its number
         dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
         changes = describe_changes(before, read_tree(inp.staging), summary)
-        done = dropped + prune_staged(inp)
+        done = dropped + prune_staged(inp, before)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
                             finish=done, needs_person=needs_a_person(summary))
 
