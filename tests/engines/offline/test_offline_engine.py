@@ -80,6 +80,20 @@ def test_different_memories_are_not_merged(tmp_path):
     assert result.changes == [] and out == tree
 
 
+def test_memories_named_alike_but_for_a_number_are_not_merged(tmp_path):
+    # Names and descriptions compare by word stems; a number is not a stem: 12345 and 12346 differ.
+    tree = {
+        "MEMORY.md": b"- [T](ticket_12345.md) \xe2\x80\x94 t\n- [T](ticket_12346.md) \xe2\x80\x94 t\n",
+        "ticket_12345.md": topic("ticket_12345", "ticket 12345 about billing", "project",
+                                 "The invoice export drops the VAT column for Danish customers."),
+        "ticket_12346.md": topic("ticket_12346", "ticket 12346 about billing", "project",
+                                 "Refunds over 500 EUR need a second approver in finance."),
+    }
+    out, result = run(tmp_path, tree)
+    assert "merged" not in [action for action, _ in actions(result)]
+    assert {"ticket_12345.md", "ticket_12346.md"} <= set(out)
+
+
 def test_team_duplicates_merge_only_when_identical(tmp_path):
     body = "Code review needs two approvals from the platform team members."
     tree = {
