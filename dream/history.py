@@ -269,12 +269,11 @@ def last_run_reason(layout: Layout) -> str | None:
     The fleet asks this of every due store each night (was it skipped for
     the budget?), so it reads the end of the file, not the whole history.
     """
-    try:
-        with open(layout.history, "rb") as file:
-            size = file.seek(0, os.SEEK_END)
-            file.seek(max(0, size - TAIL_BYTES))
-            tail = file.read()
+    try:  # never a plain open(): a FIFO in the history's place would wait for a writer forever
+        tail = appendlog.read_tail(layout.history, TAIL_BYTES)
     except OSError:
+        return None
+    if tail is None:
         return None
     for line in reversed(tail.splitlines()):
         try:

@@ -12,13 +12,16 @@ Only what was decided goes in: a memory with a claim left unchecked (time
 ran out) is not kept, nor anything from a lint that passed its deadline. A
 project without git has no cheap key, so it is never cached. The file is
 dream's own scratch: unreadable or from another key, it is ignored and
-rewritten.
+rewritten. Anything but a regular file of a record's size in its place
+(a FIFO, a folder, a gigabyte) was not made by dream: lint names it and
+stops (exit 2) rather than hang on it or replace it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from typing import Any
 import orjson
 
 from dream.lint.project import git
+from dream.store.records import DamagedRecord, parse_record, read_record_bytes
 from dream.store.tree import atomic_write
 
 CACHE_FILE = "lint-cache.json"
@@ -84,15 +88,27 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
+@dataclass
+class _Kept:
+    key: str
+    memories: dict[str, dict[str, Any]]
+
+
 def load(store_root: Path, key: str) -> dict[str, dict[str, Any]]:
-    """memory path -> its kept answer, under `key`; {} when there is none (or the file is unreadable)."""
+    """memory path -> its kept answer, under `key`; {} when there is none, or it is not JSON of that shape.
+
+    Raises `DamagedRecord` (exit 2) for something in the cache's place that is not a file dream could have written.
+    """
+    path = cache_path(store_root)
     try:
-        data = orjson.loads(cache_path(store_root).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        data = read_record_bytes(path, "lint cache")
+    except FileNotFoundError:
         return {}
-    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("memories"), dict):
-        return {}
-    return data["memories"]
+    try:
+        kept = parse_record(data, _Kept, f"{path}: damaged lint cache")
+    except DamagedRecord:
+        return {}  # dream's own scratch, cut short or from an older dream: checked again and rewritten
+    return kept.memories if kept.key == key else {}
 
 
 def save(store_root: Path, key: str, memories: dict[str, dict[str, Any]]) -> None:

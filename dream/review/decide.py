@@ -105,6 +105,7 @@ class AcceptPlan:
     taken: list[str]  # proposal files taken
     skipped: list[str]  # proposal files left out (--only / --except / review)
     merge: MergeResult
+    report: dict  # read before the write: a damaged one must stop the accept, not follow it
 
 
 def select_files(proposal: Proposal, only: list[str] | None, except_: list[str] | None) -> list[str]:
@@ -165,6 +166,7 @@ def plan_accept(layout: Layout, proposal: Proposal, only: list[str] | None = Non
     pointer to a file this accept removes.
     """
     proposals = Proposals(layout)
+    report = proposals.report(proposal)
     base = Versions(layout, proposals.blobs).tree(proposal.base_version)  # one cache: most files are shared
     proposed = proposals.tree(proposal)
     taken = select_files(proposal, only, except_)
@@ -173,7 +175,7 @@ def plan_accept(layout: Layout, proposal: Proposal, only: list[str] | None = Non
     written = changed_paths(live, merged.tree)
     _check_result(layout, proposal, merged.tree, live, written)
     skipped = [p for p in proposal.changed if p not in taken]
-    return AcceptPlan(proposal, live, merged.tree, taken, skipped, merged)
+    return AcceptPlan(proposal, live, merged.tree, taken, skipped, merged, report)
 
 
 def _check_result(layout: Layout, proposal: Proposal, result: Tree, live: Tree, written: list[str]) -> None:
@@ -223,13 +225,13 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
             proposal_id=proposal.id, actor=actor, comment=comment, detail=_detail(plan, pre),
         )
         with _written_already(layout, "accept", version):
-            left = leave_pending(layout, proposal, plan.skipped, version, consumed_by_decision=True)
+            left = leave_pending(layout, proposal, plan.report, plan.skipped, version, consumed_by_decision=True)
     return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
                     combined=plan.merge.combined, pre_accept_version=pre, cleaned=locked.cleaned,
                     new_proposal_id=left)
 
 
-def leave_pending(layout: Layout, proposal: Proposal, files: list[str], onto: int,
+def leave_pending(layout: Layout, proposal: Proposal, report: dict, files: list[str], onto: int,
                   consumed_by_decision: bool, forget: bool = False) -> str | None:
     """What a person did not decide on stays pending: `files` as a proposal rebased onto version `onto`.
 
@@ -238,8 +240,8 @@ def leave_pending(layout: Layout, proposal: Proposal, files: list[str], onto: in
     `forget`), else released, so the next run offers their requests again.
     Returns the new proposal's id (None when nothing is left, or the rest
     no longer fits the store: then its logs are released, never lost).
+    `report` is the proposal's, read before the decision was written.
     """
-    report = Proposals(layout).report(proposal)
     kept_logs = requests.logs_behind(report, files) if files else set()
     left = carry_over(layout, proposal, files, onto, requests.narrowed(report, files, kept_logs)) if files else None
     decided = requests.logs_read(report) - (kept_logs if left else set())
@@ -321,8 +323,9 @@ def reject(store: str | Path, proposal_id: str | None = None, comment: str | Non
         rejected = select_files(proposal, only, None)
         kept = [p for p in proposal.changed if p not in rejected]
         _refuse_broken_rest(proposal, proposals, kept, rejected)
+        report = proposals.report(proposal)  # before the decision is written: damage stops it, not follows it
         proposals.set_status(proposal, REJECTED)
-        left = leave_pending(layout, proposal, kept, proposal.base_version, consumed_by_decision=False,
+        left = leave_pending(layout, proposal, report, kept, proposal.base_version, consumed_by_decision=False,
                              forget=forget_requests)
     detail = f"rejected {', '.join(rejected)}; the rest pending as {left}" if kept else None
     history.record_event(layout, "reject", proposal.id, None, comment, detail=detail)

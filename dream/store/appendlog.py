@@ -98,6 +98,15 @@ def read(path: Path) -> bytes | None:
     Raises `NotRegular` for a symlink, folder, FIFO or device, or a file over
     `MAX_BYTES`, and OSError when it cannot be read.
     """
+    return _read_regular(path, tail=None)
+
+
+def read_tail(path: Path, nbytes: int) -> bytes | None:
+    """The file's last `nbytes` bytes (its first line there may be cut), as `read` checks them."""
+    return _read_regular(path, tail=nbytes)
+
+
+def _read_regular(path: Path, tail: int | None) -> bytes | None:
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     except FileNotFoundError:
@@ -110,17 +119,22 @@ def read(path: Path) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegular(path, "is a folder, pipe or device, not a regular file")
+        if tail is not None:
+            os.lseek(fd, max(0, info.st_size - tail), os.SEEK_SET)
+            return _read_all(fd, min(info.st_size, tail), limit=tail)
         if info.st_size > MAX_BYTES:
             raise NotRegular(path, f"is {info.st_size} bytes, too large to be a history")
-        return _read_all(fd, info.st_size)
+        return _read_all(fd, info.st_size, limit=MAX_BYTES)
     finally:
         os.close(fd)
 
 
-def _read_all(fd: int, size: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, max(size, 1 << 16)):
+def _read_all(fd: int, size: int, limit: int) -> bytes:
+    """What is there, and no more than `limit` bytes of it however much it grows meanwhile."""
+    chunks, left = [], limit
+    while left > 0 and (chunk := os.read(fd, min(left, max(size, 1 << 16)))):
         chunks.append(chunk)
+        left -= len(chunk)
     return b"".join(chunks)
 
 

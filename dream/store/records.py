@@ -1,4 +1,7 @@
-"""Reading dream's own JSON records (state, versions, proposals, the journal) defensively.
+"""Reading dream's own JSON records (state, versions, proposals, the journal, the lint cache …) defensively.
+
+This is the one reader of every JSON file under ``.dream/``: none is read
+with another library or without the bounded read below.
 
 These files live under ``.dream/`` and are written by dream, but a crash, a
 hand edit, a disk problem or a hostile file can leave one damaged: not JSON,
@@ -16,6 +19,7 @@ pydantic and its first validator take about 0.25 s (bench/bench_startup.py).
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,6 +39,10 @@ class DamagedRecord(BadInput):
     """A record file under ``.dream/`` exists but cannot be used."""
 
 
+class CutShortRecord(DamagedRecord):
+    """The JSON ends before it is whole: a write that stopped part-way, nothing a person made."""
+
+
 def read_record_bytes(path: Path, what: str) -> bytes:
     """The bytes of a regular file of at most `MAX_RECORD_BYTES`; `DamagedRecord` otherwise.
 
@@ -46,12 +54,31 @@ def read_record_bytes(path: Path, what: str) -> bytes:
     return read_regular(path, what, MAX_RECORD_BYTES, DamagedRecord)
 
 
+def read_gzip_record_bytes(path: Path, what: str) -> bytes:
+    """`read_record_bytes` of a gzip file, inflated; refused past `MAX_RECORD_BYTES` either way.
+
+    The cap holds for what it inflates to as well: 200 KB of gzip can be 200 MB of spaces.
+    """
+    data = read_record_bytes(path, what)
+    try:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = inflater.decompress(data, MAX_RECORD_BYTES + 1)
+    except zlib.error as exc:
+        raise DamagedRecord(f"{path}: damaged {what}: not gzip ({exc})") from None
+    if len(out) > MAX_RECORD_BYTES:
+        raise DamagedRecord(f"{path}: {what} inflates past dream's limit of {MAX_RECORD_BYTES:,} bytes")
+    if not inflater.eof:
+        raise CutShortRecord(f"{path}: damaged {what}: the gzip stream is cut short")
+    return out
+
+
 def parse_record(data: bytes, cls: type[T], context: str) -> T:
     """Build `cls` (a dataclass, or e.g. ``dict[str, Any]``) from JSON bytes; `DamagedRecord` naming `context`."""
     try:
         return msgspec.json.decode(data, type=cls, strict=True)
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise DamagedRecord(f"{context}: {_problem(exc)}") from None
+        kind = CutShortRecord if str(exc) == _CUT_SHORT else DamagedRecord
+        raise kind(f"{context}: {_problem(exc)}") from None
 
 
 def record_from_dict(raw: dict[str, Any], cls: type[T], context: str) -> T:
@@ -62,14 +89,18 @@ def record_from_dict(raw: dict[str, Any], cls: type[T], context: str) -> T:
         raise DamagedRecord(f"{context}: {_problem(exc)}") from None
 
 
-def load_json_record(path: Path, cls: type[T], what: str) -> T:
-    """Build dataclass `cls` from the JSON object in `path`."""
-    return parse_record(read_record_bytes(path, what), cls, f"{path}: damaged {what}")
+def load_json_record(path: Path, cls: type[T], what: str, gzipped: bool = False) -> T:
+    """Build dataclass `cls` from the JSON object in `path` (a gzip file when `gzipped`)."""
+    data = read_gzip_record_bytes(path, what) if gzipped else read_record_bytes(path, what)
+    return parse_record(data, cls, f"{path}: damaged {what}")
 
 
 def read_json_object(path: Path, what: str) -> dict[str, Any]:
     """The JSON object in `path`; `DamagedRecord` if it is unreadable, not JSON or not an object."""
     return load_json_record(path, dict[str, Any], what)
+
+
+_CUT_SHORT = "Input data was truncated"  # msgspec's words for JSON that ends too soon
 
 
 def _problem(exc: Exception) -> str:

@@ -40,12 +40,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
-import orjson
-
 from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, LockBusy, Refused, is_disk_full
-from dream.store.records import DamagedRecord, parse_record, read_record_bytes
+from dream.store.records import CutShortRecord, DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
 from dream.store.cas import compare_and_swap, stage
 from dream.store.regular import NotRegular
@@ -105,16 +103,12 @@ def load_journal(layout: Layout) -> Journal | None:
     except DamagedRecord as exc:  # a FIFO, a folder, unreadable: nobody can tell what it planned
         raise _blocked(layout, f"cannot be read ({exc})") from None
     try:
-        orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if "depth limit" in str(exc):  # whole, but nested past any journal: not one dream wrote
-            raise _blocked(layout, f"is not a journal dream wrote ({exc})") from None
+        journal = parse_record(data, Journal, "journal")
+    except CutShortRecord:
         # The journal is written atomically, so one that is cut short was never committed.
         layout.journal.unlink(missing_ok=True)
         return None
-    try:
-        journal = parse_record(data, Journal, "journal")
-    except DamagedRecord as exc:
+    except DamagedRecord as exc:  # whole, but not one dream wrote (wrong keys, nested past any journal)
         raise _blocked(layout, f"is not a journal dream wrote ({exc})") from None
     problem = _journal_problem(journal)
     if problem:

@@ -21,16 +21,13 @@ import os
 import shutil
 import sys
 import time
-import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import orjson
-
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, ProposalClosed, UnknownProposal
-from dream.store.records import MAX_RECORD_BYTES, DamagedRecord, read_json_object, read_record_bytes
+from dream.store.records import DamagedRecord, load_json_record, read_json_object, read_record_bytes
 from dream.store.layout import Layout
 from dream.store.tree import DurableBatch, Tree, atomic_write, fsync_dir
 from dream.versions.manifests import Blobs, Version, Versions, load_record, record_json
@@ -57,6 +54,15 @@ class Proposal:
     accepted_version: int | None = None
     meta: dict = field(default_factory=dict)
     tree: str | None = None  # root tree object; None for a manifest that lists its files
+
+
+@dataclass
+class ProposalReview:
+    """``review.json.gz``: the diff and report, shown by `dream diff` and the review page."""
+
+    diff: str
+    report: dict
+    report_md: str | None = None  # kept by dreams before 0.1; rendered from the report since
 
 
 _warned: set[str] = set()
@@ -215,12 +221,12 @@ class Proposals:
 
     def diff(self, proposal: Proposal) -> str:
         review = self._review(proposal)
-        return review["diff"] if review is not None else self._old_text(proposal, "diff.patch")
+        return review.diff if review is not None else self._old_text(proposal, "diff.patch")
 
     def report(self, proposal: Proposal) -> dict:
         review = self._review(proposal)
         if review is not None:
-            return review["report"]
+            return review.report
         path = self.dir(proposal.id) / "report.json"
         try:
             return read_json_object(path, "proposal report")
@@ -232,8 +238,7 @@ class Proposals:
         review = self._review(proposal)
         if review is None:
             return self._old_text(proposal, "report.md")
-        md = review.get("report_md")
-        return md if isinstance(md, str) else None
+        return review.report_md
 
     def _old_text(self, proposal: Proposal, old_name: str) -> str:
         """One of the three files of the oldest layout (diff.patch, report.md)."""
@@ -243,19 +248,13 @@ class Proposals:
         except (OSError, UnicodeDecodeError) as exc:
             raise DamagedRecord(f"{path}: cannot read the proposal's {old_name}: {exc}") from None
 
-    def _review(self, proposal: Proposal) -> dict | None:
+    def _review(self, proposal: Proposal) -> ProposalReview | None:
         """The diff and reports of a proposal; None for one written before they shared a file."""
-        path = self.dir(proposal.id) / REVIEW
         try:
-            review = orjson.loads(_gunzip_at_most(read_record_bytes(path, "proposal review"), MAX_RECORD_BYTES))
+            return load_json_record(self.dir(proposal.id) / REVIEW, ProposalReview, "proposal review",
+                                    gzipped=True)
         except FileNotFoundError:
             return None
-        except (OSError, EOFError, ValueError, UnicodeDecodeError, zlib.error) as exc:
-            raise DamagedRecord(f"{path}: cannot read the proposal's diff and report: {exc}") from None
-        if not (isinstance(review, dict) and isinstance(review.get("diff"), str)
-                and isinstance(review.get("report"), dict)):
-            raise DamagedRecord(f"{path}: damaged proposal review: expected diff and report")
-        return review
 
     def set_status(self, proposal: Proposal, status: str, accepted_version: int | None = None) -> Proposal:
         proposal.status = status
@@ -264,12 +263,3 @@ class Proposals:
             proposal.accepted_version = accepted_version
         self._save(proposal)
         return proposal
-
-
-def _gunzip_at_most(data: bytes, limit: int) -> bytes:
-    """gzip's payload, refused past `limit` bytes: a small file can inflate to gigabytes."""
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    out = inflater.decompress(data, limit + 1)
-    if len(out) > limit:
-        raise ValueError(f"inflates past {limit:,} bytes")
-    return out

@@ -6,11 +6,19 @@ with ENOSPC, as on a disk that stays full). Each trial must end in one line
 and exit 2 that says which state the store is in, and once space is back the
 next command leaves the store exactly at the old or the new version, never a
 mix, with the history saying which.
+
+The same again on a real file system: a 16 MB tmpfs filled to within 0, 4,
+8 … KB of full (a page at a time, tmpfs's unit), so ENOSPC also comes from
+what the hook does not stand at (creating a folder, a temporary file's
+name, a hard link, fsync). Mounting needs root; elsewhere those tests skip.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -110,3 +118,84 @@ def test_disk_full_at_every_write_of_rollback_leaves_the_old_or_the_target(propo
     print(f"rollback: {len(outcomes)} write points, {outcomes.count('old')} left the old version, "
           f"{outcomes.count('new')} the target")
     assert "old" in outcomes and "new" in outcomes
+
+
+PAGE = 4096  # tmpfs hands out space a page at a time
+DISK_MB = 16
+
+
+@pytest.fixture
+def small_disk(tmp_path) -> Iterator[Path]:
+    """A real 16 MB tmpfs, mounted for this test; skipped (with the reason) where mounting is not allowed."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", str(disk)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a {DISK_MB} MB tmpfs here: {proc.stderr.strip() or 'mount failed'}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _fill_leaving(disk: Path, free: int) -> Path:
+    """A file that leaves `free` bytes of the disk unused."""
+    stat = os.statvfs(disk)
+    filler = disk / "filler"
+    with open(filler, "wb") as fh:
+        fh.write(b"\0" * max(0, stat.f_bavail * stat.f_frsize - free))
+    return filler
+
+
+def _full_disk_trials(template: Path, disk: Path, cli, args: list[str]):
+    """(pages left, the store on the disk, result) for 0, 1, … free pages, until the command succeeds."""
+    store = disk / "store"
+    for pages in range(MAX_TRIALS):
+        shutil.rmtree(store, ignore_errors=True)
+        shutil.copytree(template, store, symlinks=True)
+        filler = _fill_leaving(disk, pages * PAGE)
+        res = cli(*args, "--store", str(store))
+        filler.unlink()  # room again, for the next command to finish or undo what the journal says
+        yield pages, store, res
+        if res.code == 0:
+            return
+    raise AssertionError(f"`dream {' '.join(args)}` still failed with {MAX_TRIALS} pages free")
+
+
+def test_a_real_full_disk_at_every_page_of_accept_leaves_the_old_or_the_new_version(proposed, cli, small_disk):
+    template, pid = proposed
+    layout = Layout.open(template)
+    proposal = Proposals(layout).get(pid)
+    old, new = Versions(layout).tree(proposal.base_version), Proposals(layout).tree(proposal)
+    outcomes = []
+    for _, store, res in _full_disk_trials(template, small_disk, cli, ["accept", pid]):
+        if res.code == 0:
+            assert read_tree(store) == new
+            break
+        outcomes.append(_check_said_and_left(res, store, cli, old, new))
+        accepted = [e for e in history.events(Layout.open(store)) if e["action"] == "accept"]
+        assert len(accepted) == (1 if outcomes[-1] == "new" else 0)
+    print(f"accept on a {DISK_MB} MB tmpfs: {len(outcomes)} fill levels failed, {outcomes.count('old')} left the "
+          f"old version, {outcomes.count('new')} the new one")
+    assert "old" in outcomes  # the disk was full before the accept could stage its files
+
+
+def test_a_real_full_disk_at_every_page_of_rollback_leaves_the_old_or_the_target(proposed, cli, small_disk):
+    template, pid = proposed
+    assert cli("accept", pid, "--store", str(template)).code == 0
+    versions = Versions(Layout.open(template))
+    before, target = versions.tree(2), versions.tree(1)
+    outcomes = []
+    for _, store, res in _full_disk_trials(template, small_disk, cli, ["rollback", "1"]):
+        if res.code == 0:
+            assert read_tree(store) == target
+            break
+        outcomes.append(_check_said_and_left(res, store, cli, before, target))
+        rollbacks = [e for e in history.events(Layout.open(store)) if e["action"] == "rollback"]
+        assert len(rollbacks) == (1 if outcomes[-1] == "new" else 0)
+    print(f"rollback on a {DISK_MB} MB tmpfs: {len(outcomes)} fill levels failed, {outcomes.count('old')} left "
+          f"the old version, {outcomes.count('new')} the target")
+    assert "old" in outcomes

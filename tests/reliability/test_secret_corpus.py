@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from helpers.cli import console_script
+from helpers.git_project import MEMORIES
 from helpers.stores import DEMO, corpus_dir
 
 from dream.redaction.redact import redact, redact_column
@@ -98,10 +99,11 @@ def _lines_of(paths) -> list[str]:
 
 
 def ordinary_lines() -> list[str]:
-    """ordinary.txt, the demo's memory files (its logs, like the eval's cases, plant secrets on purpose) and the
-    real stores if present."""
+    """ordinary.txt, the demo's memory files (its logs, like the eval's cases, plant secrets on purpose), the
+    lint tests' store (tests/helpers/git_project.py) and the real stores if present."""
     lines = (DATA / "ordinary.txt").read_text().splitlines()
     lines += _lines_of(p for p in DEMO.rglob("*.md") if "logs" not in p.relative_to(DEMO).parts)
+    lines += [line for text in MEMORIES.values() for line in text.splitlines() if line.strip()]
 
     real = corpus_dir()
     if real.is_dir():

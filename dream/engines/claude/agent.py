@@ -319,7 +319,8 @@ class ClaudeEngine:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide) + hide(lint_signal(inp.lint))
+                            hide=hide, session_chars=inp.settings.first_message_session_chars) + hide(
+            lint_signal(inp.lint))
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})

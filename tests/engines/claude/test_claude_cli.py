@@ -173,7 +173,7 @@ def test_no_fault_after_the_model_deleted_files_ever_proposes_a_partial_dream(
         # the third turn also searches every session: its result pushes the fourth request past the window
         first_three[2] = Reply([*script[2].blocks, tool_use("search_logs", pattern=".", max_hits=50)])
         reason, steps = "context", script[3:]
-        fake_api.context_window = 9_500  # the third request is about 8,900 tokens, the fourth about 10,500
+        fake_api.context_window = 10_700  # the third request is about 9,900 tokens, the fourth about 11,500
     else:
         reason, make = FAULTS[fault]
         steps = make(script[3])
