@@ -342,6 +342,28 @@ def test_over_budget_index_archives_oldest_entries(tmp_path):
     assert errors(validate_tree(out, set(out))) == []
 
 
+def test_an_archive_rolls_over_into_dated_files_before_it_grows_large(tmp_path):
+    from dream.engines.offline.archive import ROLL_BYTES
+    from dream.store.tree import is_archive
+
+    rules = [f"- Rule {i}: {hashlib.sha256(str(i).encode()).hexdigest()}" for i in range(ROLL_BYTES // 40)]
+    out, result = run(tmp_path, {"MEMORY.md": ("# Index\n" + "\n".join(rules) + "\n").encode()})
+    archives = sorted(p for p in out if is_archive(p))
+    rolled = [p for p in archives if p != "archive.md"]
+    assert len(rolled) >= 2 and all(p.startswith(f"archive-{TODAY.isoformat()}") for p in rolled)
+    assert all(len(out[p]) <= ROLL_BYTES for p in archives)
+    held = "".join(out[p].decode() for p in ["MEMORY.md", *archives]).splitlines()
+    assert set(rules) <= set(held)  # word for word, each rule somewhere
+    archive = out["archive.md"].decode()
+    assert all(f"]({p})" in archive for p in rolled)  # each dated file reachable from the archive
+    index = out["MEMORY.md"].decode()
+    assert not any(p in index for p in rolled)  # the index keeps its one archive line
+    assert {c.path for c in result.changes if c.action == "archived"} >= set(rolled)
+    assert errors(validate_tree(out, set(out))) == []
+    again, second = run(tmp_path / "again", out)
+    assert second.changes == [] and again == out
+
+
 def test_second_run_is_a_noop(tmp_path):
     tree = {
         "MEMORY.md": ("- [Gone](gone.md) — lost\n- " + "x " * 100 + "\n").encode(),
