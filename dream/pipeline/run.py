@@ -259,7 +259,7 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     result = engine.consolidate(inp)
     result.needs_person += [line for line in stale if line not in result.needs_person]
     protect_pinned(ctx, snap, staging, result)
-    if checked is not None:
+    if checked is not None and ctx.settings.lint_verified_at:
         record_verified(ctx, snap, staging, result, checked)
     tree = read_tree(staging)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,
