@@ -7,13 +7,18 @@ current models do: it thinks 1,000-2,000 tokens every turn (thinking display
 omitted, as dream asks, so no thinking text is sent back), opens with a
 preamble, and batches 3, 6 or 10 tool calls a turn. Two reading habits:
 
-* **diligent**: views every topic file the first message does not show and
-  reads every session in full (following the paging hints), then edits six
+* **diligent**: views every topic file and reads every session (following the
+  paging hints) that the first message does not show in full, then edits six
   files;
 * **guided**: reads the sessions whose digest in the first message was cut
   ("… more user lines: read the session"), then edits six files.
 
-The engine runs as it ships, with its default budgets, through `dream run`.
+The engine runs as it ships, with its default budgets, through `dream run`:
+the first message shows the sessions in full (within
+`first_message_session_chars`, 480,000 characters; the reference store's
+20 sessions fit). The same-run baseline is the same engine with that setting
+at 0, digests only, as it was before: every session the model wants is read
+through `read_session`.
 The fake server (tests/helpers/fake_anthropic.py, on 127.0.0.1) counts
 tokens as characters / 4, holds the engine to the API's rules (thinking
 blocks bound to their prefix, four breakpoints, the 20-block lookback, a
@@ -74,17 +79,22 @@ def lower_bound(store: Path) -> float:
     return estimate_cost(MODEL, Usage(input_tokens=tokens, output_tokens=output))
 
 
-def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int) -> dict[str, Any]:
+MODES = {"in full": None, "digests": 0}  # first_message_session_chars: the default, and digests only
+
+
+def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int, mode: str = "in full") -> dict[str, Any]:
     from dream.pipeline.run import run
 
-    store = make_store(root / f"{habit}-{calls}")
+    store = make_store(root / f"{habit}-{calls}-{mode.replace(' ', '-')}")
     bound = lower_bound(store)
     kind = Guided if habit == "guided" else ScriptedModel
     model = kind(calls_per_turn=calls, thinking=THINKING, edits=EDITS)
     fake.play(*[model] * 400)
     fake.cache.clear()
-    outcome = run(store, engine="claude", force=True, overrides={"model": MODEL},
-                  now=datetime(2026, 12, 1, 3).timestamp())
+    overrides: dict[str, Any] = {"model": MODEL}
+    if MODES[mode] is not None:
+        overrides["first_message_session_chars"] = MODES[mode]
+    outcome = run(store, engine="claude", force=True, overrides=overrides, now=datetime(2026, 12, 1, 3).timestamp())
     per_request = [u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
                    for u in fake.usages]
     total = sum(per_request)
@@ -94,7 +104,7 @@ def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int) -> dict[str
     # (the fake counts a cache_control marker's own characters, so a full read is a few tokens short)
     hits = sum(1 for i in later if fake.usages[i]["cache_read_input_tokens"] >= per_request[i - 1] - MARKER_SLACK)
     return {
-        "row": f"{habit}, {calls} calls", "status": f"{outcome.status}" + (f" ({outcome.reason})" if outcome.reason else ""),
+        "row": f"{habit}, {calls} calls", "mode": mode, "status": f"{outcome.status}" + (f" ({outcome.reason})" if outcome.reason else ""),
         "turns": len(fake.usages), "input": total, "read": usage.cache_read_tokens / total if total else 0.0,
         "peak": max(per_request, default=0), "output": usage.output_tokens, "cost": usage.cost_usd,
         "bound": bound, "errors": len(fake.protocol_errors), "hits": f"{hits}/{len(later)}",
@@ -107,21 +117,27 @@ def main() -> None:
     os.environ["DREAM_CONFIG"] = str(Path(tempfile.mkdtemp()) / "none.toml")
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            rows = [run_row(fake, Path(tmp), habit, calls) for habit in ("diligent", "guided") for calls in SHAPES]
+            rows = [run_row(fake, Path(tmp), habit, calls, mode) for mode in MODES
+                    for habit in ("diligent", "guided") for calls in SHAPES]
     finally:
         fake.stop()
     defaults = Settings()
     print(f"reference store: 150-line index, 40 topic files, 20 sessions of ~20 KB; {MODEL} list prices; "
           f"thinking {THINKING[0]:,}-{THINKING[1]:,} tokens a turn; default budgets (max_cost_usd "
           f"${defaults.max_cost_usd:g}); context mode {os.environ.get('DREAM_CONTEXT_EDITING') or 'segments'}")
-    print(f"{'model':18} {'status':16} {'turns':>5} {'input tok':>10} {'cache-read':>10} {'peak ctx':>9} "
+    print(f"{'model':18} {'sessions':8} {'status':16} {'turns':>5} {'input tok':>10} {'cache-read':>10} {'peak ctx':>9} "
           f"{'output':>7} {'cost $':>7} {'bound $':>8} {'ratio':>6} {'400s':>4} {'prev read':>9}")
     for r in rows:
-        print(f"{r['row']:18} {r['status']:16} {r['turns']:5d} {r['input']:10,d} {r['read']:10.1%} {r['peak']:9,d} "
+        print(f"{r['row']:18} {r['mode']:8} {r['status']:16} {r['turns']:5d} {r['input']:10,d} {r['read']:10.1%} {r['peak']:9,d} "
               f"{r['output']:7,d} {r['cost']:7.3f} {r['bound']:8.3f} {r['cost'] / r['bound']:6.2f} {r['errors']:4d} "
               f"{r['hits']:>9}")
-    print(f"median ratio to the bound: {statistics.median(r['cost'] / r['bound'] for r in rows):.2f}; "
-          "targets: proposed, cache reads >= 80%, ratio <= 1.5, no 400s; 'prev read': requests of a segment that "
+    for mode in MODES:
+        ratios = [r["cost"] / r["bound"] for r in rows if r["mode"] == mode]
+        print(f"sessions {mode}: median ratio to the bound {statistics.median(ratios):.2f}, worst {max(ratios):.2f}")
+    base = {r["row"]: r for r in rows if r["mode"] == "digests"}
+    print("cost in full / cost with digests only (same run): "
+          + ", ".join(f"{r['row']} {r['cost'] / base[r['row']]['cost']:.2f}" for r in rows if r["mode"] == "in full"))
+    print("targets: proposed, cache reads >= 80%, ratio <= 1.5, no 400s; 'prev read': requests of a segment that "
           "read all their predecessor wrote")
 
 

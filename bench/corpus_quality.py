@@ -52,7 +52,7 @@ from pathlib import Path
 from dream.pipeline.run import run
 from dream.review import decide
 from dream.store.layout import Layout
-from dream.engines.offline.similarity import CJK, content_keys, normalize, word_keys
+from dream.engines.offline.similarity import content_keys, normalize, says_something, word_keys
 from dream.store.model import TopicFile, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, read_tree
 from dream.versions.proposals import Proposals
@@ -146,11 +146,6 @@ def hook_only_files(before: dict[str, bytes], after: dict[str, bytes], labelled:
     return found
 
 
-def _enough_words(text: str) -> bool:
-    norm = normalize(text)
-    return len(norm.split()) >= 3 or len(CJK.findall(norm)) >= 6
-
-
 def rule_bearing(tree: dict[str, bytes]) -> list[str]:
     """The rule or fact text each rule-bearing index line carries (see the module doc)."""
     found = []
@@ -164,7 +159,7 @@ def rule_bearing(tree: dict[str, bytes]) -> list[str]:
             carried = f"{line.title} {line.hook}" if missing else line.hook
         else:
             continue
-        if _enough_words(carried):
+        if says_something(carried):
             found.append(carried)
     return found
 

@@ -57,6 +57,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     thinking: Literal["adaptive", "disabled", "none"] = "adaptive"  # none: send no `thinking` field (a gateway)
     effort: Literal["low", "medium", "high", "xhigh", "max", "none"] = "medium"  # none: no `output_config`
     memory_tool: Literal["anthropic", "custom"] = "anthropic"  # custom: a plain JSON-schema tool, for any gateway
+    # the sessions shown in full in the first (cached) message, together at most this many characters, smallest
+    # first; the others get a digest. 0: digests only, for a model with a small context window
+    first_message_session_chars: Annotated[int, NonNegative] = 480_000
     # claude engine budgets. A run fails on the dollar ceiling and the wall clock; turns and tokens bind
     # only when set (by default they are derived from the store and the signal, see "Budgets")
     max_cost_usd: Annotated[float, Meta(gt=0)] = 2.0
@@ -88,6 +91,11 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # takes only the sessions that ran in it
     project: str | None = None
     lint_seconds: Annotated[float, Meta(gt=0)] = 10.0  # a lint stops here; claims left are "not checked"
+    # a run proposes `verified_at: <commit>` in a memory whose every claim held (dream/lint/verified.py)
+    lint_verified_at: bool = False
+    # the offline engine adds a dated note to a memory for each claim the project refutes
+    # (dream/engines/offline/lint_notes.py); never to a pinned memory, never taken by auto_accept
+    lint_notes: bool = False
     # memories no engine may change or remove, beside those with `pinned: true` (dream/store/pinned.py)
     pinned: tuple[str, ...] = ()
     # a proposal removing more than this share of the memory files, or of the lines, is flagged and

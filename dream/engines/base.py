@@ -23,6 +23,9 @@ from dream.outcomes import Usage
 
 HOUSEKEEPING = "housekeeping"  # deterministic upkeep that reads no intent: duplicates, pointers, dates, lines
 REQUEST = "request"  # derived from what someone said: remember, forget, correction, rule, update
+# A housekeeping action that still waits for a person (dream.review.policy): a dated note on a claim
+# the project refutes (lint_notes). It reads no intent, but says a memory may be wrong.
+NOTED = "noted"
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class Change:
     """
 
     action: str  # merged | updated | created | deleted | dated | repaired | archived | indexed | shortened | forgotten
-    #              | retitled
+    #              | retitled | noted | verified
     path: str
     reason: str
     detail: str = ""
@@ -63,6 +66,7 @@ class EngineInput:
     today: date
     run_id: str = ""
     lint: list[str] = field(default_factory=list)  # claims the memories make that the project refutes (dream.lint)
+    findings: list[dict] = field(default_factory=list)  # the same, as lint's JSON (dream.lint.checks.Finding)
     # which memories agents read (dream.transcripts.usage: path -> {"reads", "last_read"}) and which are pinned:
     # the index keeps these first when it must shrink
     memory_reads: dict[str, dict] = field(default_factory=dict)

@@ -23,8 +23,9 @@ One file per category (``duplicates.yaml``, ``forget.yaml`` …)::
 A step is ``run``, ``run_all`` (read every session again, not only new ones),
 ``accept``, ``accept_only: [files]``, ``accept_except: [files]``, ``reject``, ``reject_forget``
 (reject and drop its requests), ``rollback`` (to the version the last proposal
-was based on) or ``logs: [...]`` (more sessions, written
-after the previous run).
+was based on), ``restore: PATH``, ``logs: [...]`` (more sessions, written
+after the previous run) or ``commit: {path: text}`` (one more commit of the
+case's project, see dream.eval.project).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from dream.eval.project import check_commits
 
 DEFAULT_STEPS: list[Any] = ["run", "accept"]
 STEP_NAMES = {"run", "run_all", "accept", "reject", "reject_forget", "rollback"}
-STEP_KEYS = {"accept_only", "accept_except", "logs", "restore"}
+STEP_KEYS = {"accept_only", "accept_except", "logs", "restore", "commit"}
 
 
 @dataclass
@@ -128,6 +129,8 @@ def _check_step(where: str, step: Any) -> None:
         key, value = next(iter(step.items()))
         if key == "logs":
             _logs(where, value)
+        if key == "commit":
+            check_commits(where, [value])
         return
     raise BadInput(f"{where}: unknown step {step!r} (known: {', '.join(sorted(STEP_NAMES | STEP_KEYS))})")
 

@@ -3,7 +3,8 @@
 ``project:`` in a case is a list of commits, oldest first; each maps file
 paths to their text, and a path mapped to nothing (``~``) is deleted in that
 commit. The runner builds it beside the store and names it in the store's
-settings (``project``), as a user's config would.
+settings (``project``), as a user's config would. A step ``commit:`` (same
+mapping) adds a commit between runs: the project moved on.
 """
 
 from __future__ import annotations
@@ -29,15 +30,20 @@ def build_project(root: Path, commits: list[dict[str, str | None]]) -> None:
     root.mkdir(parents=True)
     _git(root, "init", "-q")
     for number, files in enumerate(commits, 1):
-        for rel, text in files.items():
-            path = root / rel
-            if text is None:
-                path.unlink(missing_ok=True)
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        _git(root, "add", "-A")
-        _git(root, "commit", "-q", "--allow-empty", "-m", f"commit {number}")
+        add_commit(root, files, f"commit {number}")
+
+
+def add_commit(root: Path, files: dict[str, str | None], message: str) -> None:
+    """One more commit: each path gets its text, a path mapped to nothing (``~``) is deleted."""
+    for rel, text in files.items():
+        path = root / rel
+        if text is None:
+            path.unlink(missing_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "--allow-empty", "-m", message)
 
 
 def _git(root: Path, *args: str) -> None:

@@ -21,7 +21,7 @@ from dream.eval.cases import Case, Log
 from dream.eval.checks import Outcome, run_checks
 from dream.eval.scorecard import CaseResult
 from dream.pipeline.report import proposal_markdown
-from dream.eval.project import build_project
+from dream.eval.project import add_commit, build_project
 from dream.pipeline.run import run
 from dream.review import decide
 from dream.review.restore import restore
@@ -68,6 +68,8 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
                 written += 1
                 logs = [Log(log["date"], log["text"], log.get("session", "")) for log in arg or []]
                 _write_logs(store, logs, base + runs * STEP_SECONDS + 60, first=100 * written)
+            elif name == "commit":
+                add_commit(store.parent / "project", dict(arg or {}), f"after run {runs}")
             else:
                 _decide(store, name, arg, outcome)
         except DreamError as exc:

@@ -14,6 +14,12 @@ remove nothing).
 
 Everything runs against a deadline; claims left when it passes are counted
 as not checked, never as findings.
+
+A project opened at a past commit (`Project.rev`, dream.lint.project.open_at)
+is read from git's objects instead of the work tree: its files from
+`git ls-tree`, manifests and Makefiles from `git show`, names from
+`git grep`, history from that commit back. `holds` asks only whether every
+claim of a memory held there (dream.lint.verified).
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ class Finding:
     claim: str
     evidence: str  # one sentence a person can check
     commit: str = ""  # the commit that changed what the claim names, where git can say
+    major: int | None = None  # a dependency's claimed major version, when the claim named one
 
     def sentence(self) -> str:
         return f"{self.memory}:{self.line}: {self.evidence}"
@@ -105,14 +112,37 @@ class Checker:
             evidence = self._evidence(claim, present)
             if evidence is None:
                 outcome.held.append(claim)
-            elif evidence == UNCHECKED:
+            elif isinstance(evidence, str):  # UNCHECKED
                 outcome.unchecked.append(claim)
             else:
-                outcome.findings.append(Finding(claim.memory, claim.line, claim.kind, claim.name, *evidence))
+                sentence, commit = evidence
+                outcome.findings.append(Finding(claim.memory, claim.line, claim.kind, claim.name, sentence, commit,
+                                                claim.major))
+        self._close()
+        return outcome
+
+    def holds(self, by_memory: dict[str, list[c.Claim]]) -> dict[str, bool | None]:
+        """Per memory: every claim held (True), one did not (False), or time ran out first (None).
+
+        No evidence is asked for beyond what deciding needs; one search for the names of all.
+        """
+        names = {cl.name for claims in by_memory.values() for cl in claims if cl.kind in (c.ENV, c.SYMBOL, c.COMMAND)}
+        present = self.names_present(names)
+        answers: dict[str, bool | None] = {}
+        for memory, claims in sorted(by_memory.items()):
+            answers[memory] = True
+            for claim in claims:
+                evidence = UNCHECKED if self.remaining() <= 0 else self._evidence(claim, present)
+                if evidence is not None:
+                    answers[memory] = None if evidence == UNCHECKED else False
+                    break
+        self._close()
+        return answers
+
+    def _close(self) -> None:
         for scan in (self._paths_left, self._makefile_changes):
             if scan is not None:
                 scan.close()  # its git log, if still reading, is stopped
-        return outcome
 
     # ---------------------------------------------------------------- one claim
 
@@ -249,7 +279,7 @@ class Checker:
             return {}
         word = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")(?!\w)")
         pattern = "|".join(re.escape(n) for n in sorted(names))  # git's -G regex: plain alternation
-        cmd = [*NO_ROOT, "log", "-p", "-U0", "--no-color", "--no-merges", "--format=%x00%h", "-G", pattern]
+        cmd = [*NO_ROOT, "log", *self.project.revs, "-p", "-U0", "--no-color", "--no-merges", "--format=%x00%h", "-G", pattern]
         found: dict[str, str] = {}
         commit = ""
         for line in self._stream(cmd):
@@ -289,6 +319,8 @@ class Checker:
         """
         if not names or self.project.truncated:
             return set() if not names else None
+        if self.project.rev:
+            return self._names_at_rev(names)
         grep = shutil.which("grep")
         if grep is None:
             return None
@@ -307,11 +339,23 @@ class Checker:
                     return None
         return found & names
 
+    def _names_at_rev(self, names: set[str]) -> set[str] | None:
+        """`names_present` in the tree of a past commit: one `git grep` over git's objects."""
+        found: set[str] = set()
+        with tempfile.NamedTemporaryFile("w", suffix=".words", encoding="utf-8") as words:
+            words.write("\n".join(sorted(names)) + "\n")
+            words.flush()
+            for line in self._stream(["grep", "-F", "-w", "-o", "-h", "-I", "-f", words.name, self.project.rev, "--"]):
+                found.add(line.rstrip("\n"))
+                if names <= found:
+                    return names
+        return found & names if self.remaining() > 0 else None
+
     def _make_targets(self) -> tuple[set[str], bool]:
         targets: set[str] = set()
         open_ = False
         for rel in self.makefiles:
-            text = _read(self.project.root / rel) or ""
+            text = self._text(rel)
             for m in MAKE_TARGET.finditer(text):
                 targets.update(m.group(1).split())
             open_ = open_ or "%" in "".join(targets) or bool(re.search(r"^-?include\s", text, re.MULTILINE))
@@ -321,13 +365,13 @@ class Checker:
         deps: dict[str, Dependency] = {}
         runnable: dict[str, set[str]] = {"script": set(), "command": set()}
         for rel in self.manifests:
-            text = _read(self.project.root / rel) or ""
+            text = self._text(rel)
             for dep in parse_manifest(rel, text):
                 deps.setdefault(dep.name, dep)
             for key, found in scripts_of(rel, text).items():
                 runnable[key] |= found
         for rel in (f for name in LOCKS for f in self.by_name.get(name, []) if is_lock(f)):  # a locked version beats a manifest's range
-            for dep in parse_manifest(rel, _read(self.project.root / rel) or ""):
+            for dep in parse_manifest(rel, self._text(rel)):
                 if dep.name in deps and dep.major is not None:
                     deps[dep.name] = dep
         return deps, runnable
@@ -335,7 +379,7 @@ class Checker:
     def _versions(self, file: str) -> list[tuple[str, dict[str, Dependency]]]:
         """(commit, dependencies) for the newest versions of one manifest, newest first."""
         if file not in self._history:
-            out = git(self.project.root, ["log", f"-{MAX_HISTORY}", "--format=%h", "--", file], self._step()) or ""
+            out = git(self.project.root, ["log", *self.project.revs, f"-{MAX_HISTORY}", "--format=%h", "--", file], self._step()) or ""
             versions = []
             for commit in out.split():
                 text = git(self.project.root, ["show", f"{commit}:{file}"], self._step())
@@ -345,8 +389,14 @@ class Checker:
         return self._history[file]
 
     def _last_commit(self, args: list[str]) -> str:
-        out = git(self.project.root, ["log", "-1", "--format=%h", *args], self._step()) or ""
+        out = git(self.project.root, ["log", *self.project.revs, "-1", "--format=%h", *args], self._step()) or ""
         return out.strip().split("\n")[0] if out.strip() else ""
+
+    def _text(self, rel: str) -> str:
+        """One file of the project (at its commit, when it has one), at most MAX_READ_BYTES; '' if unreadable."""
+        if not self.project.rev:
+            return _read(self.project.root / rel) or ""
+        return (git(self.project.root, ["show", f"{self.project.rev}:{rel}"], self._step()) or "")[:MAX_READ_BYTES]
 
     def _step(self) -> float:
         return min(max(self.remaining(), 0.1), 10.0)
@@ -388,7 +438,7 @@ class LogScan:
 
     def __init__(self, checker: "Checker", args: list[str]):
         self.checker = checker
-        self.args = [*NO_ROOT, "log", "--no-color", "--no-merges", "--format=%x00%h", *args]
+        self.args = [*NO_ROOT, "log", *checker.project.revs, "--no-color", "--no-merges", "--format=%x00%h", *args]
         self.seen: list[tuple[str, str]] = []  # (commit, line)
         self.lines: Generator[str, None, None] | None = None
         self.done = False

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
+from dream.lint.notes import is_note
 from dream.store.model import FrontmatterRefused, TextFile, parse_frontmatter
 
 PATH, FOLDER, MAKE, SCRIPT, COMMAND, ENV, SYMBOL, MODULE, DEPENDENCY = (
@@ -76,8 +77,8 @@ def memory_claims(rel: str, data: bytes) -> list[Claim]:
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        if _past_pattern().search(URL.sub(" ", line)):
-            continue
+        if is_note(line) or _past_pattern().search(URL.sub(" ", line)):
+            continue  # a note dream wrote (dream.lint.notes), or a line about the past: no claim
         found = _fenced_line(line) if fenced else _prose_line(line)
         claims += [Claim(rel, number + 1, *args) for args in found]
     return list(dict.fromkeys(claims))

@@ -37,6 +37,12 @@ class Project:
     head: str = ""  # short commit at HEAD, "" without git
     files: list[str] = field(default_factory=list)  # relative paths, '/'-separated
     truncated: bool = False  # the walk stopped at MAX_WALK_FILES
+    rev: str = ""  # a past commit the files are read at (open_at); "" for the work tree
+
+    @property
+    def revs(self) -> list[str]:
+        """What `git log` starts from: the commit, or HEAD by default."""
+        return [self.rev] if self.rev else []
 
 
 def find_project(store_root: Path, settings: Settings) -> tuple[Path, str] | None:
@@ -89,6 +95,23 @@ def open_project(root: Path, found_by: str, timeout: float) -> Project:
         return project
     project.files, project.truncated = walk(root)
     return project
+
+
+def open_at(root: Path, commit: str, timeout: float) -> Project | None:
+    """The project's tracked files as they were at `commit`; None when git knows no such commit."""
+    full = resolve_commit(root, commit, timeout)
+    listed = git(root, ["ls-tree", "-r", "-z", "--name-only", full], timeout) if full else None
+    if listed is None:
+        return None
+    return Project(root=root, found_by="", git=True, head=commit, files=[p for p in listed.split("\0") if p], rev=full)
+
+
+def resolve_commit(root: Path, commit: str, timeout: float) -> str:
+    """The full name of `commit` in the project's git, or "" when it names no commit there."""
+    if not commit or commit.startswith("-"):
+        return ""
+    out = git(root, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"], timeout)
+    return out.strip() if out else ""
 
 
 def _not_projects() -> set[Path]:

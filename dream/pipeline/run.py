@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from dream import history, lint
+from dream.lint import verified
 from dream.config import Settings, load_settings
 from dream.engines import (
     Change,
@@ -37,6 +38,7 @@ from dream.engines import (
     resolve_engine_name,
     select_engine,
 )
+from dream.engines.base import HOUSEKEEPING
 from dream.errors import BadInput, LockBusy, RunFailed, ValidationFailed
 from dream.outcomes import NoopReason, RunOutcome, SkipReason, Status
 from dream.pipeline.gate import GateDecision, check_gate, store_ledger
@@ -53,6 +55,7 @@ from dream.store.tree import (
     INDEX_NAME,
     MAX_MEMORY_FILE_BYTES,
     Tree,
+    atomic_write,
     changed_paths,
     materialize,
     read_tree,
@@ -247,9 +250,12 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     checked = lint.lint_store(ctx.layout.root, snap.tree, ctx.settings)  # the engine sees what the project refutes
     stale = lint.needs_person(checked)
     inp = _engine_input(ctx, gathered, staging, stale, snap)
+    inp.findings = checked.as_json()["findings"] if checked else []
     result = engine.consolidate(inp)
     result.needs_person += [line for line in stale if line not in result.needs_person]
     protect_pinned(ctx, snap, staging, result)
+    if checked is not None:
+        record_verified(ctx, snap, staging, result, checked)
     tree = read_tree(staging)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,
                   inp.memory_reads)
@@ -262,6 +268,17 @@ def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: Engin
     result.changes = [c for c in result.changes if c.path not in files - {INDEX_NAME}]
     result.finish += [Change("restored", path, "pinned: no engine may change or remove it; put back as it was",
                              detail=what, source="finish") for path, what in restored]
+
+
+def record_verified(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult,
+                    checked: lint.LintReport) -> None:
+    """`verified_at: <commit>` where every claim held and the memory does not already say so (lint_verified_at)."""
+    staged = read_tree(staging)
+    found = verified.stamps(Path(checked.project), checked.head, checked.verified, snap.tree, staged, ctx.settings,
+                            pinned.pinned_paths(snap.tree, ctx.settings.pinned))
+    for rel, (data, why) in found.items():
+        atomic_write(staging / rel, data, sync=False)
+        result.changes.append(Change("verified", rel, why, f"verified_at: {checked.head}", "lint", kind=HOUSEKEEPING))
 
 
 def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path, staged: Staged) -> list:
@@ -437,7 +454,8 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
     again = run(ctx.layout.root, engine=ctx.engine, force=True, overrides=settings,
                 now=max(time.time(), ctx.started_at + 1))
     where = f"proposal {again.proposal_id}" if again.proposal_id else f"no proposal ({again.reason or again.status})"
-    return [f"auto_accept took housekeeping only; requests in {', '.join(skipped)} wait for a person: {where}"]
+    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes) "
+            f"wait for a person: {where}"]
 
 
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:

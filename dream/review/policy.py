@@ -15,6 +15,11 @@ person, with the index when a request edited it, unless the setting
 ``auto_accept_requests = true`` says otherwise. The rest of the proposal is
 taken; the held requests are offered again by the next run (their sessions
 go on the replay list), which the pipeline makes at once for a person.
+
+A dated note on a claim the project refutes (`noted`, lint_notes) is
+housekeeping, yet it says a memory may be wrong: its file waits for a
+person too, whatever `auto_accept_requests` says. `verified_at` (lint's
+`verified`) only records that every claim held, and goes in.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dream.config import Settings
-from dream.engines.base import REQUEST
+from dream.engines.base import NOTED, REQUEST
 from dream.errors import Refused
 from dream.review.budget import removal_budget
 from dream.review.choices import needs
@@ -93,9 +98,11 @@ def held_for_person(changes: list[dict], base: Tree, tree: Tree, changed: list[s
     that one wait as well.
     """
     held = {c.get("path", "") for c in changes if c.get("kind") == REQUEST and c.get("action") not in ADDS_ONLY}
+    if held:
+        held.add(INDEX_NAME)
+    held |= {c.get("path", "") for c in changes if c.get("action") == NOTED}  # a person reads a lint note first
     if not held:
         return []
-    held.add(INDEX_NAME)
     required = needs(base, tree, changed)
     for path in required.get(INDEX_NAME, set()):  # a new file the held index would point to: orphaned alone
         required.setdefault(path, set()).add(INDEX_NAME)

@@ -187,14 +187,14 @@ def test_a_long_diff_goes_through_the_pager_a_short_one_does_not(demo_store: Pat
     child = spawn(demo_store, pager=f"tee -a {paged}", rows=30)
     child.expect(TAKE)
     child.send("n")  # MEMORY.md skipped, paged again
-    child.expect(r"add archive\.md\?")  # a 13-line diff: printed, not paged
+    child.expect(r"add feedback_always_add_regression_test\.md\?")  # a short diff: printed, not paged
     child.send("q")
     child.expect(r"\[q\]uit")
     child.send("q")
     child.expect(pexpect.EOF)
     child.close()
     assert "+++ b/MEMORY.md" in paged.read_text(encoding="utf-8")
-    assert "+++ b/archive.md" not in paged.read_text(encoding="utf-8")
+    assert "+++ b/feedback_always_add_regression_test.md" not in paged.read_text(encoding="utf-8")
 
 
 def test_no_pager_when_the_review_is_not_on_a_terminal(demo_store: Path, cli, tmp_path: Path) -> None:

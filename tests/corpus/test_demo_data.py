@@ -27,7 +27,8 @@ Planted problems (paths relative to ``data/demo/``):
 3. Broken pointers in ``MEMORY.md``.
    - Moved: ``oncall_runbook.md`` does not exist at the root; the file lives
      at ``ops/oncall_runbook.md`` (fix the link).
-   - Gone: ``kafka_consumer_lag.md`` exists nowhere (archive the line).
+   - Gone: ``kafka_consumer_lag.md`` exists nowhere (its line says what it held: the file comes back
+     from that line, still indexed).
 4. Over-long index line: the "Small PRs" line is longer than 150 characters.
 5. Orphan: ``project_fx_rates_cache.md`` has no index line.
 6. Team memories: ``team/api_conventions.md`` and ``team/code_review.md``

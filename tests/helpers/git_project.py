@@ -14,6 +14,9 @@ import json
 import subprocess
 from pathlib import Path
 
+from dream.store.layout import Layout
+from dream.versions.proposals import Proposals
+
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
            "PATH": "/usr/bin:/bin"}
@@ -118,3 +121,21 @@ def make_store(root: Path, project: Path) -> Path:
     (root / ".dream").mkdir()
     (root / ".dream" / "config.toml").write_text(f"project = {json.dumps(str(project))}\n")
     return root
+
+
+def dream_once(cli, store: Path, session: str = "s1", text: str = "> the checkout works again\n") -> tuple[dict, dict, dict]:
+    """One offline run with a new session to read: its outcome, and its proposal's report and tree ({} for none)."""
+    write(store, {f"logs/2026/12/01/{session}-work.md": text})
+    res = cli("run", "--store", str(store), "--engine", "offline", "--force", "--json")
+    assert res.code == 0, (res.stdout, res.stderr)
+    if not res.json.get("proposal_id"):
+        return res.json, {}, {}
+    proposals = Proposals(Layout.open(store))
+    proposal = proposals.get(res.json["proposal_id"])
+    return res.json, proposals.report(proposal), proposals.tree(proposal)
+
+
+def configure(store: Path, line: str) -> None:
+    """One more line in the store's config."""
+    with open(store / ".dream" / "config.toml", "a") as config:
+        config.write(line + "\n")

@@ -4,12 +4,12 @@ A real model thinks every turn, batches several tool calls a turn, often opens
 with a text preamble ("I'll start by reviewing the index.") and now and then
 asks a question instead of going on. `ScriptedModel` plays such a model from
 what the request shows it: the topic files listed in tonight's first message
-(read only when their text is not already there), the sessions of the
-digests, and the paging hints (``[more: ...]``) of the results it gets. The
+and its sessions (each read only when its text is not already there in
+full), and the paging hints (``[more: ...]``) of the results it gets. The
 shapes differ in how much they read, how wide their turns are and how much
 they think:
 
-- `diligent`: reads every topic file not shown in full and every session,
+- `diligent`: reads every topic file and every session not shown in full,
   three calls a turn, then edits;
 - `lazy`: reads one session, makes one edit;
 - `wide`: like diligent, ten calls a turn;
@@ -69,7 +69,8 @@ class ScriptedModel:
     def _make_plan(self, first: str) -> list[dict[str, Any]]:
         topics = re.findall(r"^- `(/memories/(?!MEMORY\.md)[^`]+\.md)`", first, flags=re.M)
         shown = set(re.findall(r"^#### `(/memories/[^`]+)`", first, flags=re.M))
-        sessions = re.findall(r"^### `([^`]+)` — ", first, flags=re.M)
+        in_full = set(re.findall(r"^### `([^`]+)` — .* entries, in full$", first, flags=re.M))
+        sessions = [s for s in re.findall(r"^### `([^`]+)` — ", first, flags=re.M) if s not in in_full]
         plan = [memory("view", path=p) for p in topics if self.read_topics and p not in shown]
         wanted = sessions if self.read_sessions is None else sessions[: self.read_sessions]
         plan += [tool_use("read_session", session_id=sid, count=200) for sid in wanted]

@@ -13,24 +13,10 @@ import shutil
 import pytest
 
 from dream.pipeline.report import render_markdown
-from dream.store.layout import Layout
-from dream.versions.proposals import Proposals
 from helpers.cli import assert_one_line_error
-from helpers.git_project import MEMORIES, STALE, git, make_project, make_store, write
+from helpers.git_project import MEMORIES, STALE, dream_once, git, write
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "project"
-    commits = make_project(root)
-    return root, commits
-
-
-@pytest.fixture
-def store(tmp_path, project):
-    return make_store(tmp_path / "store", project[0])
 
 
 def test_lint_finds_every_stale_claim_and_no_false_one(cli, store, project):
@@ -101,13 +87,9 @@ def test_a_project_without_git_is_walked(cli, store, project):
 
 
 def _dream(cli, store) -> tuple[dict, dict, dict]:
-    """One offline run with a session to read: its outcome, its proposal's report and its proposed tree."""
-    write(store, {"logs/2026/12/01/s1-work.md": "> the checkout works again\n"})
-    res = cli("run", "--store", str(store), "--engine", "offline", "--force", "--json")
-    assert res.code == 0 and res.json["status"] == "proposed", (res.stdout, res.stderr)
-    proposals = Proposals(Layout.open(store))
-    proposal = proposals.get(res.json["proposal_id"])
-    return res.json, proposals.report(proposal), proposals.tree(proposal)
+    outcome, report, tree = dream_once(cli, store)
+    assert outcome["status"] == "proposed", outcome
+    return outcome, report, tree
 
 
 def test_the_runs_report_lists_stale_claims_under_needs_a_person(cli, store, project):

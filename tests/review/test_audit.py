@@ -69,7 +69,7 @@ def test_show_prints_a_version_file_and_lists_files(demo_store, cli):
     shown = cli("show", "1", "MEMORY.md", "--store", s)
     assert shown.code == 0 and shown.stdout.encode() == v1["MEMORY.md"]
     listing = cli("show", "2", "--store", s, "--json").json
-    assert listing["version"] == 2 and listing["source"] == "accept" and "archive.md" in listing["files"]
+    assert listing["version"] == 2 and listing["source"] == "accept" and "kafka_consumer_lag.md" in listing["files"]
     missing = cli("show", "1", "nope.md", "--store", s)
     assert missing.code == 2 and "nope.md" in missing.stderr and len(missing.stderr.splitlines()) == 1
     assert cli("show", "99", "--store", s).code == 2

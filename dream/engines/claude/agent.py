@@ -156,7 +156,7 @@ class ClaudeEngine:
         summary = without_numbers(_text_of(final))  # the report names a kept secret's kind, never its number
         dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
         changes = describe_changes(before, read_tree(inp.staging), summary)
-        done = dropped + prune_staged(inp)
+        done = dropped + prune_staged(inp, before)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
                             finish=done, needs_person=needs_a_person(summary))
 
@@ -319,7 +319,8 @@ class ClaudeEngine:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide) + hide(lint_signal(inp.lint))
+                            hide=hide, session_chars=inp.settings.first_message_session_chars) + hide(
+            lint_signal(inp.lint))
 
     def _append_user_text(self, text: str) -> None:
         self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})

@@ -1,10 +1,15 @@
 """What the first message tells the agent before it calls a tool.
 
-- A digest per session: id, date, number of entries, and the user's own
-  lines (each cut at `USER_LINE_CHARS`, at most `USER_CHARS` a session), with
-  the explicit requests the offline engine's Gather finds in them. The agent
-  can then read only the sessions that matter, and a session it does read is
-  not news to it.
+- Every session in full, as its log shows it, while they fit in the
+  `first_message_session_chars` setting together (smallest first): one cached message
+  that every turn reads at a tenth of the price, where reading the same text
+  through `read_session` costs the same cache write plus a turn of thinking
+  for every few calls (bench/bench_claude_context.py).
+- For the sessions that do not fit, a digest: id, date, number of entries,
+  and the user's own lines (each cut at `USER_LINE_CHARS`, at most
+  `USER_CHARS` a session). The agent can then read only the sessions that
+  matter, and a session it does read is not news to it.
+- For both, the explicit requests the offline engine's Gather finds in them.
 - What changed in the memory files since the last dream: a compact diff
   from the version the last accepted dream left to tonight's base, so an
   edit a person made in between is seen, and respected, without re-reading.
@@ -12,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +25,12 @@ from typing import Any
 
 import polars as pl
 
-from dream.engines.claude.log_tools import session_title
+from dream.engines.claude.log_tools import session_title, shown_text
 from dream.engines.offline.requests import gather_requests
 from dream.errors import BadInput
 from dream.store.layout import Layout
+from dream.transcripts.common import PREFIX
+from dream.transcripts.render import format_entry
 from dream.store.tree import Tree
 from dream.versions.diffing import tree_diff
 from dream.versions.manifests import Versions
@@ -41,10 +49,17 @@ class SessionDigest:
     user_lines: list[str] = field(default_factory=list)
     more_user_lines: int = 0
     requests: list[str] = field(default_factory=list)
+    full: list[str] = field(default_factory=list)  # every entry as the log shows it, when shown in full
+
+    @property
+    def fence(self) -> str:
+        """A code fence longer than any run of backticks in the session, so that its text cannot close it."""
+        runs = [len(run) for line in self.full for run in re.findall(r"`+", line)]
+        return "`" * max(4, max(runs, default=0) + 1)
 
 
-def session_digests(sessions: pl.DataFrame, catalog: list[Any]) -> list[SessionDigest]:
-    """One digest per session, in date order."""
+def session_digests(sessions: pl.DataFrame, catalog: list[Any], shown_chars: int = 0) -> list[SessionDigest]:
+    """One digest per session, in date order; the smallest sessions in full, within `shown_chars` together."""
     if sessions.is_empty():
         return []
     slugs = {str(getattr(s, "session_id", "")): session_title(s) for s in catalog}
@@ -52,13 +67,34 @@ def session_digests(sessions: pl.DataFrame, catalog: list[Any]) -> list[SessionD
     for req in gather_requests(sessions):
         requests.setdefault(req.session, []).append(f"{req.kind}: {req.text}")
     ordered = sessions.sort([c for c in ("date", "session", "seq") if c in sessions.columns])
-    digests = []
+    digests, logs = [], []
     for (sid,), frame in ordered.group_by("session", maintain_order=True):
         digest = SessionDigest(str(sid), str(frame["date"][0]), slugs.get(str(sid), ""), frame.height,
                                requests=requests.get(str(sid), []))
-        _add_user_lines(digest, [t or "" for t in frame.filter(pl.col("role") == "user")["text"]])
         digests.append(digest)
+        logs.append((digest, frame, log_lines(frame, digest.date)))
+    room = shown_chars
+    for digest, _frame, lines in sorted(logs, key=lambda item: _size(item[2])):
+        if _size(lines) <= room:
+            digest.full, room = lines, room - _size(lines)
+    for digest, frame, _lines in logs:
+        if not digest.full:
+            _add_user_lines(digest, [t or "" for t in frame.filter(pl.col("role") == "user")["text"]])
     return digests
+
+
+def log_lines(frame: pl.DataFrame, day: str) -> list[str]:
+    """A session's entries as its log shows them (`> ` the user, `< ` the assistant, `. ` a tool), each cut as
+    `read_session` cuts it; an entry of another day than the session's says its date."""
+    lines = []
+    for row in frame.iter_rows(named=True):
+        dated = "" if str(row.get("date")) == day else f"({row.get('date')}) "
+        lines.append(format_entry(PREFIX.get(str(row.get("role")), f"[{row.get('role')}] "), dated + shown_text(row.get("text"))))
+    return lines
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
 
 
 def _add_user_lines(digest: SessionDigest, lines: list[str]) -> None:

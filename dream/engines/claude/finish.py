@@ -35,9 +35,15 @@ from dream.store.tree import INDEX_NAME, Tree, read_tree
 _NOTE_WORDS = re.compile(r"\b(progress|status|to-?do|scratch|work ?log|next steps|notes? to self)\b", re.IGNORECASE)
 
 
-def prune_staged(inp: EngineInput) -> list[Change]:
-    """The offline engine's Prune on the staged tree; its changes and notes."""
+def prune_staged(inp: EngineInput, base: Tree) -> list[Change]:
+    """The offline engine's Prune on the staged tree; its changes and notes.
+
+    `base` is the staged tree before the model's turn: a file the model
+    deleted is gone on purpose, so Prune archives a line still pointing to it
+    and never makes the file again from that line.
+    """
     ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
+    ws.store.removed |= set(base) - set(before)
     prune.prune(ws)
     orient.save(ws, inp.staging, before)
     return ws.changes + [Change("noted", "", note, source="finish") for note in ws.notes]

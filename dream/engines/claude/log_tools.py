@@ -138,13 +138,18 @@ def _ordered(sessions: pl.DataFrame) -> pl.DataFrame:
     return sessions.sort(keys)
 
 
-def _entry(number: int, row: dict[str, Any]) -> str:
-    """One entry: number, its session's date, role and text (long text cut, saying how much is left)."""
-    text = row.get("text") or ""
+def shown_text(text: str | None) -> str:
+    """An entry's text as the model is shown it: long text cut, saying how much is left."""
+    text = text or ""
     if len(text) > MAX_ENTRY_CHARS:
         text = text[:MAX_ENTRY_CHARS] + f" […{len(text) - MAX_ENTRY_CHARS} more characters]"
+    return text
+
+
+def _entry(number: int, row: dict[str, Any]) -> str:
+    """One entry: number, its session's date, role and text."""
     day = row.get("date")
-    return f"#{number} {day if day is not None else '????-??-??'} [{row.get('role', '?')}] {text}"
+    return f"#{number} {day if day is not None else '????-??-??'} [{row.get('role', '?')}] {shown_text(row.get('text'))}"
 
 
 def _day(frame: pl.DataFrame) -> str:

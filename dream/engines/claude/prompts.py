@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 import polars as pl
 
+from dream.config import Settings
 from dream.engines.claude.digest import session_digests
 from dream.engines.claude.log_tools import session_title
 from dream.engines.claude.memory_tool import MAX_FILE_BYTES, ROOT
@@ -63,8 +64,10 @@ def render_system() -> str:
 
 def render_dream(staging: Path, catalog: list[Any], today: date, instructions: str | None,
                  sessions: pl.DataFrame | None = None, since: str | None = None,
-                 hide: Callable[[str], str] | None = None) -> str:
-    """Tonight's first message; `sessions` adds a digest per session, `since` the diff since the last dream.
+                 hide: Callable[[str], str] | None = None,
+                 session_chars: int = Settings().first_message_session_chars) -> str:
+    """Tonight's first message; `sessions` adds each session (in full within `session_chars`, else a digest),
+    `since` the diff since the last dream.
 
     `hide` (the run's `SecretTable.hide`; a table of its own when not given)
     takes the secrets out of the memory text shown: names, index, diff.
@@ -103,7 +106,7 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             index_size=len(full_index or ""),
             index_shown=MAX_INDEX_CHARS_SHOWN,
             since=None if since is None else hide(since),
-            sessions=[] if sessions is None else session_digests(sessions, catalog),
+            sessions=[] if sessions is None else session_digests(sessions, catalog, session_chars),
             catalog=listed,
             instructions=instructions,
         )

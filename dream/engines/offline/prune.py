@@ -1,8 +1,11 @@
 """Prune: keep the index true and within budget without losing a word.
 
 - Pointers to missing files are repaired when the file moved (same file
-  name elsewhere, or a topic whose `name` matches), else their line moves to
-  the archive file.
+  name elsewhere, or a topic whose `name` matches). Else a line whose title
+  and hook carry a rule or a fact gets its file back, made from that text,
+  and stays indexed: the line is all that is left of that memory, and the
+  agent reads the index at session start. A bare pointer (a label, no
+  text) moves to the archive file.
 - Topic files nobody points to (orphans) get an index line.
 - Index lines over 150 characters are shortened; a link line's topic file
   takes the full hook (labelled) only when it lacks words of the part cut;
@@ -26,8 +29,8 @@ from dream.engines.offline.orient import (
     guess_type,
     is_archive,
 )
-from dream.engines.offline.placement import add_line, add_lines, reads_as_title, title_of
-from dream.engines.offline.similarity import CJK, content_keys, normalize, word_keys
+from dream.engines.offline.placement import add_line, add_lines, clean_stem, reads_as_title, title_of
+from dream.engines.offline.similarity import CJK, content_keys, normalize, says_something, word_keys
 from dream.engines.offline.text import ELLIPSIS, MAX_LINE, fit_line, one_line, shorten, slug
 from dream.store.model import MARKDOWN_LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME
@@ -81,29 +84,21 @@ def repair_pointers(ws: Workspace) -> None:
     store = ws.store
     basenames, names = _by_basename(ws), _by_name(ws)
     present = store.paths()
+    lines = [_follow_moves(ws, text, present, basenames, names) for text in store.index_lines]
+    for text in lines:  # all before any unlinking: a prose line may link a file that a later entry brings back
+        line = parse_index_line(text)
+        if line.kind == "link" and _is_missing(line.target, present) and _restore_from_line(ws, line):
+            present.add(resolve_link(INDEX_NAME, line.target) or "")
     to_archive: list[str] = []
     kept: list[str] = []
-    for text in store.index_lines:
+    for text in lines:
         line = parse_index_line(text)
-        missing = [t for t in line.links if _is_missing(t, present)]
-        if not missing:
-            kept.append(text)
-            continue
-        new_text = text
-        for target in missing:
-            moved = find_moved(ws, resolve_link(INDEX_NAME, target) or target, line.title, basenames, names)
-            if moved:
-                new_text = new_text.replace(f"]({target})", f"]({moved})")
-                ws.change("repaired", INDEX_NAME, f"pointer to missing {target} now points to {moved}",
-                          one_line(text), moved)
-        line_now = parse_index_line(new_text)
-        still_missing = line.kind == "link" and _is_missing(line_now.target, present)
-        if still_missing:
-            to_archive.append(new_text)
-            ws.change("archived", INDEX_NAME, f"points to missing file {resolve_link(INDEX_NAME, line_now.target)}",
-                      one_line(new_text))
+        if line.kind == "link" and _is_missing(line.target, present):
+            to_archive.append(text)
+            ws.change("archived", INDEX_NAME, f"points to missing file {resolve_link(INDEX_NAME, line.target)}",
+                      one_line(text))
         else:
-            kept.append(_unlink_missing(ws, new_text, present))
+            kept.append(_unlink_missing(ws, text, present))
     store.index_lines[:] = kept
     for text in store.index_lines:
         for target in parse_index_line(text).links:
@@ -111,6 +106,40 @@ def repair_pointers(ws: Workspace) -> None:
                 ws.note(f"{INDEX_NAME}: link {target} leaves the store; not checked")
     if to_archive:
         archive_lines(ws, to_archive, "pointers to files that no longer exist")
+
+
+def _follow_moves(ws: Workspace, text: str, present: set[str], basenames, names) -> str:
+    """`text` with each link to a missing file pointed where that file moved, if it did."""
+    line, new_text = parse_index_line(text), text
+    for target in line.links:
+        if not _is_missing(target, present):
+            continue
+        moved = find_moved(ws, resolve_link(INDEX_NAME, target) or target, line.title, basenames, names)
+        if moved:
+            new_text = new_text.replace(f"]({target})", f"]({moved})")
+            ws.change("repaired", INDEX_NAME, f"pointer to missing {target} now points to {moved}",
+                      one_line(text), moved)
+    return new_text
+
+
+def _restore_from_line(ws: Workspace, line: IndexLine) -> bool:
+    """Make the missing file an index line points to from the line's own text, if it says something.
+
+    Only the line's words go in (title as name, hook as description and
+    body), so nothing is invented. Only a file that was missing before this
+    dream comes back: one removed during it (a forget, a merge, a model's
+    delete) stays removed.
+    """
+    path = resolve_link(INDEX_NAME, line.target)
+    if not path or path in ws.store.removed or not says_something(f"{line.title} {line.hook}"):
+        return False
+    name = line.title.strip() if reads_as_title(line.title) else clean_stem(path)
+    text = line.hook.strip() or line.title.strip()
+    ws.store.add_topic(path, new_topic_text(name, shorten(text, MAX_LINE), guess_type(path), [one_line(text)],
+                                            newline=ws.store.newline))
+    ws.change("created", path, "its index line pointed to it but the file was missing; made from that line's "
+              "text, which stays indexed", shorten(text, 100), INDEX_NAME)
+    return True
 
 
 def _unlink_missing(ws: Workspace, text: str, present: set[str]) -> str:

@@ -35,6 +35,13 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+def says_something(text: str) -> bool:
+    """Whether `text` carries a rule or a fact of its own, not just a label: three words at least, or six
+    characters in a script written without spaces."""
+    norm = normalize(text)
+    return len(norm.split()) >= 3 or len(CJK.findall(norm)) >= 6
+
+
 def tokens(normalized: str) -> set[str]:
     """Words for alphabetic scripts, character pairs for CJK (no spaces there)."""
     if not CJK.search(normalized):

@@ -145,8 +145,8 @@ def test_the_first_message_digests_sessions_and_shows_the_diff_since_the_last_dr
                           "text": ["remember that deploys are on Thursdays", "ok", "x" * 5000]})
     since = "--- a/deploy.md\n+++ b/deploy.md\n@@ -1 +1 @@\n-old\n+new\n"
     text = render_dream(staging, [Catalog("s1", date(2026, 11, 10), "deploys", 60)], date(2026, 11, 12), None,
-                        frame, since)
-    assert "### `s1` — 2026-11-10 — deploys — 3 entries" in text
+                        frame, since, session_chars=0)  # digests only
+    assert "### `s1` — 2026-11-10 — deploys — 3 entries\n" in text
     assert "- 2026-11-10 user: remember that deploys are on Thursdays" in text
     assert "- request (remember: deploys are on Thursdays)" in text
     assert "x" * 200 + "…" in text and "x" * 201 not in text  # a long user line is cut

@@ -211,8 +211,8 @@ def test_pointer_repaired_by_frontmatter_name(tmp_path):
     assert out["MEMORY.md"] == b"- [Style](feedback_style.md) \xe2\x80\x94 code style\n"
 
 
-def test_broken_pointer_is_archived_not_deleted(tmp_path):
-    tree = {"MEMORY.md": b"- [Gone](gone.md) \xe2\x80\x94 a note that was lost\n- [Tasks](../TASKS.md) \xe2\x80\x94 outside\n"}
+def test_bare_broken_pointer_is_archived_not_deleted(tmp_path):
+    tree = {"MEMORY.md": b"- [Gone](gone.md)\n- [Tasks](../TASKS.md) \xe2\x80\x94 outside\n"}
     out, result = run(tmp_path, tree)
     assert actions(result) == [("archived", "MEMORY.md"), ("created", "archive.md"), ("indexed", "MEMORY.md")]
     assert out["MEMORY.md"].decode().splitlines() == [
@@ -220,8 +220,32 @@ def test_broken_pointer_is_archived_not_deleted(tmp_path):
         "- [Archive](archive.md) — entries moved out of this index; look here when a pointer seems missing"]
     archive = out["archive.md"].decode()
     assert "type: reference" in archive
-    assert "## 2026-03-10 — pointers to files that no longer exist\n\n- [Gone](gone.md) — a note that was lost\n" in archive
+    assert "## 2026-03-10 — pointers to files that no longer exist\n\n- [Gone](gone.md)\n" in archive
     assert "../TASKS.md leaves the store" in result.summary
+
+
+def test_an_index_line_whose_file_is_missing_but_carries_a_rule_becomes_that_file_still_indexed(tmp_path):
+    index = ("# Memory\n"
+             "- [Deploys](feedback_deploys.md) — never deploy on Fridays; tag the release first\n"
+             "- [Tests](feedback_tests.md) — run make test before pushing\n"
+             "Deploy rules: see [deploys](feedback_deploys.md).\n").encode()
+    tree = {"MEMORY.md": index, "feedback_tests.md": topic("Tests", "run make test before pushing", "feedback", "x")}
+    out, result = run(tmp_path, tree)
+    assert out["MEMORY.md"] == index  # the line stays, and so does the prose link to the file it brings back
+    assert actions(result) == [("created", "feedback_deploys.md")]
+    assert out["feedback_deploys.md"].decode() == (
+        "---\nname: Deploys\ndescription: never deploy on Fridays; tag the release first\ntype: feedback\n---\n\n"
+        "never deploy on Fridays; tag the release first\n")
+    assert "archive.md" not in out and result.needs_person == []
+    assert errors(validate_tree(out)) == []
+
+
+def test_a_missing_file_is_named_from_its_path_when_the_index_title_is_a_file_name(tmp_path):
+    index = "- [feedback_review.md](feedback_review.md) — 리뷰는 두 명 이상 승인 후 병합\n".encode()
+    out, _ = run(tmp_path, {"MEMORY.md": index})
+    made = out["feedback_review.md"].decode()
+    assert "name: Review\n" in made and made.endswith("리뷰는 두 명 이상 승인 후 병합\n")
+    assert out["MEMORY.md"].decode() == "- [Review](feedback_review.md) — 리뷰는 두 명 이상 승인 후 병합\n"
 
 
 def test_orphan_topic_is_indexed(tmp_path):
