@@ -301,8 +301,9 @@ def test_the_repository_cites_only_documents_it_holds():
     assert missing == [], "cited but not in the repository:\n" + "\n".join(missing)
 
 
-# A command line quoted for a person: in backticks, indented as a usage line, or after a shell prompt.
-QUOTED_DREAM = re.compile(r"(?:`|^\s{4,}|\$ )dream ([a-z][a-z-]*)")
+# A command line quoted for a person: in backticks, after a shell prompt, or as an indented usage line
+# (its subcommand followed by an option, an argument in capitals or brackets, or nothing: not prose).
+QUOTED_DREAM = re.compile(r"(?:`|\$ )dream ([a-z][a-z-]*)|^\s{4,}dream ([a-z][a-z-]*)(?=$|\s+[-\[<A-Z])")
 PYTHON_M = re.compile(r"`python3? -m ([\w.]+)|^\s{4,}python3? -m ([\w.]+)")
 
 
@@ -321,7 +322,8 @@ def test_every_quoted_command_line_names_a_command_or_module_that_exists():
     for path in sources:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             where = f"{path.relative_to(REPO)}:{number}"
-            stale += [f"{where}: dream {m[1]}" for m in QUOTED_DREAM.finditer(line) if m[1] not in commands]
+            stale += [f"{where}: dream {m[1] or m[2]}" for m in QUOTED_DREAM.finditer(line)
+                      if (m[1] or m[2]) not in commands]
             for m in PYTHON_M.finditer(line):
                 module = m[1] or m[2]
                 if module.split(".")[0] in {"dream", "flows"} and importlib.util.find_spec(module) is None:
