@@ -6,7 +6,9 @@ exactly what we touch), let `dateparser` compute the date from the note's
 source date (`RELATIVE_BASE`), and write it in ISO form at the granularity
 the phrase had: a day (2026-03-03), a week (2026-W09), a month (2026-02)
 or a year (2026). Code spans, code blocks, link targets and URLs are left
-alone.
+alone. A phrase that names no one date ("next Friday" said on a Tuesday is
+read as 3 days on and as 10) is left as written and returned apart, for the
+report to name.
 """
 
 from __future__ import annotations
@@ -117,6 +119,15 @@ class Rewrite:
     absolute: str
 
 
+@dataclass
+class Unresolved:
+    """A relative date left as written: it names no one date (`why` says what it may be)."""
+
+    phrase: str
+    why: str
+    line: int = 0
+
+
 def _format(day: date, granularity: str) -> str:
     if granularity == "week":
         year, week, _ = day.isocalendar()
@@ -207,17 +218,22 @@ def phrased(phrase: str, absolute: str, lang: str, granularity: str, before: str
 
 
 def _rewrite_segment(segment: str, base: date, pattern: re.Pattern[str],
-                     found: list[tuple[str, str]]) -> str:
+                     found: list[tuple[str, str]], left: list[Unresolved]) -> str:
     def replace(match: re.Match[str]) -> str:
         number = int((match.lastgroup or "g0")[1:])  # the pattern is all named groups: one matched
         _, lang, granularity = (_PHRASES + [_FRENCH_HIER])[number]
-        day_of_week = resolve(match.group(0), lang, "day", base) if granularity == "week" else None
-        absolute = resolve(match.group(0), lang, granularity, base)
+        phrase = match.group(0)
+        if ambiguous(phrase, base):  # a wrong date is worse than a relative one: kept, and said why
+            left.append(Unresolved(phrase, "may be " + " or ".join(readings(phrase, base))))
+            return phrase
+        day_of_week = resolve(phrase, lang, "day", base) if granularity == "week" else None
+        absolute = resolve(phrase, lang, granularity, base)
         if absolute is None:
-            return match.group(0)
-        found.append((match.group(0), absolute))
+            left.append(Unresolved(phrase, "could not be read as a date"))
+            return phrase
+        found.append((phrase, absolute))
         shown = "day" if granularity == "weekday" else granularity
-        return phrased(match.group(0), day_of_week or absolute, lang, shown, segment[:match.start()])
+        return phrased(phrase, day_of_week or absolute, lang, shown, segment[:match.start()])
 
     return pattern.sub(replace, segment)
 
@@ -235,24 +251,41 @@ def ambiguous(phrase: str, base: date) -> bool:
     return target < base.weekday() if this else target >= base.weekday()
 
 
+def readings(phrase: str, base: date) -> tuple[str, str]:
+    """The two dates an ambiguous weekday phrase is read as: the coming such day and a week later ("next"),
+    or that day of this week, already past, and the coming one ("this")."""
+    this, _ = weekday_phrase(phrase) or (False, 0)
+    coming = date.fromisoformat(_weekday_date(phrase, base) or base.isoformat())
+    other = coming - timedelta(days=7) if this else coming + timedelta(days=7)
+    first, second = sorted((coming, other))
+    return first.isoformat(), second.isoformat()
+
+
 def rewrite_line(line: str, base: date, pattern: re.Pattern[str] = _DEFAULT
-                 ) -> tuple[str, list[tuple[str, str]]]:
-    """Rewrite relative dates in one line outside code spans and link targets."""
+                 ) -> tuple[str, list[tuple[str, str]], list[Unresolved]]:
+    """Rewrite relative dates in one line outside code spans and link targets.
+
+    Returns the line, the (phrase, date) pairs rewritten, and the phrases left
+    as written because they name no one date.
+    """
     found: list[tuple[str, str]] = []
+    left: list[Unresolved] = []
     pieces, last = [], 0
     for protected in _PROTECTED.finditer(line):
-        pieces.append(_rewrite_segment(line[last:protected.start()], base, pattern, found))
+        pieces.append(_rewrite_segment(line[last:protected.start()], base, pattern, found, left))
         pieces.append(protected.group(0))
         last = protected.end()
-    pieces.append(_rewrite_segment(line[last:], base, pattern, found))
-    return "".join(pieces), found
+    pieces.append(_rewrite_segment(line[last:], base, pattern, found, left))
+    return "".join(pieces), found, left
 
 
-def rewrite_lines(lines: list[str], base: date, start: int = 0) -> tuple[list[str], list[Rewrite]]:
+def rewrite_lines(lines: list[str], base: date, start: int = 0
+                  ) -> tuple[list[str], list[Rewrite], list[Unresolved]]:
     """Rewrite every line from `start` on, skipping fenced code blocks."""
     pattern = _WITH_HIER if looks_french("\n".join(lines)) else _DEFAULT
     out = list(lines)
     rewrites: list[Rewrite] = []
+    unresolved: list[Unresolved] = []
     in_fence = False
     for number in range(start, len(lines)):
         if _FENCE.match(lines[number]):
@@ -260,10 +293,11 @@ def rewrite_lines(lines: list[str], base: date, start: int = 0) -> tuple[list[st
             continue
         if in_fence:
             continue
-        new, found = rewrite_line(lines[number], base, pattern)
+        new, found, left = rewrite_line(lines[number], base, pattern)
         out[number] = new
         rewrites += [Rewrite(number, phrase, absolute) for phrase, absolute in found]
-    return out, rewrites
+        unresolved += [Unresolved(u.phrase, u.why, number) for u in left]
+    return out, rewrites, unresolved
 
 
 # Every phrase above contains one of these (lowercased); checking them with
