@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import date
 from pathlib import Path
 
@@ -580,3 +581,27 @@ def test_next_weekday_in_other_languages_is_resolved_or_left_when_ambiguous(said
 ])
 def test_dont_forget_means_remember(sentence, expected):
     assert extract(sentence) == expected
+
+
+def test_every_date_row_holds_a_word_the_quick_filter_looks_for():
+    """The pre-filter (each row's `needs`) never rules out a phrase its row's pattern accepts: checked on every
+    literal alternative of every row, in every language file."""
+    from dream.engines.offline.dates import might_have_relative_dates, rows
+
+    checked = 0
+    for row in rows():
+        if "(" in row.regex:  # groups and lookarounds: the phrases of the parametrized test above
+            continue
+        for alternative in row.regex.split("|"):
+            assert might_have_relative_dates(alternative), (row.lang, alternative)
+            checked += 1
+    assert checked > 60
+
+
+def test_a_date_row_without_its_needs_is_a_one_line_error(tmp_path):
+    from dream.engines.offline.phrases import languages
+    from dream.errors import BadInput
+
+    (tmp_path / "xx.toml").write_text('[[dates.row]]\nregex = "gisteren"\nmeans = "day"\n', encoding="utf-8")
+    with pytest.raises(BadInput, match=r"xx.toml: each \[\[dates.row\]\] needs a regex, `means`"):
+        languages(str(tmp_path))
