@@ -16,9 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dream.store.model import parse_index_line, resolve_link
-from dream.store.tree import INDEX_NAME
+from dream.store.tree import INDEX_NAME, is_archive
 
 ARCHIVES = ("archive.md", "dream_archive.md")
+
+
+def _archive(path: str) -> bool:
+    """The engine's archive, its fallback name, or a dated file it rolled over into."""
+    return posixpath.basename(path) in ARCHIVES or is_archive(path)
+
 # A line may name an old value only as history: struck through, or "was X until …".
 _HISTORY = re.compile(
     r"~~|\buntil\b|\bwas\b|\bformerly\b|\bpreviously\b|\bbis\b|\bhasta\b|\baté\b|までは|之前|이전", re.I)
@@ -42,7 +48,7 @@ class Outcome:
     needs: list[str] = field(default_factory=list)  # every run's "needs a person" items
 
     def live(self) -> dict[str, str]:
-        return {p: t for p, t in self.after.items() if posixpath.basename(p) not in ARCHIVES}
+        return {p: t for p, t in self.after.items() if not _archive(p)}
 
     def index(self) -> str:
         return self.after.get(INDEX_NAME, "")
@@ -129,7 +135,7 @@ def not_current(o: Outcome, text: str) -> str | None:
 
 
 def new_files(o: Outcome, count: int) -> str | None:
-    added = sorted(p for p in o.after if p not in o.before and posixpath.basename(p) not in ARCHIVES)
+    added = sorted(p for p in o.after if p not in o.before and not _archive(p))
     if len(added) != count:
         found = f"{len(added)} new memory file(s), expected {count}: {', '.join(added) or 'none'}"
         return Wrong(found) if len(added) > count else found
@@ -138,20 +144,20 @@ def new_files(o: Outcome, count: int) -> str | None:
 
 def new_name_max(o: Outcome, limit: int) -> str | None:
     """New files have short names (characters of the file name, without .md)."""
-    added = [p for p in o.after if p not in o.before and posixpath.basename(p) not in ARCHIVES]
+    added = [p for p in o.after if p not in o.before and not _archive(p)]
     long = [p for p in added if len(posixpath.basename(p)[:-3]) > limit]
     return f"new file name(s) over {limit} characters: {', '.join(long)}" if long else None
 
 
 def new_lacks(o: Outcome, text: str) -> str | None:
     """No new memory file says `text` (e.g. first-person words such as "I prefer")."""
-    added = [p for p in o.after if p not in o.before and posixpath.basename(p) not in ARCHIVES]
+    added = [p for p in o.after if p not in o.before and not _archive(p)]
     where = [p for p in added if re.search(rf"(?<!\w){re.escape(text)}(?!\w)", o.after[p], re.I)]
     return Wrong(f"new file(s) {', '.join(where)} say {text!r}") if where else None
 
 
 def new_has(o: Outcome, text: str) -> str | None:
-    added = [p for p in o.after if p not in o.before and posixpath.basename(p) not in ARCHIVES]
+    added = [p for p in o.after if p not in o.before and not _archive(p)]
     return None if any(_has(o.after[p], text) for p in added) else f"no new memory file says {text!r}"
 
 

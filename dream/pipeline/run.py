@@ -57,6 +57,7 @@ from dream.store.tree import (
     Tree,
     atomic_write,
     changed_paths,
+    has_own_size_rule,
     materialize,
     read_tree,
     scan_memory_paths,
@@ -188,11 +189,15 @@ def snapshot(ctx: RunContext) -> Snapshot:
 def refuse_oversized_memory(root: Path) -> None:
     """Fail fast on a memory file far beyond any sane size, before reading it.
 
-    Retention and the engines compare lines pairwise; a 50 MB MEMORY.md
-    would run for hours. Skipping it silently would hide it from review,
-    so the run stops and names it instead.
+    A 50 MB topic file is not a memory. Skipping it silently would hide it
+    from review, so the run stops and names it instead. The index and the
+    archives have their own rule: the index is shrunk to its budget and an
+    archive rolls over into dated files, so a large store is dreamed, not
+    refused (both still stop at `MAX_READ_BYTES`, like any file).
     """
     for rel in scan_memory_paths(root).files:
+        if has_own_size_rule(rel):
+            continue
         size = (root / rel).stat().st_size
         if size > MAX_MEMORY_FILE_BYTES:
             raise BadInput(f"{root / rel}: memory file is {size:,} bytes, over dream's limit of "
@@ -254,7 +259,7 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     result = engine.consolidate(inp)
     result.needs_person += [line for line in stale if line not in result.needs_person]
     protect_pinned(ctx, snap, staging, result)
-    if checked is not None:
+    if checked is not None and ctx.settings.lint_verified_at:
         record_verified(ctx, snap, staging, result, checked)
     tree = read_tree(staging)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -26,9 +27,13 @@ Tree = dict[str, bytes]
 
 NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})
 INDEX_NAME = "MEMORY.md"
-MAX_MEMORY_FILE_BYTES = 1_000_000  # MEMORY.md's own limit is 25 KB; a megabyte is not a memory file
-# What any read of a tree refuses outright (a device, a runaway file); a run refuses a live memory file above
-# MAX_MEMORY_FILE_BYTES before reading it, but an engine's archive of 50,000 requests may be a few MB.
+ARCHIVE_NAME = "archive.md"
+ROLLED_ARCHIVE_PREFIX = "archive-"  # archive-2026-12-01.md: what archive.md held when it rolled over that day
+_ROLLED_ARCHIVE = re.compile(rf"{ROLLED_ARCHIVE_PREFIX}\d{{4}}-\d{{2}}-\d{{2}}(?:-\d+)?\.md")
+MAX_MEMORY_FILE_BYTES = 1_000_000  # a megabyte is not a memory file (a topic file is a few KB)
+# What any read of a tree refuses outright (a device, a runaway file). A run refuses a memory file above
+# MAX_MEMORY_FILE_BYTES before reading it, except the index and the archives: the index budget shrinks the
+# index, and an archive rolls over into dated files long before (dream.engines.offline.archive).
 MAX_READ_BYTES = 64 * 1024 * 1024
 TEMP_SUFFIX = ".tmp"
 _TEMP_NAME_CHARS = 64  # a temporary file's name holds at most this much of its target's: 255-byte names stay legal
@@ -41,6 +46,17 @@ def sha256(data: bytes) -> str:
 def is_reserved_dir(name: str) -> bool:
     """`logs`, `sessions` or `.dream` in any case: `LOGS/` is `logs/` on a case-insensitive disk."""
     return name.casefold() in NOT_MEMORY_DIRS
+
+
+def is_archive(rel: str) -> bool:
+    """`archive.md`, or one of the dated files it rolled over into: index lines kept as history."""
+    name = rel.rsplit("/", 1)[-1]
+    return name == ARCHIVE_NAME or bool(_ROLLED_ARCHIVE.fullmatch(name))
+
+
+def has_own_size_rule(rel: str) -> bool:
+    """The root index (shrunk to its budget) and the archives (rolled over): no per-file size refusal."""
+    return rel == INDEX_NAME or is_archive(rel)
 
 
 def is_memory_path(rel: str) -> bool:

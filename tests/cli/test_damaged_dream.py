@@ -198,8 +198,26 @@ def test_a_history_reader_names_the_file_it_cannot_read(dreamed, cli):
 def test_oversized_memory_file_stops_the_run(dreamed, cli):
     from dream.pipeline.run import MAX_MEMORY_FILE_BYTES
 
-    big = dreamed / "MEMORY.md"
-    big.write_bytes(big.read_bytes() + b"- [x](x.md) \xe2\x80\x94 filler line\n" * (MAX_MEMORY_FILE_BYTES // 20))
+    big = dreamed / "runaway.md"
+    big.write_bytes(b"---\nname: runaway\ndescription: x\ntype: project\n---\n\n"
+                    + b"filler line of a runaway file\n" * (MAX_MEMORY_FILE_BYTES // 20))
     before = snapshot_bytes(dreamed)
     _one_error_line(cli("run", "--force", "--engine", "offline", "--store", str(dreamed)), str(big))
     assert snapshot_bytes(dreamed) == before
+
+
+def test_an_index_over_the_file_limit_is_shrunk_to_its_budget_not_refused(dreamed, cli):
+    from dream.pipeline.run import MAX_MEMORY_FILE_BYTES
+    from dream.store.validate import MAX_INDEX_LINES
+
+    index = dreamed / "MEMORY.md"
+    rules = [f"- Rule {n}: keep build {n} artefacts for a week".encode() for n in range(MAX_MEMORY_FILE_BYTES // 40)]
+    index.write_bytes(index.read_bytes() + b"\n".join(rules) + b"\n")
+    assert index.stat().st_size > MAX_MEMORY_FILE_BYTES
+    result = cli("run", "--force", "--engine", "offline", "--store", str(dreamed))
+    assert result.code == 0, result.stderr
+    assert cli("accept", "--store", str(dreamed)).code == 0
+    assert len(index.read_text().splitlines()) <= MAX_INDEX_LINES
+    kept = (index.read_text() + "".join(p.read_text() for p in dreamed.glob("archive*.md"))).splitlines()
+    assert set(line.decode() for line in rules) <= set(kept)  # every rule is in the index or an archive
+    assert all(p.stat().st_size < MAX_MEMORY_FILE_BYTES for p in dreamed.glob("*.md"))

@@ -76,8 +76,8 @@ def test_proposal_review_not_a_record_is_one_line_exit_2(proposed, cli, spawned_
 
 @pytest.mark.parametrize("damage,why", [
     (b"not gzip at all", "not gzip"),
-    (gzip.compress(b'{"diff": "x", "report": {}')[:-12], "cut short"),
-    (gzip.compress(b'{"diff": 1, "report": {}}'), "key diff"),
+    (gzip.compress(b'{"diff": "x", "report": {}', mtime=0)[:-12], "cut short"),
+    (gzip.compress(b'{"diff": 1, "report": {}}', mtime=0), "key diff"),
 ])
 def test_damaged_proposal_review_names_what_is_wrong(proposed, cli, damage, why):
     review = next((proposed / ".dream" / "proposals").glob("*/review.json.gz"))

@@ -44,7 +44,7 @@ from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
-from dream.engines.claude.budget import Budget, Limits
+from dream.engines.claude.budget import Budget, Limits, first_message_session_chars, session_page_chars
 from dream.engines.claude.client import (
     MAX_RETRIES,
     MID_STREAM,
@@ -167,7 +167,7 @@ class ClaudeEngine:
         (a dream, not a corrective turn, where "nothing left to fix" is one).
         """
         client = self._client_for(inp.settings)
-        tools = Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog),
+        tools = Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
                          *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool)
         nudged = False
         acted = not preamble_nudge  # the model has called a tool (a corrective turn needs not)
@@ -319,7 +319,7 @@ class ClaudeEngine:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide, session_chars=inp.settings.first_message_session_chars) + hide(
+                            hide=hide, session_chars=first_message_session_chars(inp.settings)) + hide(
             lint_signal(inp.lint))
 
     def _append_user_text(self, text: str) -> None:

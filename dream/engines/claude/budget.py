@@ -10,7 +10,8 @@ A run **fails** on two budgets only, unless the user sets more:
 `max_turns`, `max_input_tokens` and `max_output_tokens` bind only when the
 user sets them. What a run needs otherwise is derived (`Limits`): the
 `max_tokens` of a request from the largest memory file and the thinking a
-turn takes, with one retry at twice that when a reply is cut off.
+turn takes, with one retry at twice that when a reply is cut off; and how much
+of the sessions the first message shows in full, from the model's prompt limit.
 
 One `Budget` lives for a whole run, across the consolidating pass and the
 corrective turn. It is checked after every reply: the reply's tokens are
@@ -28,14 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dream.config import Settings
-from dream.engines.claude.pricing import estimate_cost, price_for
+from dream.engines.claude.paging import LONG_PROMPT_TOKENS, MAX_RESULT_CHARS, SESSION_PAGE_CHARS
+from dream.engines.claude.pricing import estimate_cost, price_for, prompt_tokens_for
 from dream.errors import BudgetExceeded
 from dream.outcomes import Usage
 
+SESSIONS_SHARE = 0.4  # of the model's prompt limit, what the sessions shown in full in the first message may take
 THINKING_ALLOWANCE = 8_000  # output tokens a turn may think before it writes (a heavy turn thinks about 6K)
 MIN_TURN_TOKENS = 16_000
 MAX_TURN_TOKENS = 64_000  # the first cap; the one retry doubles it (current models write up to 128K)
-CHARS_PER_TOKEN = 3  # a generous count for the file a turn may write in one create (markdown is ~4)
+CHARS_PER_TOKEN = 3  # a low count (markdown is ~4): generous for a file a turn writes, cautious for a prompt
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,19 @@ class Limits:
         else:
             first = min(MAX_TURN_TOKENS, max(MIN_TURN_TOKENS, THINKING_ALLOWANCE + largest_file_bytes // CHARS_PER_TOKEN))
         return cls(first, 2 * first)
+
+
+def first_message_session_chars(settings: Settings) -> int:
+    """How many characters of sessions the first message may show in full: the setting, and at most
+    `SESSIONS_SHARE` of the model's prompt limit (its window, or where its price rises), so that the index, the
+    topic files and the conversation after it still fit, at a low count of characters a token."""
+    room = int(prompt_tokens_for(settings.model) * SESSIONS_SHARE * CHARS_PER_TOKEN)
+    return min(settings.first_message_session_chars, room)
+
+
+def session_page_chars(settings: Settings) -> int:
+    """A page of `read_session`: larger for a model with a 1M-token prompt (paging.py says why)."""
+    return SESSION_PAGE_CHARS if prompt_tokens_for(settings.model) >= LONG_PROMPT_TOKENS else MAX_RESULT_CHARS
 
 
 @dataclass

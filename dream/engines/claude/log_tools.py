@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 from anthropic.lib.tools import BetaFunctionTool, ToolError
 
-from dream.engines.claude.paging import capped
+from dream.engines.claude.paging import MAX_RESULT_CHARS, capped
 from dream.redaction.redact import redact
 
 MAX_WINDOW = 200  # entries per read_session call
@@ -52,8 +52,9 @@ class LogTool(BetaFunctionTool[Any]):
             raise ToolError(f"Malformed input for {self.name}: {detail}") from None
 
 
-def make_log_tools(sessions: pl.DataFrame, catalog: list[Any]) -> list[BetaFunctionTool[Any]]:
-    """The three log tools, bound to this run's sessions."""
+def make_log_tools(sessions: pl.DataFrame, catalog: list[Any],
+                   page_chars: int = MAX_RESULT_CHARS) -> list[BetaFunctionTool[Any]]:
+    """The three log tools, bound to this run's sessions; a page of `read_session` holds up to `page_chars`."""
     rows = _ordered(sessions)
     by_session: dict[str, pl.DataFrame] = {}
     if not rows.is_empty():
@@ -90,7 +91,7 @@ def make_log_tools(sessions: pl.DataFrame, catalog: list[Any]) -> list[BetaFunct
         window = frame.slice(start - 1, count)
         if window.height == 0:
             raise ToolError(f"Session {session_id} has {frame.height} entries; start {start} is past the end")
-        body = capped([_entry(start + i, row) for i, row in enumerate(window.iter_rows(named=True))])
+        body = capped([_entry(start + i, row) for i, row in enumerate(window.iter_rows(named=True))], page_chars)
         end = start + len(body) - 1
         header = f"Session {session_id} of {_day(frame)}, entries {start}-{end} of {frame.height}:"
         more = f"\n[more: read_session(session_id={session_id!r}, start={end + 1})]" if end < frame.height else ""

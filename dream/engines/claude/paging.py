@@ -8,6 +8,11 @@ can never flood the model's context; bench/bench_claude_context.py sized it.
 from __future__ import annotations
 
 MAX_RESULT_CHARS = 12_000  # about 3K tokens
+# For a model with a 1M-token prompt, a page of a session is larger: every page is a call, and every few calls
+# cost a turn of thinking and a re-read of the whole conversation (bench/bench_claude_context.py, digests rows).
+# A model with a 200K window keeps the smaller page: ten of these in one turn would not fit beside the rest.
+SESSION_PAGE_CHARS = 32_000  # about 8K tokens
+LONG_PROMPT_TOKENS = 1_000_000
 
 
 def capped(lines: list[str], limit: int = MAX_RESULT_CHARS) -> list[str]:

@@ -31,22 +31,41 @@ class Price:
     cache_read_per_mtok: float
 
 
+DEFAULT_PROMPT_TOKENS = 200_000  # what dream plans for with a model the table does not know
+
+
+@cache
+def _families() -> list[dict[str, Any]]:
+    return list(tomllib.loads(files("dream.engines.claude").joinpath("prices.toml").read_text("utf-8"))["family"])
+
+
 @cache
 def table() -> dict[str, Price]:
     """Model name (or name prefix) -> its list price, from the shipped data file."""
-    data = tomllib.loads(files("dream.engines.claude").joinpath("prices.toml").read_text("utf-8"))
     return {model: Price(f["input"], f["output"], f["cache_write"], f["cache_read"])
-            for f in data["family"] for model in f["models"]}
+            for f in _families() for model in f["models"]}
 
 
 def price_for(model: str, overrides: dict[str, Any] | None = None) -> Price | None:
     """The price of `model`: the user's own first, then the longest matching name of the table."""
     for prices in (_user_prices(overrides or {}), table()):
-        names = sorted((n for n in prices if model == n or model.startswith(n + "-") or model.startswith(n + "[")),
-                       key=len, reverse=True)
-        if names:
-            return prices[names[0]]
+        name = _longest_match(model, prices)
+        if name is not None:
+            return prices[name]
     return None
+
+
+def prompt_tokens_for(model: str) -> int:
+    """The longest prompt dream plans for with `model`: its window, or where its price rises (prices.toml)."""
+    limits = {name: f["prompt_tokens"] for f in _families() for name in f["models"]}
+    name = _longest_match(model, limits)
+    return DEFAULT_PROMPT_TOKENS if name is None else int(limits[name])
+
+
+def _longest_match(model: str, names: dict[str, Any]) -> str | None:
+    """The longest name in `names` that is `model` or a prefix of it ending before a `-` or `[`."""
+    matching = [n for n in names if model == n or model.startswith(n + "-") or model.startswith(n + "[")]
+    return max(matching, key=len, default=None)
 
 
 def _user_prices(overrides: dict[str, Any]) -> dict[str, Price]:

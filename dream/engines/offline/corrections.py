@@ -106,7 +106,19 @@ def _aligned(said: str, wrong: str, right: str, least: float) -> str:
         whole = align(_without_version(said, right), right, least)
         if whole.lower().startswith(lead.lower()) and len(whole) > len(lead):
             return whole[len(lead):]
+        after = _after_lead(lead, right, len(_tokens(wrong)))
+        if after and after.lower() != wrong.lower():
+            return after  # "tourne sur GitLab, pas sur GitHub Actions": the value is what follows "sur"
     return align(_without_version(wrong, right), right, least)
+
+
+def _after_lead(lead: str, right: str, size: int) -> str:
+    """The words after the last `lead` in `right` (at most `size`), when the new value is shorter than the old."""
+    found = list(re.finditer(rf"(?<!\w){re.escape(lead.strip())}\s+", right, re.I))
+    if not found:
+        return ""
+    words = _tokens(right[found[-1].end():])[:size]
+    return " ".join(words) if words and words[0].lower() not in _function_words() else ""
 
 
 def _least(pattern: re.Pattern[str], strict: bool) -> float:
@@ -223,8 +235,15 @@ def _function_words() -> frozenset[str]:
 
 
 def content_words(text: str) -> set[str]:
-    """Words that say what a text is about, by their first letters ("deploy" is "deploys")."""
-    return {w[:5] for w in normalize(_spaced(text)).split() if len(w) >= 3 and w not in _STOP}
+    """Words that say what a text is about, by their first letters ("deploy" is "deploys").
+
+    Two-letter acronyms (CI, DB, QA) count: they name the subject in every language.
+    """
+    words = {w[:5] for w in normalize(_spaced(text)).split() if len(w) >= 3 and w not in _STOP}
+    return words | {a.lower() for a in _ACRONYM.findall(text)}
+
+
+_ACRONYM = re.compile(r"(?<![\w.])[A-Z]{2}(?![\w.])")
 
 
 def states(text: str, correction: Correction) -> bool:

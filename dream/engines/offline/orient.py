@@ -18,9 +18,7 @@ from dream.engines.base import HOUSEKEEPING, REQUEST, Change, EngineInput, Evide
 from dream.engines.offline.similarity import content_keys, word_keys
 from dream.engines.offline.text import MAX_LINE, shorten
 from dream.store.model import TEAM_DIR, IndexLine, Store, TopicFile, resolve_link
-from dream.store.tree import INDEX_NAME, Tree, atomic_write, read_tree
-
-ARCHIVE_NAME = "archive.md"
+from dream.store.tree import ARCHIVE_NAME, INDEX_NAME, Tree, atomic_write, is_archive, read_tree
 
 
 @dataclass
@@ -105,10 +103,6 @@ def save(ws: Workspace, staging: Path, before: Tree) -> None:
 
 def scope_of(path: str) -> str:
     return "team" if path.split("/", 1)[0] == TEAM_DIR else "personal"
-
-
-def is_archive(path: str) -> bool:
-    return path.rsplit("/", 1)[-1] == ARCHIVE_NAME
 
 
 def index_targets(parsed: list[IndexLine]) -> dict[str, int]:

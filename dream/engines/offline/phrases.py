@@ -27,10 +27,10 @@ from dream.errors import BadInput
 # (kind, lead list, template for languages that space their words, template for those that do not)
 _TEMPLATES: list[tuple[str, str, str | None, str | None]] = [
     # "don't forget that X" before forget and rule, which it would match too
-    ("remember", "dont_forget", r"^(?:please\s+)?(?:{leads})(?:\s*,)?(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$", None),
-    ("forget", "forget", r"^(?:please\s+)?(?:{leads})(?:\s+(?:{about}))?[\s:,]+(?P<text>.+)$",
+    ("remember", "dont_forget", r"^(?:(?:{please})\s+)?(?:{leads})(?:\s*,)?(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$", None),
+    ("forget", "forget", r"^(?:(?:{please})\s+)?(?:{leads})(?:\s+(?:{about}))?[\s:,]+(?P<text>.+)$",
      r"^(?:{leads})[\s:：,，]*(?P<text>.+)$"),
-    ("remember", "remember", r"^(?:please\s+)?(?:{leads})(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$",
+    ("remember", "remember", r"^(?:(?:{please})\s+)?(?:{leads})(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$",
      r"^(?:{leads})[\s:：,，]*(?P<text>.+)$"),
     ("correction", "correction_marked", r"^(?:{leads})\s*[,:;.!-]\s*(?P<text>.+)$", None),
     ("correction", "correction", r"^(?:{leads})\s*[,:;.!-]?\s+(?P<text>.+)$",
@@ -121,7 +121,7 @@ def request_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
             leads = [lead for lang in langs if lang.spaced == spaced for lead in lang.leads.get(key, [])]
             if template and leads:
                 filled = template.format(leads=_alternation(leads), that=_alternation(words("that")) or "(?!)",
-                                         about=_alternation(words("about")) or "(?!)")
+                                         about=_alternation(words("about")) or "(?!)", please=_please())
                 found.append((kind, re.compile(filled, re.I)))
         found += [(kind, re.compile(_pattern_regex(lang, item), re.I))
                   for lang in langs for item in lang.patterns
@@ -129,6 +129,11 @@ def request_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     found += [(item["kind"], re.compile(_pattern_regex(lang, item), re.I))
               for lang in langs for item in lang.patterns if item["kind"] == "update"]
     return tuple(found)
+
+
+def _please() -> str:
+    """The politeness words a request may open with, in every language ("please", "pls", "bitte")."""
+    return _alternation(words("please")) or "(?!)"
 
 
 def _first_template(kind: str) -> str | None:
@@ -198,7 +203,7 @@ def task() -> re.Pattern[str]:
         leads = lang.leads.get("remember", []) + lang.leads.get("dont_forget", [])
         for regex in lang.not_requests.get("task", []):
             if leads:
-                parts.append(rf"^(?:please\s+)?(?:{_alternation(leads)})(?:\s*,)?\s*(?:{regex})")
+                parts.append(rf"^(?:(?:{_please()})\s+)?(?:{_alternation(leads)})(?:\s*,)?\s*(?:{regex})")
     return re.compile("|".join(parts) or "(?!)", re.I)
 
 

@@ -11,7 +11,8 @@
   takes the full hook (labelled) only when it lacks words of the part cut;
   a long line without a link gets a topic file of its own.
 - An index over 200 lines or 25,000 bytes has its oldest entries (from the
-  top) moved to the archive file.
+  top) moved to the archive file, however large it is.
+- An archive past its size rolls over into dated files (see archive.py).
 The archive (``archive.md``, type reference) is itself indexed, and links in
 it count as pointers, so archived entries stay reachable.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from dream.engines.offline.archive import ARCHIVE_HOOK, archive_lines, archive_path
+from dream.engines.offline.archive import ARCHIVE_HOOK, archive_lines, archive_path, roll_over
 from dream.engines.offline.orient import (
     Workspace,
     editable,
@@ -44,6 +45,7 @@ def prune(ws: Workspace) -> None:
     shorten_long_lines(ws)  # before orphans: a cut hook may drop a [[wikilink]]
     index_orphans(ws)
     enforce_budget(ws)
+    roll_over(ws)  # last: every move into the archive is made
 
 
 def _pointed(line: IndexLine, path: str) -> bool:

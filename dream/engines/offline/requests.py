@@ -147,6 +147,8 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
     if kind == "forget":
         if phrases.not_after("not_forget_after", "forget").match(sentence):
             return None
+        if phrases.marker("set_aside").search(sentence):
+            return None  # "forget about CI for a sec, let's look at the db": set aside, not unlearned
         text = first_clause(text)
     if kind == "rule":
         if phrases.not_after("not_rule_after", "rule").match(text):
@@ -154,7 +156,8 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
         text = text[0].upper() + text[1:]
     if len(text) < 3:
         return None
-    plain = not (kind == "rule" and phrases.marker("rule_doubt").search(text))
+    doubtful = phrases.marker("doubt").search(sentence) or (kind == "rule" and phrases.marker("rule_doubt").search(text))
+    plain = not doubtful
     return kind, text, plain
 
 

@@ -143,15 +143,21 @@ def subset_pairs(token_sets: list[frozenset[str]], min_size: int = 3) -> list[tu
 
 def meta_tokens(name: str, description: str) -> frozenset[str]:
     """The words of a memory's name and description that say what it is about, by their stem
-    (first four letters: "tests" and "test", "pushing" and "push" are one word)."""
-    return frozenset(t[:4] for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
+    (first four letters: "tests" and "test", "pushing" and "push" are one word). A number is
+    kept whole: ticket 12345 and ticket 12346 are two memories, not one."""
+    return frozenset(t if _has_digit(t) else t[:4] for t in tokens(normalize(f"{name} {description}"))
+                     if t not in _STOPWORDS and len(t) > 1)
+
+
+def _has_digit(word: str) -> bool:
+    return any(c.isdigit() for c in word)
 
 
 def content_keys(text: str) -> frozenset[str]:
     """The words that carry what `text` says, by their first letters (KEY_CHARS): numbers, CJK
     character pairs, and words of four letters or more that are not stopwords."""
     return frozenset(t[:KEY_CHARS] for t in tokens(normalize(text))
-                     if t not in _STOPWORDS and (len(t) >= 4 or CJK.search(t) or any(c.isdigit() for c in t)))
+                     if t not in _STOPWORDS and (len(t) >= 4 or CJK.search(t) or _has_digit(t)))
 
 
 def word_keys(text: str) -> frozenset[str]:

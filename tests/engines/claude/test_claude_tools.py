@@ -15,8 +15,9 @@ from helpers.claude_store import Catalog, make_store, sessions_frame
 from dream.config import Settings
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
-from dream.engines.claude.paging import MAX_RESULT_CHARS
-from dream.engines.claude.pricing import Price, estimate_cost, price_for
+from dream.engines.claude.budget import session_page_chars
+from dream.engines.claude.paging import MAX_RESULT_CHARS, SESSION_PAGE_CHARS
+from dream.engines.claude.pricing import Price, estimate_cost, price_for, prompt_tokens_for
 from dream.engines.claude.prompts import render, render_dream, render_system
 from dream.outcomes import Usage
 
@@ -83,6 +84,16 @@ def test_a_long_session_is_paged_with_a_hint_where_to_go_on() -> None:
     assert first.startswith("Session s of 2026-11-10, entries 1-7 of 150:")
     assert first.endswith("[more: read_session(session_id='s', start=8)]")
     assert read.call({"session_id": "s", "start": 8}).startswith("Session s of 2026-11-10, entries 8-14 of 150:")
+
+
+def test_a_session_page_is_larger_for_a_model_with_a_1m_prompt() -> None:
+    assert session_page_chars(Settings()) == SESSION_PAGE_CHARS  # Sonnet 5.5
+    assert session_page_chars(Settings(model="claude-haiku-4-5")) == MAX_RESULT_CHARS  # a 200K window
+    frame = pl.DataFrame({"session": ["s"] * 150, "date": [date(2026, 11, 10)] * 150, "seq": list(range(150)),
+                          "role": ["user"] * 150, "text": ["word " * 300] * 150})
+    (_, read, _) = make_log_tools(frame, [], SESSION_PAGE_CHARS)
+    page = read.call({"session_id": "s", "count": 200})
+    assert MAX_RESULT_CHARS < len(page) <= SESSION_PAGE_CHARS + 200 and "entries 1-21 of 150" in page
 
 
 def test_a_long_memory_file_is_paged_with_a_view_range_hint(tool: StagingMemoryTool) -> None:
@@ -180,6 +191,7 @@ def test_every_model_the_sdk_ships_has_a_price() -> None:
     names = typing.get_args(typing.get_args(anthropic.types.Model)[0])
     assert len(names) > 10, "the SDK ships no model names"
     assert [m for m in names if price_for(m) is None] == []
+    assert {prompt_tokens_for(m) for m in names} <= {100_000, 200_000, 1_000_000}  # every family plans a prompt
 
 
 def test_a_user_price_overrides_the_table_and_prices_a_model_it_does_not_know() -> None:

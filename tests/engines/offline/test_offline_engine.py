@@ -81,6 +81,20 @@ def test_different_memories_are_not_merged(tmp_path):
     assert result.changes == [] and out == tree
 
 
+def test_memories_named_alike_but_for_a_number_are_not_merged(tmp_path):
+    # Names and descriptions compare by word stems; a number is not a stem: 12345 and 12346 differ.
+    tree = {
+        "MEMORY.md": b"- [T](ticket_12345.md) \xe2\x80\x94 t\n- [T](ticket_12346.md) \xe2\x80\x94 t\n",
+        "ticket_12345.md": topic("ticket_12345", "ticket 12345 about billing", "project",
+                                 "The invoice export drops the VAT column for Danish customers."),
+        "ticket_12346.md": topic("ticket_12346", "ticket 12346 about billing", "project",
+                                 "Refunds over 500 EUR need a second approver in finance."),
+    }
+    out, result = run(tmp_path, tree)
+    assert "merged" not in [action for action, _ in actions(result)]
+    assert {"ticket_12345.md", "ticket_12346.md"} <= set(out)
+
+
 def test_team_duplicates_merge_only_when_identical(tmp_path):
     body = "Code review needs two approvals from the platform team members."
     tree = {
@@ -353,6 +367,28 @@ def test_over_budget_index_archives_oldest_entries(tmp_path):
     assert "\n- Rule 0: " in archive and "\n- Rule 51: " in archive
     assert "Rule 52:" not in archive
     assert errors(validate_tree(out, set(out))) == []
+
+
+def test_an_archive_rolls_over_into_dated_files_before_it_grows_large(tmp_path):
+    from dream.engines.offline.archive import ROLL_BYTES
+    from dream.store.tree import is_archive
+
+    rules = [f"- Rule {i}: {hashlib.sha256(str(i).encode()).hexdigest()}" for i in range(ROLL_BYTES // 40)]
+    out, result = run(tmp_path, {"MEMORY.md": ("# Index\n" + "\n".join(rules) + "\n").encode()})
+    archives = sorted(p for p in out if is_archive(p))
+    rolled = [p for p in archives if p != "archive.md"]
+    assert len(rolled) >= 2 and all(p.startswith(f"archive-{TODAY.isoformat()}") for p in rolled)
+    assert all(len(out[p]) <= ROLL_BYTES for p in archives)
+    held = "".join(out[p].decode() for p in ["MEMORY.md", *archives]).splitlines()
+    assert set(rules) <= set(held)  # word for word, each rule somewhere
+    archive = out["archive.md"].decode()
+    assert all(f"]({p})" in archive for p in rolled)  # each dated file reachable from the archive
+    index = out["MEMORY.md"].decode()
+    assert not any(p in index for p in rolled)  # the index keeps its one archive line
+    assert {c.path for c in result.changes if c.action == "archived"} >= set(rolled)
+    assert errors(validate_tree(out, set(out))) == []
+    again, second = run(tmp_path / "again", out)
+    assert second.changes == [] and again == out
 
 
 def test_second_run_is_a_noop(tmp_path):
