@@ -1,19 +1,25 @@
-"""How `.dream/` grows with use: 100 days of small edits, each followed by a dream and an accept.
+"""How `.dream/` grows with use: days of small edits, each followed by a dream and an accept, on a simulated clock.
 
 A generated store of realistic size (topic files with frontmatter, an index
 line per topic, about 136 KB) lives through `--days` days. Each day the
 agent edits about 1 % of the memory (a line appended to one topic file, a
 line changed in another) and writes one activity log with a "remember"
 request, so the offline engine proposes a new memory (a topic file and an
-index line); the proposal is accepted. At the end we print the size of
-`.dream/` against the size of the memory files, per folder of `.dream/`.
+index line); the proposal is accepted. The clock dream reads (`time.time`)
+moves a day forward each day, so versions age as they would: gc after
+accept (the default) collects what is older than the 90-day window.
 
-Target: `.dream/` at most 3x the memory (74x on the layout before
-content-addressed trees). Sizes are apparent sizes (bytes in files); the
-space on disk, rounded up to blocks, is printed beside them.
+Two stores live the same days in the same run, one day each in turn: one
+with the default settings, and the baseline with `auto_gc = false` (what
+main did before gc ran by itself: nothing runs gc unless a person does). At
+the end we print, per store and per folder of `.dream/`, the bytes in
+files, the space they take in 4 KB blocks and the number of files, against
+the size of the memory files.
 
-    python bench/bench_versions.py                 # 100 days, 195 topics
-    python bench/bench_versions.py --days 20 --keep /tmp/store   # keep the store to look at
+Target: `.dream/` at most 3x the memory with the default settings.
+
+    python bench/bench_versions.py --days 365          # the issue's year
+    python bench/bench_versions.py --days 20 --keep /tmp/store   # keep the stores to look at
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -87,47 +94,101 @@ def write_log(root: Path, day: int, rng: random.Random) -> None:
         f"> remember that {fact}\n< Noted.\n. Bash make test\n< make test: 412 passed.\n")
 
 
-def dream_size(dream: Path) -> dict[str, tuple[int, int]]:
-    """Top-level entry of `.dream/` -> (bytes in files, bytes on disk)."""
-    sizes: dict[str, tuple[int, int]] = {}
+BLOCK = 4096
+DAY_SECONDS = 86_400.0
+
+
+class SimulatedClock:
+    """`time.time` moved forward by whole days: what dream stamps versions with and gc ages them by."""
+
+    def __init__(self) -> None:
+        self.days = 0
+        self._real = time.time
+
+    def __enter__(self) -> "SimulatedClock":
+        time.time = lambda: self._real() + self.days * DAY_SECONDS
+        return self
+
+    def __exit__(self, *exc) -> None:
+        time.time = self._real
+
+
+@dataclass
+class Entry:
+    size: int = 0  # bytes in files
+    blocks: int = 0  # bytes in 4 KB blocks (each file rounded up)
+    files: int = 0
+
+    def add(self, size: int) -> None:
+        self.size += size
+        self.blocks += -(-size // BLOCK) * BLOCK
+        self.files += 1
+
+
+def dream_size(dream: Path) -> dict[str, Entry]:
+    """Top-level entry of `.dream/` -> its files' bytes, 4 KB blocks and count."""
+    sizes: dict[str, Entry] = {}
     for entry in sorted(dream.iterdir()):
         paths = [entry] if entry.is_file() else [p for p in entry.rglob("*") if p.is_file()]
-        stats = [p.lstat() for p in paths]
-        sizes[entry.name] = (sum(s.st_size for s in stats), sum(s.st_blocks * 512 for s in stats))
+        sizes[entry.name] = Entry()
+        for path in paths:
+            sizes[entry.name].add(path.lstat().st_size)
     return sizes
 
 
-def live_days(root: Path, days: int, rng: random.Random) -> list[float]:
-    seconds = []
-    for day in range(1, days + 1):
-        edit_day(root, rng)
-        write_log(root, day, rng)
+@dataclass
+class Life:
+    """One store living the days: its own random edits (same seed for both) and its day times."""
+
+    root: Path
+    rng: random.Random
+    seconds: list[float] = field(default_factory=list)
+
+    def live_day(self, day: int) -> None:
+        edit_day(self.root, self.rng)
+        write_log(self.root, day, self.rng)
         start = time.perf_counter()
-        outcome = run(root, engine="offline", force=True)
+        outcome = run(self.root, engine="offline", force=True)
         if outcome.status == "proposed":
-            accept(root, outcome.proposal_id)
-            seconds.append(time.perf_counter() - start)
+            accept(self.root, outcome.proposal_id)
+            self.seconds.append(time.perf_counter() - start)
         elif outcome.status != "noop":  # a request the engine finds covered already: nothing to accept
             raise SystemExit(f"day {day}: run ended {outcome.status} ({outcome.reason}: {outcome.error})")
-    return seconds
 
 
-def report(root: Path, seconds: list[float]) -> None:
+def totals(root: Path) -> tuple[int, Entry, dict[str, Entry]]:
     memory = sum(len(data) for data in read_tree(root).values())
     sizes = dream_size(root / ".dream")
-    total = sum(s for s, _ in sizes.values())
-    on_disk = sum(d for _, d in sizes.values())
-    print(f"{'.dream/ entry':<24} {'bytes':>12} {'on disk':>12}")
-    for name, (size, disk) in sizes.items():
-        print(f"{name:<24} {size:>12,} {disk:>12,}")
-    print(f"{'total':<24} {total:>12,} {on_disk:>12,}")
-    versions_only = sum(s for name, (s, _) in sizes.items() if not name.startswith("history"))
-    print(f"memory files: {len(read_tree(root))} files, {memory:,} bytes")
-    print(f".dream/ / memory: {total / memory:.2f}x in bytes ({on_disk / memory:.1f}x on disk); "
-          f"target <= 3x, 74x before")
-    print(f".dream/ without the run history / memory: {versions_only / memory:.2f}x in bytes")
-    print(f"{len(seconds)} days proposed and accepted; run + accept: median {statistics.median(seconds):.3f} s, "
-          f"max {max(seconds):.3f} s")
+    total = Entry()
+    for e in sizes.values():
+        total.size, total.blocks, total.files = total.size + e.size, total.blocks + e.blocks, total.files + e.files
+    return memory, total, sizes
+
+
+def report(lives: dict[str, Life]) -> None:
+    figures = {name: totals(life.root) for name, life in lives.items()}
+    names = list(lives)
+    entries = sorted({e for _, _, sizes in figures.values() for e in sizes})
+    print(f"{'.dream/ entry':<22}" + "".join(f"{name + ': bytes':>24}{'4 KB blocks':>13}{'files':>7}"
+                                              for name in names))
+    for entry in entries:
+        row = [figures[n][2].get(entry, Entry()) for n in names]
+        print(f"{entry:<22}" + "".join(f"{e.size:>24,}{e.blocks:>13,}{e.files:>7,}" for e in row))
+    print(f"{'total':<22}" + "".join(f"{figures[n][1].size:>24,}{figures[n][1].blocks:>13,}{figures[n][1].files:>7,}"
+                                     for n in names))
+    for name in names:
+        memory, total, sizes = figures[name]
+        files = len(read_tree(lives[name].root))
+        print(f"{name}: memory {files} files, {memory:,} bytes; .dream/ / memory: {total.size / memory:.2f}x in "
+              f"bytes, {total.blocks / memory:.1f}x in 4 KB blocks, {total.files:,} files; "
+              f"run + accept median {statistics.median(lives[name].seconds):.3f} s, "
+              f"max {max(lives[name].seconds):.3f} s ({len(lives[name].seconds)} days accepted)")
+    if len(names) == 2:
+        (a, b), (ta, tb) = names, (figures[names[0]][1], figures[names[1]][1])
+        print(f"{a} / {b}: bytes {ta.size / tb.size:.2f}, 4 KB blocks {ta.blocks / tb.blocks:.2f}, "
+              f"files {ta.files / tb.files:.2f}, run + accept median "
+              f"{statistics.median(lives[a].seconds) / statistics.median(lives[b].seconds):.2f}")
+    print("target: .dream/ <= 3x the memory with the default settings")
 
 
 def main() -> None:
@@ -135,18 +196,29 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=100)
     parser.add_argument("--topics", type=int, default=195)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--keep", type=Path, help="build the store here and keep it")
+    parser.add_argument("--no-baseline", action="store_true", help="only the store with the default settings")
+    parser.add_argument("--keep", type=Path, help="build the stores under this folder and keep them")
     args = parser.parse_args()
-    rng = random.Random(args.seed)
     tmp = tempfile.mkdtemp(prefix="bench-versions-")
-    root = args.keep or Path(tmp) / "store"
+    base = args.keep or Path(tmp)
+    names = ["defaults"] if args.no_baseline else ["defaults", "auto_gc off"]
+    lives = {name: Life(base / name.replace(" ", "-"), random.Random(args.seed)) for name in names}
     try:
-        root.mkdir(parents=True)
-        make_store(root, args.topics, rng)
-        memory = sum(len(d) for d in read_tree(root).values())
-        print(f"store: {args.topics} topic files + MEMORY.md, {memory:,} bytes; {args.days} days "
-              f"(dream module: {os.path.dirname(run.__code__.co_filename)})")
-        report(root, live_days(root, args.days, rng))
+        for name, life in lives.items():
+            life.root.mkdir(parents=True)
+            make_store(life.root, args.topics, life.rng)
+            if name != "defaults":
+                (life.root / ".dream").mkdir()
+                (life.root / ".dream" / "config.toml").write_text("auto_gc = false\n")
+        memory = sum(len(d) for d in read_tree(lives["defaults"].root).values())
+        print(f"store: {args.topics} topic files + MEMORY.md, {memory:,} bytes; {args.days} days; "
+              f"{' and '.join(names)} in turn (dream module: {os.path.dirname(run.__code__.co_filename)})")
+        with SimulatedClock() as clock:
+            for day in range(1, args.days + 1):
+                clock.days = day
+                for life in lives.values():
+                    life.live_day(day)
+        report(lives)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

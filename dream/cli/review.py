@@ -326,7 +326,8 @@ def show(
 
 @app.command()
 def gc(
-    keep: Annotated[int, typer.Option("--keep", help="How many of the newest versions to keep (at least 1).")],
+    keep: Annotated[int, typer.Option("--keep", help="How many of the newest versions to keep (at least 1), "
+                                                     "besides every version of the last keep_days (90) days.")],
     keep_proposals: Annotated[bool, typer.Option(
         "--keep-proposals", help="Keep decided proposals too (by default they go once their base version is gone).",
     )] = False,
@@ -335,19 +336,35 @@ def gc(
 ) -> None:
     """Delete old versions, decided proposals based on them, and the file contents nothing refers to any more.
 
-    Accepted, rejected and superseded proposals whose base version is older
-    than the oldest kept version are deleted (not with --keep-proposals).
-    Pending proposals and their base versions are always kept.
+    Every version of the last `keep_days` days (at least 90) is kept whatever
+    --keep says. Accepted, rejected and superseded proposals whose base
+    version is older than the oldest kept version are deleted (not with
+    --keep-proposals). Pending proposals and their base versions are always
+    kept; removed memories stay restorable (`dream restore`). What is kept is
+    packed into a few pack files.
     """
+    from dream.config import load_settings  # start-up: see dream/cli/__init__.py
     from dream.versions import gc as collect  # start-up: see dream/cli/__init__.py
 
-    result = collect.gc(store, keep, keep_proposals=keep_proposals)
+    result = collect.gc(store, keep, keep_proposals=keep_proposals, keep_days=load_settings(store).keep_days)
     if as_json:
         emit_json(result.to_json())
         return
     out.print(f"deleted {len(result.deleted_versions)} version(s), {len(result.proposals_deleted)} decided "
               f"proposal(s) and {result.deleted_blobs} blob(s) ({result.freed_bytes} bytes); "
-              f"kept versions {', '.join(map(str, result.kept_versions)) or 'none'}")
+              f"kept versions {_ranges(result.kept_versions) or 'none'}; {result.packed_objects} object(s) "
+              f"packed, {result.pack_files} pack file(s)")
+
+
+def _ranges(numbers: list[int]) -> str:
+    """1, 4-9, 12: a kept list of a few hundred versions stays one line."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 @app.command()

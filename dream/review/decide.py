@@ -35,6 +35,7 @@ from dream.versions.journal import (
     write_journal,
 )
 from dream.versions.diffing import tree_diff
+from dream.versions.gc import collect_if_due
 from dream.versions.manifests import Versions
 from dream.store.merge import MergeResult, merge_trees
 from dream.versions.proposals import REJECTED, Proposal, Proposals, new_proposal_id
@@ -226,6 +227,7 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
         )
         with _written_already(layout, "accept", version):
             left = leave_pending(layout, proposal, plan.report, plan.skipped, version, consumed_by_decision=True)
+        collect_if_due(layout)  # old versions and loose objects; never fails the accept
     return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
                     combined=plan.merge.combined, pre_accept_version=pre, cleaned=locked.cleaned,
                     new_proposal_id=left)

@@ -86,7 +86,7 @@ class Layout:
         A symlink there would make every write of dream's land wherever it
         points, outside the store; a file there cannot hold anything.
         """
-        for folder in (self.dream, self.objects, self.versions, self.proposals, self.staging):
+        for folder in (self.dream, self.objects, self.packs, self.versions, self.proposals, self.staging):
             if folder.is_symlink():
                 raise BadInput(f"{folder}: is a symlink; dream keeps its files only in real folders inside the "
                                f"store; replace it by a folder")
@@ -100,6 +100,11 @@ class Layout:
     @property
     def objects(self) -> Path:
         return self.dream / "objects"
+
+    @property
+    def packs(self) -> Path:
+        """Pack files: the objects gc moved out of loose files (dream.versions.packfiles)."""
+        return self.objects / "packs"
 
     @property
     def versions(self) -> Path:

@@ -1,34 +1,61 @@
 """Retention of versions and decided proposals, and the file contents only they held.
 
-`gc --keep N` keeps the newest N versions. It never deletes the current
-version, nor the base version of a pending proposal (accepting it needs
-that base for the three-way merge). Decided proposals (accepted, rejected,
-superseded) whose base version is older than the oldest kept version are
-deleted too, unless `keep_proposals` is set; pending ones never are. An
-object (a file's blob or a tree node) is deleted only when no remaining
-version and no remaining proposal needs it: directly, through its tree, or
-as the base of a delta that one of those needs. A damaged proposal makes gc
-refuse: the blobs it needs are unknown.
+Every version of the last `keep_days` days (at least `KEEP_DAYS_FLOOR`,
+90, whatever the settings) stays, with the one in force when that window
+began; `--keep N` keeps the newest N versions besides. gc never deletes the
+current version, nor the base version of a pending proposal (accepting it
+needs that base for the three-way merge). Decided proposals (accepted,
+rejected, superseded) whose base version and accepted version are older
+than the oldest kept version are deleted too, unless `keep_proposals` is
+set; pending ones never are. Before a version goes, the removals it shows
+go into the removal ledger with the removed memories' objects
+(`dream.versions.removed`), so `dream removed` still lists them and `dream
+restore` still brings them back. An object (a file's blob or a tree node)
+is deleted only when no remaining version, no remaining proposal and no
+ledger entry needs it: directly, through its tree, or as the base of a
+delta that one of those needs. A damaged proposal makes gc refuse: the
+blobs it needs are unknown.
 
-Crash safety: a proposal leaves `.dream/proposals/` in one atomic rename
-into `.dream/gc-trash/` (so no command sees it any more), the trash is
-emptied, and only then are blobs deleted. An interrupted gc therefore never
-leaves a proposal manifest pointing at deleted blobs; the next gc empties
-what trash is left. It runs under the store's lock, so no run or accept adds
-blobs or proposals meanwhile.
+The objects still needed are then packed (`dream.versions.packfiles`):
+loose ones into a pack of this month, and a pack holding objects no longer
+needed is written again without them.
+
+After an accept, `collect_if_due` does all this unasked (`auto_gc`,
+default on) when a version has aged out of the window or `LOOSE_MAX`
+objects are loose; its failure never fails the accept.
+
+Crash safety: the ledger is written before anything is deleted. A proposal
+leaves `.dream/proposals/` in one atomic rename into `.dream/gc-trash/` (so
+no command sees it any more), the trash is emptied, and only then are
+blobs deleted. An interrupted gc therefore never leaves a proposal manifest
+pointing at deleted blobs; the next gc empties what trash is left. A new
+pack is durable before the loose files and old packs it replaces are
+deleted. It runs under the store's lock, so no run or accept adds blobs or
+proposals meanwhile.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from dream.errors import BadInput
+from dream.errors import BadInput, DreamError
 from dream.store.layout import Layout
+from dream.versions import packfiles
 from dream.versions.journal import LockedStore
-from dream.versions.manifests import Version, Versions
+from dream.versions.manifests import Blobs, Version, Versions
 from dream.versions.proposals import PENDING, Proposal, Proposals
+from dream.versions.removed import load_ledger, record_collected
+
+KEEP_DAYS_FLOOR = 90.0  # every version this young stays restorable, whatever the settings
+DAY_SECONDS = 86_400.0
+LOOSE_MAX = 64  # loose objects an accept leaves before it packs them (each takes a 4 KB block on disk)
+MERGE_LIMIT = 8 << 20  # a pack this large is not rewritten to add a day's objects, only to drop dead ones
+DEAD_SHARE = 8  # ... and only once 1/DEAD_SHARE of its bytes are dead
 
 
 @dataclass
@@ -38,54 +65,119 @@ class GcResult:
     deleted_blobs: int
     freed_bytes: int
     proposals_deleted: list[str]
+    packed_objects: int = 0  # objects moved from loose files into a pack
+    pack_files: int = 0  # pack files after gc
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
-def versions_to_keep(numbers: list[int], keep: int, pinned: set[int]) -> list[int]:
-    """The newest `keep` versions plus every pinned one (the current version is the newest)."""
+def versions_to_keep(created: dict[int, float], keep: int, pinned: set[int], cutoff: float) -> list[int]:
+    """The versions gc keeps; `created` is version number -> when it was made.
+
+    Every one made at or after `cutoff`, the newest one before it (the store
+    as it was when the window began), the newest `keep`, every pinned one,
+    and the current one (the newest).
+    """
+    numbers = sorted(created)
+    older = [n for n in numbers if created[n] < cutoff]
+    young = {n for n in numbers if created[n] >= cutoff}
     newest = numbers[-keep:] if keep else []
-    return sorted(set(newest) | (pinned & set(numbers)) | set(numbers[-1:]))
+    return sorted(young | set(older[-1:]) | set(newest) | (pinned & set(numbers)) | set(numbers[-1:]))
 
 
 def proposals_to_delete(proposals: list[Proposal], kept: list[int]) -> list[Proposal]:
-    """Decided proposals based on a version older than the oldest kept one; never a pending one."""
+    """Decided proposals whose base (and accepted) version is older than the oldest kept one; never a pending one.
+
+    A proposal accepted into a version still kept stays: `dream removed` reads why from it.
+    """
     if not kept:
         return []
     oldest = min(kept)
-    return [p for p in proposals if p.status != PENDING and p.base_version < oldest]
+    return [p for p in proposals if p.status != PENDING and p.base_version < oldest
+            and (p.accepted_version is None or p.accepted_version < oldest)]
 
 
-def gc(store: str | Path, keep: int, keep_proposals: bool = False) -> GcResult:
+def check_keep_days(keep_days: float) -> None:
+    if keep_days < KEEP_DAYS_FLOOR:
+        raise BadInput(f"keep_days must be at least {KEEP_DAYS_FLOOR:g} (every version of the last "
+                       f"{KEEP_DAYS_FLOOR:g} days stays restorable), got {keep_days:g}")
+
+
+def gc(store: str | Path, keep: int, keep_proposals: bool = False, keep_days: float = KEEP_DAYS_FLOOR) -> GcResult:
     if keep < 1:
         raise BadInput(f"--keep must be at least 1 (the current version is always kept), got {keep}")
+    check_keep_days(keep_days)
     layout = Layout.open(store)
     with LockedStore(layout, "gc"):
-        _empty_trash(layout)  # what an interrupted gc left behind
-        versions, proposals = Versions(layout), Proposals(layout)
-        every = proposals.all(skip_damaged=False)  # blobs of a damaged proposal are unknown: refuse
-        pinned = {p.base_version for p in every if p.status == PENDING}
-        numbers = versions.numbers()
-        kept = versions_to_keep(numbers, keep, pinned)
-        doomed = [n for n in numbers if n not in kept]
-        dropped = [] if keep_proposals else proposals_to_delete(every, kept)
-        dropped_ids = {p.id for p in dropped}
-        blobs = versions.blobs
-        referenced: set[str] = set()
-        records: list[Version | Proposal] = [*(versions.get(n) for n in kept),
-                                             *(p for p in every if p.id not in dropped_ids)]
-        for record in records:
-            referenced.update(record.files.values())
-            if record.tree:
-                referenced.update(blobs.listing(record.tree).nodes.values())
-        referenced = blobs.with_bases(referenced)  # a delta is unreadable without its base
-        for p in dropped:
-            _delete_proposal(layout, p.id)
-        for n in doomed:
-            versions.delete(n)
-        count, freed = _delete_unreferenced_blobs(layout, referenced)
-    return GcResult(doomed, kept, count, freed, [p.id for p in dropped])
+        return collect(layout, keep, keep_proposals, keep_days)
+
+
+def collect_if_due(layout: Layout) -> GcResult | None:
+    """gc after an accept, under its lock, when a version aged out of the window or many objects are loose.
+
+    Never raises: the accept is written already. A gc that cannot run (a
+    damaged proposal, a full disk, a bad setting) leaves everything as it
+    was and says so on stderr; the next accept tries again.
+    """
+    from dream.config import load_settings  # start-up: see dream/cli/__init__.py
+
+    try:
+        settings = load_settings(layout.root)
+        if not settings.auto_gc:
+            return None
+        keep_days = settings.keep_days
+        check_keep_days(keep_days)
+        if not (_version_due(Versions(layout), time.time() - keep_days * DAY_SECONDS)
+                or loose_count(layout) >= LOOSE_MAX):
+            return None
+        return collect(layout, 1, False, keep_days)
+    except (DreamError, OSError) as exc:
+        sys.stderr.write(f"dream: warning: automatic gc skipped, nothing deleted that is needed: "
+                         f"{' '.join(str(exc).split())}\n")
+        return None
+
+
+def _version_due(versions: Versions, cutoff: float) -> bool:
+    """Whether the oldest version can go: the one after it is older than the window too."""
+    numbers = versions.numbers()
+    return len(numbers) > 2 and versions.get(numbers[1]).created_at < cutoff
+
+
+def collect(layout: Layout, keep: int, keep_proposals: bool, keep_days: float, now: float | None = None) -> GcResult:
+    """gc itself; call with the store's lock held."""
+    now = time.time() if now is None else now
+    _empty_trash(layout)  # what an interrupted gc left behind
+    proposals = Proposals(layout)
+    versions = Versions(layout, proposals.blobs)
+    every = proposals.all(skip_damaged=False)  # blobs of a damaged proposal are unknown: refuse
+    pinned = {p.base_version for p in every if p.status == PENDING}
+    stamps = {n: versions.stamp(n) for n in versions.numbers()}
+    kept = versions_to_keep({n: at for n, (at, _) in stamps.items()}, keep, pinned, now - keep_days * DAY_SECONDS)
+    doomed = [n for n in stamps if n not in kept]
+    dropped = [] if keep_proposals else proposals_to_delete(every, kept)
+    dropped_ids = {p.id for p in dropped}
+    ledger = record_collected(versions, set(doomed)) if doomed else load_ledger(layout)
+    roots = [root for n in kept if (root := stamps[n][1])]
+    records: list[Version | Proposal] = [*(versions.get(n) for n in kept if not stamps[n][1]),
+                                         *(p for p in every if p.id not in dropped_ids)]
+    referenced = versions.blobs.with_bases(_referenced(versions.blobs, roots, records) | ledger.blobs())
+    for p in dropped:
+        _delete_proposal(layout, p.id)
+    for n in doomed:
+        versions.delete(n)
+    deleted, freed, packed, packs = repack(layout, referenced, now)
+    return GcResult(doomed, kept, deleted, freed, [p.id for p in dropped], packed, packs)
+
+
+def _referenced(blobs: Blobs, roots: list[str], records: list[Version | Proposal]) -> set[str]:
+    """Every object the trees at `roots` and the records name: files and tree nodes."""
+    referenced: set[str] = set()
+    for record in records:
+        referenced.update(record.files.values())
+        if record.tree:
+            roots.append(record.tree)
+    return referenced | blobs.reachable(roots)
 
 
 def _trash(layout: Layout) -> Path:
@@ -128,19 +220,65 @@ def _empty_trash(layout: Layout) -> None:
             folder.unlink()
 
 
-def _delete_unreferenced_blobs(layout: Layout, referenced: set[str]) -> tuple[int, int]:
-    count = freed = 0
-    if not layout.objects.is_dir():
-        return 0, 0
-    for shard in layout.objects.iterdir():
-        if not shard.is_dir():
+def loose_count(layout: Layout) -> int:
+    return len(Blobs(layout).loose())
+
+
+def repack(layout: Layout, referenced: set[str], now: float) -> tuple[int, int, int, int]:
+    """Delete the objects not `referenced`, pack the loose ones that are; (deleted, freed bytes, packed, packs).
+
+    Loose objects nobody needs go first (on a full disk that frees space).
+    The referenced loose objects, with what still lives in this month's
+    small packs, go into one new pack; an older pack is written again when
+    enough of it is dead. Only once a new pack is durable are the files it
+    replaces deleted.
+    """
+    blobs = Blobs(layout)
+    loose = blobs.loose(litter=True)  # every writer holds gc's lock: a temporary file is a killed batch's
+    deleted = freed = 0
+    for name, path in list(loose.items()):
+        if name not in referenced:
+            freed += path.stat().st_size
+            path.unlink()
+            deleted += len(name) == 64
+            del loose[name]
+    groups: dict[str, list[packfiles.Pack]] = {}
+    packed: set[str] = set()
+    for pack in blobs.packs():
+        groups.setdefault(pack.group, []).append(pack)
+        packed.update(pack.index)
+    this_month = time.strftime("%Y-%m", time.gmtime(now))
+    incoming = [d for d in loose if d not in packed]
+    moved = 0
+    for group in sorted(set(groups) | ({this_month} if incoming else set())):
+        packs = groups.get(group, [])
+        rewrite = _to_rewrite(packs, referenced, adding=group == this_month and bool(incoming))
+        adding = incoming if group == this_month else []
+        if not rewrite and not adding:
             continue
-        for blob in shard.iterdir():
-            digest = shard.name + blob.name
-            crashed = blob.name.startswith(".") and blob.name.endswith(".tmp")  # every writer holds gc's lock
-            if not crashed and (len(digest) != 64 or digest in referenced):
-                continue  # not an object, or still needed
-            freed += blob.stat().st_size
-            blob.unlink()
-            count += not crashed
-    return count, freed
+        elsewhere = {d for p in packs if p not in rewrite for d in p.index}
+        objects = [(d, p.get(d)) for p in rewrite for d in p.index if d in referenced and d not in elsewhere]
+        objects += [(d, blobs.stored(d)) for d in adding]  # a loose object that is not a plain file is refused
+        if objects:
+            packfiles.write(layout.packs, group, objects)
+        moved += len(adding)
+        for pack in rewrite:
+            dead = [d for d in pack.index if d not in referenced]
+            deleted += len(dead)
+            freed += sum(pack.index[d][1] for d in dead)
+            pack.path.unlink(missing_ok=True)
+    for path in loose.values():  # every one is in a durable pack now
+        path.unlink()
+    return deleted, freed, moved, len(packfiles.pack_paths(layout.packs))
+
+
+def _to_rewrite(packs: list[packfiles.Pack], referenced: set[str], adding: bool) -> list[packfiles.Pack]:
+    """The packs of one month to write again: small ones when objects join them or they are several; any
+    holding dead objects, a large one only once a good share of it is."""
+    small = [p for p in packs if p.size < MERGE_LIMIT]
+    chosen = small if adding or len(small) > 1 else []
+    for pack in packs:
+        dead = sum(length for d, (_, length) in pack.index.items() if d not in referenced)
+        if pack not in chosen and dead and (pack.size < MERGE_LIMIT or dead * DEAD_SHARE >= pack.size):
+            chosen.append(pack)
+    return chosen

@@ -31,7 +31,7 @@ from dream.store.records import MAX_RECORD_BYTES, DamagedRecord, read_json_objec
 from dream.store.layout import Layout
 from dream.store.regular import read_regular
 from dream.store.tree import DurableBatch, Tree, atomic_write, sha256
-from dream.versions import packing, trees
+from dream.versions import packfiles, packing, trees
 
 R = TypeVar("R")
 
@@ -52,18 +52,87 @@ class Version:
 
 
 class Blobs:
+    """Objects by sha256: loose files under ``objects/ab/cdef…``, or in pack files (`dream.versions.packfiles`)."""
+
     def __init__(self, layout: Layout):
         self.root = layout.objects
+        self.packs_folder = layout.packs
         self._prefix = f"{self.root}{os.sep}"  # whole trees are read object by object: no Path per read
         self._decoded: dict[str, tuple[bytes, int]] = {}  # sha256 -> (bytes, chain depth)
         self._decoded_bytes = 0
+        self._packed: dict[str, packfiles.Pack] | None = None  # sha256 -> the pack holding it; loaded on a miss
 
     def path(self, digest: str) -> Path:
+        """Where the object's loose file is (or would be); a packed object has none."""
         return self.root / digest[:2] / digest[2:]
 
+    def stored(self, digest: str) -> bytes:
+        """The object's bytes as stored (packed or a delta), loose or in a pack; FileNotFoundError: neither."""
+        return self._read_stored(digest)
+
     def _read_stored(self, digest: str) -> bytes:
-        return read_regular(f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}", "stored object", MAX_RECORD_BYTES,
-                            DamagedRecord)
+        """The object's stored bytes, loose or packed; FileNotFoundError when it is neither."""
+        try:
+            return read_regular(f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}", "stored object",
+                                MAX_RECORD_BYTES, DamagedRecord)
+        except FileNotFoundError:
+            return self._pack_holding(digest).get(digest)
+
+    def _pack_holding(self, digest: str) -> packfiles.Pack:
+        """The pack that holds `digest`; the list of packs is read again once on a miss (gc may have repacked)."""
+        for fresh in (False, True):
+            packed = self.packed(reload=fresh)
+            if digest in packed:
+                return packed[digest]
+        raise FileNotFoundError(digest)
+
+    def packed(self, reload: bool = False) -> dict[str, packfiles.Pack]:
+        """sha256 -> a pack holding it, for every pack file (a pack deleted meanwhile is skipped)."""
+        if self._packed is None or reload:
+            found: dict[str, packfiles.Pack] = {}
+            for pack in self.packs():
+                found.update(dict.fromkeys(pack.index, pack))
+            self._packed = found
+        return self._packed
+
+    def packs(self) -> list[packfiles.Pack]:
+        """Every pack file, read now."""
+        found = []
+        for path in packfiles.pack_paths(self.packs_folder):
+            try:
+                found.append(packfiles.open_pack(path))
+            except FileNotFoundError:
+                continue  # deleted by a gc since the listing: its objects are in a newer pack
+        return found
+
+    def loose(self, litter: bool = False) -> dict[str, Path]:
+        """Loose object files by sha256; with `litter`, also what a killed batch left (keyed by its path)."""
+        found: dict[str, Path] = {}
+        try:
+            shards = [s for s in os.scandir(self.root) if len(s.name) == 2 and s.is_dir(follow_symlinks=False)]
+        except FileNotFoundError:
+            return {}
+        for shard in shards:
+            for entry in os.scandir(shard.path):
+                digest = shard.name + entry.name
+                if len(digest) == 64:
+                    found[digest] = Path(entry.path)
+                elif litter and entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                    found[entry.path] = Path(entry.path)
+        return found
+
+    def digests(self) -> set[str]:
+        """Every stored object's sha256, loose or packed."""
+        return set(self.loose()) | set(self.packed(reload=True))
+
+    def has(self, digest: str) -> bool:
+        """Whether the object is stored, loose or packed (not whether it can be read).
+
+        The packs are not listed again for this: a writer asks before every
+        new object, and an object it does not see writes a spare loose copy,
+        which the next gc drops.
+        """
+        return self.path(digest).is_file() or digest in self.packed()
 
     # ---------------------------------------------------------------- reading
 
@@ -72,6 +141,13 @@ class Blobs:
 
     def get_tree(self, files: dict[str, str]) -> Tree:
         return {rel: self.get(digest) for rel, digest in files.items()}
+
+    def reachable(self, roots: list[str]) -> set[str]:
+        """Every object the trees at `roots` name (nodes and files); `DamagedRecord` if one cannot be read."""
+        try:
+            return trees.reachable(roots, self.get)
+        except ValueError as exc:
+            raise DamagedRecord(f"{self.root}: a tree is damaged: {exc}") from None
 
     def listing(self, root: str) -> trees.Listing:
         """The files (and tree nodes) of the tree object `root`; `DamagedRecord` if it cannot be read."""
@@ -86,7 +162,10 @@ class Blobs:
             with open(self.path(digest), "rb") as fh:
                 head = fh.read(packing.header_bytes())
         except FileNotFoundError:
-            return None
+            try:
+                head = self._pack_holding(digest).head(digest, packing.header_bytes())
+            except FileNotFoundError:
+                return None
         try:
             return packing.parse(head).base
         except ValueError:
@@ -195,7 +274,7 @@ class Blobs:
 
     def _stored(self, digest: str) -> bool:
         """Whether the object is stored and readable (a gc interrupted mid-way may leave a delta without its base)."""
-        if not self.path(digest).is_file():
+        if not self.has(digest):
             return False
         try:
             self._load(digest)
@@ -275,6 +354,19 @@ class Versions:
             return load_record(self._file(number), Version, self.blobs, "version manifest")
         except FileNotFoundError:
             raise UnknownVersion(f"{self.layout.root}: no version {number}") from None
+
+    def stamp(self, number: int) -> tuple[float, str | None]:
+        """(created_at, root tree) of a version, read without listing its files (gc reads every version)."""
+        path = self._file(number)
+        try:
+            raw = read_json_object(path, "version manifest")
+        except FileNotFoundError:
+            raise UnknownVersion(f"{self.layout.root}: no version {number}") from None
+        created, root = raw.get("created_at"), raw.get("tree")
+        if isinstance(created, bool) or not isinstance(created, (int, float)) or \
+                not (root is None or (isinstance(root, str) and len(root) == 64)):
+            raise DamagedRecord(f"{path}: damaged version manifest: created_at or tree has the wrong type")
+        return float(created), root
 
     def tree(self, number: int) -> Tree:
         return self.blobs.get_tree(self.get(number).files)

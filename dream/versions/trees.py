@@ -106,6 +106,26 @@ def _read(digest: str, position: str, load: Callable[[str], bytes], listing: Lis
         raise ValueError("object is not a tree node")
 
 
+def reachable(roots: list[str], load: Callable[[str], bytes]) -> set[str]:
+    """Every node and file object the trees at `roots` name. A node met before is not read again: versions
+    share most of their nodes, so this costs about the nodes that differ, not versions x files."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        digest = todo.pop()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        data = load(digest)
+        if data[:1] == b"F":
+            seen.update(_leaf_files(data).values())
+        elif data[:1] == b"B":
+            todo.extend(child for _, child in _buckets(data))
+        else:
+            raise ValueError("object is not a tree node")
+    return seen
+
+
 def _leaf_files(data: bytes) -> dict[str, str]:
     files, at = {}, 1
     while at < len(data):

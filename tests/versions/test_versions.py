@@ -17,6 +17,7 @@ from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.versions import packing, trees
 from dream.versions.gc import gc
+from helpers.aging import backdate
 from dream.versions.manifests import Blobs, Versions
 from dream.versions.proposals import ACCEPTED, Proposal, Proposals
 
@@ -242,9 +243,10 @@ def test_gc_keeps_the_bases_of_the_deltas_it_keeps(tmp_path):
     blobs = Blobs(layout)
     chain = [versions.get(n).files["MEMORY.md"] for n in (4, 3, 2, 1)]
     assert [blobs.base_of(d) for d in chain] == [*chain[1:], None]  # each index a delta on the one before
+    backdate(layout, 200)
     result = gc(tmp_path, keep=1)
     assert result.deleted_versions == [1, 2, 3]
-    assert all(blobs.path(d).is_file() for d in chain)  # versions 1-3 are gone, their indexes are not
+    assert all(Blobs(layout).has(d) for d in chain)  # versions 1-3 are gone, their indexes are not
     assert Versions(layout).tree(4) == tree
 
 
