@@ -250,14 +250,16 @@ def read(layout: Layout, limit: int = 50, strict: bool = False, kinds: Iterable[
     _migrate(layout)
     try:
         scan = _scan(layout.history, layout.root)
-    except OSError as exc:
-        problem = f"{layout.history}: cannot read the run history: {_describe(exc)}"
+    except BadInput as exc:
+        problem = str(exc)
         if strict:
             raise BadInput(f"{problem}; move it aside and the next run starts a new one") from None
         _warn(f"{problem}; going on without it")
         return History()
     return _answer([scan] if scan else [], limit, kinds, with_store=False)
 
+
+HISTORY = "run history"  # what the file is called in messages
 
 # The last run of a store is in the file's last lines: read this much of its end.
 TAIL_BYTES = 64 * 1024
@@ -270,8 +272,8 @@ def last_run_reason(layout: Layout) -> str | None:
     the budget?), so it reads the end of the file, not the whole history.
     """
     try:  # never a plain open(): a FIFO in the history's place would wait for a writer forever
-        tail = appendlog.read_tail(layout.history, TAIL_BYTES)
-    except OSError:
+        tail = appendlog.read_tail(layout.history, HISTORY, TAIL_BYTES)
+    except BadInput:
         return None
     if tail is None:
         return None
@@ -303,8 +305,8 @@ def read_fleet(stores: Iterable[Path], limit: int = 50, kinds: Iterable[str] = (
         _migrate(layout)
         try:
             scan = _scan(layout.history, layout.root)
-        except OSError as exc:
-            unreadable.append(Damage(layout.history, None, f"cannot read the run history: {_describe(exc)}"))
+        except BadInput as exc:
+            unreadable.append(Damage(layout.history, None, str(exc).removeprefix(f"{layout.history}: ")))
             continue
         if scan:
             scans.append(scan)
@@ -328,7 +330,7 @@ def _answer(scans: list[_Scan], limit: int, kinds: Iterable[str], with_store: bo
 
 def _scan(path: Path, store: Path) -> _Scan | None:
     """Check every line of one history file; None when the store has none yet."""
-    data = appendlog.read(path)
+    data = appendlog.read(path, HISTORY)
     if data is None:
         return None
     scan = _Scan(path, store, [], dict.fromkeys(_KINDS, 0), [])
@@ -470,10 +472,6 @@ def _report(damaged: list[Damage]) -> None:
 
 
 _WARNED: set = set()
-
-
-def _describe(exc: OSError) -> str:
-    return f"it {exc.what}" if isinstance(exc, NotRegular) else (exc.strerror or str(exc))
 
 
 def _warn(message: str) -> None:

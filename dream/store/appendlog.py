@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dream.crashpoints import before_write
-from dream.store.regular import NotRegular
+from dream.store.regular import NotRegular, read_regular
 
 # Linux says ELOOP for a symlink under O_NOFOLLOW, the BSDs EMLINK; a folder
 # is EISDIR and a socket ENXIO.
@@ -92,50 +92,25 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def read(path: Path) -> bytes | None:
+def read(path: Path, what: str) -> bytes | None:
     """The file's bytes, or None when it does not exist.
 
-    Raises `NotRegular` for a symlink, folder, FIFO or device, or a file over
-    `MAX_BYTES`, and OSError when it cannot be read.
+    Read by `dream.store.regular.read_regular`: a symlink, folder, FIFO or
+    device, a file over `MAX_BYTES`, or one that cannot be read is a
+    `BadInput` naming `what` and the file.
     """
-    return _read_regular(path, tail=None)
-
-
-def read_tail(path: Path, nbytes: int) -> bytes | None:
-    """The file's last `nbytes` bytes (its first line there may be cut), as `read` checks them."""
-    return _read_regular(path, tail=nbytes)
-
-
-def _read_regular(path: Path, tail: int | None) -> bytes | None:
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        return read_regular(path, what, MAX_BYTES)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        if exc.errno in _ODD_FILE_ERRNOS:
-            raise NotRegular(path, "is a symlink or a folder, not a regular file") from None
-        raise
+
+
+def read_tail(path: Path, what: str, nbytes: int) -> bytes | None:
+    """The file's last `nbytes` bytes (its first line there may be cut), or None; checked as `read` does."""
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotRegular(path, "is a folder, pipe or device, not a regular file")
-        if tail is not None:
-            os.lseek(fd, max(0, info.st_size - tail), os.SEEK_SET)
-            return _read_all(fd, min(info.st_size, tail), limit=tail)
-        if info.st_size > MAX_BYTES:
-            raise NotRegular(path, f"is {info.st_size} bytes, too large to be a history")
-        return _read_all(fd, info.st_size, limit=MAX_BYTES)
-    finally:
-        os.close(fd)
-
-
-def _read_all(fd: int, size: int, limit: int) -> bytes:
-    """What is there, and no more than `limit` bytes of it however much it grows meanwhile."""
-    chunks, left = [], limit
-    while left > 0 and (chunk := os.read(fd, min(left, max(size, 1 << 16)))):
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        return read_regular(path, what, nbytes, tail=True)
+    except FileNotFoundError:
+        return None
 
 
 def move_aside(path: Path, why: str) -> Path:

@@ -35,10 +35,13 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def read_regular(path: Path | str, what: str, max_bytes: int, error: type[BadInput] = BadInput) -> bytes:
+def read_regular(path: Path | str, what: str, max_bytes: int, error: type[BadInput] = BadInput,
+                 tail: bool = False) -> bytes:
     """The bytes of `path`, a regular file of at most `max_bytes`; `error` naming the file otherwise.
 
-    A missing file raises `FileNotFoundError`: each caller decides what absence means.
+    With `tail`, a larger file is no error: its last `max_bytes` bytes are
+    read (the first line among them may be cut). A missing file raises
+    `FileNotFoundError`: each caller decides what absence means.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -51,6 +54,9 @@ def read_regular(path: Path | str, what: str, max_bytes: int, error: type[BadInp
         if not stat.S_ISREG(info.st_mode):
             raise error(f"{_shown(path)}: {what} is {kind_of(info.st_mode)}, not a regular file; dream reads "
                         f"only regular files")
+        if info.st_size > max_bytes and tail:
+            os.lseek(fd, info.st_size - max_bytes, os.SEEK_SET)
+            return _read_at_most(fd, max_bytes)
         if info.st_size > max_bytes:
             raise error(f"{_shown(path)}: {what} is {info.st_size:,} bytes, over dream's limit of {max_bytes:,}")
         data = _read_at_most(fd, max_bytes + 1)

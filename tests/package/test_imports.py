@@ -299,3 +299,34 @@ def test_the_repository_cites_only_documents_it_holds():
                 if not any((folder / cited).exists() for folder in (REPO, REPO / "docs")):
                     missing.append(f"{path.relative_to(REPO)}:{number}: {cited}")
     assert missing == [], "cited but not in the repository:\n" + "\n".join(missing)
+
+
+# A command line quoted for a person: in backticks, after a shell prompt, or as an indented usage line
+# (its subcommand followed by an option, an argument in capitals or brackets, or nothing: not prose).
+QUOTED_DREAM = re.compile(r"(?:`|\$ )dream ([a-z][a-z-]*)|^\s{4,}dream ([a-z][a-z-]*)(?=$|\s+[-\[<A-Z])")
+PYTHON_M = re.compile(r"`python3? -m ([\w.]+)|^\s{4,}python3? -m ([\w.]+)")
+
+
+def test_every_quoted_command_line_names_a_command_or_module_that_exists():
+    """A usage line naming a module or subcommand that is gone (review/page.py's `python -m dream.review_page`)
+    sends its reader to an error."""
+    import importlib.util
+
+    import typer.main
+
+    from dream.cli import app
+
+    commands = set(typer.main.get_command(app).commands)
+    sources = [*REPO.glob("dream/**/*.py"), *REPO.glob("dream/**/*.j2"), REPO / "README.md", *REPO.glob("docs/*.md")]
+    stale = []
+    for path in sources:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{path.relative_to(REPO)}:{number}"
+            stale += [f"{where}: dream {m[1] or m[2]}" for m in QUOTED_DREAM.finditer(line)
+                      if (m[1] or m[2]) not in commands]
+            for m in PYTHON_M.finditer(line):
+                module = m[1] or m[2]
+                if module.split(".")[0] in {"dream", "flows"} and importlib.util.find_spec(module) is None:
+                    stale.append(f"{where}: python -m {module}")
+    assert commands >= {"run", "accept", "diff"}, "the command list is empty: the lookup is broken"
+    assert stale == [], "command lines that name nothing:\n" + "\n".join(stale)

@@ -74,11 +74,11 @@ def test_proposal_review_not_a_record_is_one_line_exit_2(proposed, cli, spawned_
     assert [p["status"] for p in status.json["proposals"]] == ["pending"], status.stdout
 
 
-@pytest.mark.parametrize("damage,why", [
+@pytest.mark.parametrize("damage,why", [  # mtime=0 and ids: xdist's workers must collect the same tests
     (b"not gzip at all", "not gzip"),
     (gzip.compress(b'{"diff": "x", "report": {}', mtime=0)[:-12], "cut short"),
     (gzip.compress(b'{"diff": 1, "report": {}}', mtime=0), "key diff"),
-])
+], ids=["not-gzip", "cut-short", "wrong-type"])
 def test_damaged_proposal_review_names_what_is_wrong(proposed, cli, damage, why):
     review = next((proposed / ".dream" / "proposals").glob("*/review.json.gz"))
     review.write_bytes(damage)

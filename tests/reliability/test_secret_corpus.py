@@ -122,6 +122,25 @@ def test_false_positives_on_ordinary_lines_stay_at_or_under_half_a_percent():
     assert rate <= MAX_FALSE_POSITIVES
 
 
+HEX64 = "9f2c4e7a1b3d5f608e2a4c6b8d0f1e3a5c7b9d2f4e6a8c0b1d3f5e7a9c2b4d6f"  # made up for this test
+RANDOM32 = "Zq8xLw2mKp5vRt9sNb4yHc7gFd3jWa6e"
+
+
+@pytest.mark.parametrize("line", [f"CACHE_KEY=build-{HEX64}", f"GIT_COMMIT={HEX64[:40]}",
+                                  f"PARTITION_KEY={RANDOM32}", f"export BUILD_SHA={HEX64}"])
+def test_a_name_for_no_credential_keeps_its_value(line):
+    """Decided by the name (patterns.toml [names], README): a cache key, a commit, a build digest are no secret."""
+    assert redact(line) == (line, 0)
+
+
+@pytest.mark.parametrize("line", [f"FOO={HEX64}", f"note: SECRET_KEY_BASE={RANDOM32}{RANDOM32}",
+                                  f"CACHE_KEY_SECRET={RANDOM32}"])
+def test_a_long_random_value_of_any_other_name_is_redacted(line):
+    """Observed on main: `FOO=<64 hex>` at a line's start, and any `word: ` before an assignment, were kept."""
+    text, count = redact(line)
+    assert count == 1 and HEX64 not in text and RANDOM32 not in text, text
+
+
 # ---------------------------------------------------------------- end to end
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)

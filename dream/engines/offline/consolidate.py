@@ -229,16 +229,15 @@ def absolute_dates(ws: Workspace) -> None:
             continue
         base = distinct[0]
         start = topic.frontmatter.end + 1 if topic.frontmatter else 0
-        new_lines, rewrites = dates.rewrite_lines(topic.text.lines, base, start)
+        new_lines, rewrites, unresolved = dates.rewrite_lines(topic.text.lines, base, start)
+        for u in unresolved:
+            ws.ask(f"{path} line {u.line + 1}: “{u.phrase}”, written {base:%A} {base.isoformat()}, {u.why}: "
+                   "left as written; write the date it means")
         if not rewrites:
             continue
         topic.text.lines[:] = new_lines
         topic.reparse()
         key = next(k for k, v in found.items() if v == base)
-        for r in rewrites:
-            if dates.ambiguous(r.phrase, base):
-                ws.ask(f"{path}: “{r.phrase}”, written {base:%A} {base.isoformat()}, was read as {r.absolute}; "
-                       "check it")
         detail = "; ".join(f"{r.phrase} → {r.absolute}" for r in rewrites)
         ws.change("dated", path, f"relative dates made absolute from its {key} date {base}", detail)
 
@@ -281,14 +280,15 @@ def _where(request: Request) -> str:
 
 
 def _dated_text(request: Request, ws: Workspace | None = None) -> str:
-    """The request with relative dates made absolute from its session's date; ambiguous ones asked about."""
+    """The request with relative dates made absolute from its session's date; those that name no one date
+    left as written and asked about."""
     if not dates.might_have_relative_dates(request.text):
         return request.text  # the date pattern is slow and most requests hold no date
-    text, found = dates.rewrite_line(request.text, request.date)
-    for phrase, absolute in found:
-        if ws is not None and dates.ambiguous(phrase, request.date):
-            ws.ask(f"“{phrase}” in “{shorten(request.text, 80)}” (session {request.session}, "
-                   f"{request.date:%A} {request.date.isoformat()}) was read as {absolute}; check it")
+    text, _, unresolved = dates.rewrite_line(request.text, request.date)
+    for u in unresolved:
+        if ws is not None:
+            ws.ask(f"“{u.phrase}” in “{shorten(request.text, 80)}” (session {request.session}, "
+                   f"{request.date:%A} {request.date.isoformat()}) {u.why}: left as written; write the date it means")
     return text
 
 

@@ -2,11 +2,14 @@
 
 A note that says "the deploy broke yesterday" is wrong a day later. We find
 relative expressions with a curated regex per language (so that we know
-exactly what we touch), let `dateparser` compute the date from the note's
+exactly what we touch; the rows, weekday names and the words a date is
+written with are data, the [dates] table of each file in data/phrases), let `dateparser` compute the date from the note's
 source date (`RELATIVE_BASE`), and write it in ISO form at the granularity
 the phrase had: a day (2026-03-03), a week (2026-W09), a month (2026-02)
 or a year (2026). Code spans, code blocks, link targets and URLs are left
-alone.
+alone. A phrase that names no one date ("next Friday" said on a Tuesday is
+read as 3 days on and as 10) is left as written and returned apart, for the
+report to name.
 """
 
 from __future__ import annotations
@@ -14,100 +17,104 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import Any
 
-_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-# Weekday names where dateparser reads no "next Friday": resolved here (see `weekday_phrase`).
-_WEEKDAY_NAMES_BY_LANG = {
-    "en": _WEEKDAYS.split("|"),
-    "es": ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"],
-    "de": ["montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"],
-    "fr": ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"],
-    "pt": ["segunda", "terça", "quarta", "quinta", "sexta", "sábado", "domingo"],
-}
-_THIS_WORDS = ("this", "este", "diesen", "ce", "nesta", "neste", "esta")
+from dream.engines.offline.phrases import Language, languages
 
+@dataclass(frozen=True)
+class Row:
+    """One [[dates.row]] of a language's phrase file: a regex and what it names."""
 
-def _names(lang: str) -> str:
-    return "|".join(_WEEKDAY_NAMES_BY_LANG[lang])
-_NUMBER = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|a|an"
-
-# (pattern, dateparser language, granularity, needs word boundaries)
-_PHRASES: list[tuple[str, str, str]] = [
-    # English
-    (r"the day before yesterday|the day after tomorrow|yesterday|today|tomorrow|tonight", "en", "day"),
-    (rf"(?:{_NUMBER}) days? (?:ago|from now)|in (?:{_NUMBER}) days?", "en", "day"),
-    # "the last Friday of the month", "every last Friday" name a recurring day, not one date
-    (rf"(?<!the )(?<!every )(?:next|last|this) (?:{_WEEKDAYS})(?! of\b)", "en", "day"),
-    (rf"(?:{_NUMBER}) weeks? ago|(?:next|last|this) week", "en", "week"),
-    (rf"(?:{_NUMBER}) months? ago|(?:next|last|this) month", "en", "month"),
-    (r"(?:next|last|this) year", "en", "year"),
-    # Chinese
-    (r"前天|昨天|今天|明天|后天", "zh", "day"),
-    (r"上周|上星期|下周|下星期|本周|这周", "zh", "week"),
-    (r"上个月|下个月|这个月|本月", "zh", "month"),
-    (r"去年|明年|今年", "zh", "year"),
-    # Japanese
-    (r"一昨日|昨日|今日|明日", "ja", "day"),
-    (r"先週|来週|今週", "ja", "week"),
-    (r"先月|来月|今月", "ja", "month"),
-    # Korean
-    (r"그저께|어제|오늘|내일|모레", "ko", "day"),
-    (r"지난주|다음 주|다음주|이번 주|이번주", "ko", "week"),
-    (rf"(?:el )?(?:próximo|proximo|este) (?:{_names('es')})|(?:el )?(?:{_names('es')}) que viene", "es", "weekday"),
-    (rf"(?:nächsten|kommenden|diesen) (?:{_names('de')})", "de", "weekday"),
-    (rf"(?:{_names('fr')}) prochain|ce (?:{_names('fr')})", "fr", "weekday"),
-    (rf"(?:na |no )?(?:próxima|próximo|nesta|neste|esta) (?:{_names('pt')})(?:-feira)?", "pt", "weekday"),
-    # Spanish
-    (r"anteayer|ayer|hoy|pasado mañana|(?<!la )(?<!esta )mañana", "es", "day"),  # "por la mañana" is a morning
-    (r"la semana pasada|la próxima semana|la semana que viene", "es", "week"),
-    (r"el mes pasado|el próximo mes", "es", "month"),
-    # Portuguese
-    (r"anteontem|ontem|hoje|amanhã", "pt", "day"),
-    (r"semana passada|próxima semana", "pt", "week"),
-    # German ("morgen" is also "morning", "hier" is "here": left out)
-    (r"vorgestern|gestern|heute|übermorgen", "de", "day"),
-    (r"letzte woche|nächste woche|vergangene woche", "de", "week"),
-    (r"letzten monat|nächsten monat", "de", "month"),
-    # French ("hier" only in French text, see below)
-    (r"avant-hier|aujourd'hui|aujourd’hui|après-demain|demain", "fr", "day"),
-    (r"la semaine dernière|la semaine prochaine", "fr", "week"),
-    (r"le mois dernier|le mois prochain", "fr", "month"),
-    # Italian
-    (r"l'altro ieri|ieri|oggi|domani|dopodomani", "it", "day"),
-    (r"la settimana scorsa|la prossima settimana", "it", "week"),
-    # Russian
-    (r"позавчера|вчера|сегодня|послезавтра|завтра", "ru", "day"),
-    (r"на прошлой неделе|на следующей неделе|на этой неделе", "ru", "week"),
-    (r"в прошлом месяце|в следующем месяце", "ru", "month"),
-]
-_FRENCH_HIER = (r"hier", "fr", "day")
-
-_CJK_LANGS = {"zh", "ja", "ko"}
+    regex: str
+    lang: str
+    means: str  # day | week | month | year | weekday (a named day, resolved here)
+    own_text_only: bool  # read only in text that reads as its language ("hier": French yesterday, German here)
 
 
-def _compile(phrases: list[tuple[str, str, str]]) -> re.Pattern[str]:
+def _dates(lang: Language) -> dict[str, Any]:
+    return lang.dates
+
+
+@cache
+def _langs() -> tuple[Language, ...]:
+    return tuple(lang for lang in languages() if _dates(lang))
+
+
+@cache
+def rows() -> tuple[Row, ...]:
+    """Every language's date rows, in the order of the phrase files (English first)."""
+    found = []
+    for lang in _langs():
+        table = _dates(lang)
+        fill = {"weekdays": "|".join(table.get("weekdays", [])) or "(?!)", "number": table.get("number", "(?!)")}
+        for row in table.get("row", []):
+            regex = re.sub(r"\{(weekdays|number)\}", lambda m: fill[m.group(1)], row["regex"])
+            found.append(Row(regex, lang.code, row["means"], bool(row.get("only_in_own_text"))))
+    return tuple(found)
+
+
+def _table(key: str) -> dict[str, Any]:
+    """One [dates] key of every language that has it, by language code."""
+    return {lang.code: _dates(lang)[key] for lang in _langs() if key in _dates(lang)}
+
+
+@cache
+def _weekday_names() -> tuple[list[str], ...]:
+    return tuple(_table("weekdays").values())
+
+
+@cache
+def _this_words() -> frozenset[str]:
+    return frozenset(w for words in _table("this").values() for w in words)
+
+
+@cache
+def _unspaced() -> frozenset[str]:
+    return frozenset(lang.code for lang in _langs() if not lang.spaced)
+
+
+def _compile(chosen: tuple[Row, ...]) -> re.Pattern[str]:
     parts = []
-    for number, (pattern, lang, _) in enumerate(phrases):
-        body = f"(?:{pattern})"
-        if lang not in _CJK_LANGS:
+    for number, row in enumerate(chosen):
+        body = f"(?:{row.regex})"
+        if row.lang not in _unspaced():
             body = rf"(?<![\w-]){body}(?![\w-])"
         parts.append(f"(?P<p{number}>{body})")
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
-_DEFAULT = _compile(_PHRASES)
-_WITH_HIER = _compile(_PHRASES + [_FRENCH_HIER])
+@cache
+def _pattern(text_lang: str | None) -> tuple[re.Pattern[str], tuple[Row, ...]]:
+    """The pattern for text that reads as `text_lang` (None: no language in particular), with its rows."""
+    chosen = tuple(r for r in rows() if not r.own_text_only or r.lang == text_lang)
+    return _compile(chosen), chosen
+
+
 # Spans never rewritten: inline code, link targets, URLs, ISO-ish dates.
 _PROTECTED = re.compile(r"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_FRENCH_WORDS = re.compile(r"(?<!\w)(le|la|les|des|est|une|pour|avec|dans|pas)(?!\w)", re.IGNORECASE)
-_GERMAN_WORDS = re.compile(r"(?<!\w)(der|die|das|und|ist|nicht|mit|ein|eine|auf)(?!\w)", re.IGNORECASE)
 
 
-def looks_french(text: str) -> bool:
-    """Cheap guess used only to decide whether "hier" means yesterday."""
-    return len(_FRENCH_WORDS.findall(text)) > max(3, 2 * len(_GERMAN_WORDS.findall(text)))
+@cache
+def _telltales() -> dict[str, re.Pattern[str]]:
+    return {code: re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?!\w)", re.IGNORECASE)
+            for code, words in _table("telltale").items()}
+
+
+def text_language(text: str) -> str | None:
+    """Cheap guess, used only for rows read in their own language's text ("hier"): the language whose
+    telltale words are more than 3 and twice those of any other; else None."""
+    counts = {code: len(pattern.findall(text)) for code, pattern in _telltales().items()}
+    for code, count in counts.items():
+        others = max((c for other, c in counts.items() if other != code), default=0)
+        if count > max(3, 2 * others):
+            return code
+    return None
+
+
+def _patterned(text: str) -> tuple[re.Pattern[str], tuple[Row, ...]]:
+    return _pattern(text_language(text))
 
 
 @dataclass
@@ -115,6 +122,15 @@ class Rewrite:
     line: int
     phrase: str
     absolute: str
+
+
+@dataclass
+class Unresolved:
+    """A relative date left as written: it names no one date (`why` says what it may be)."""
+
+    phrase: str
+    why: str
+    line: int = 0
 
 
 def _format(day: date, granularity: str) -> str:
@@ -134,8 +150,7 @@ def resolve(phrase: str, lang: str, granularity: str, base: date) -> str | None:
     if granularity == "weekday":
         return _weekday_date(phrase, base)
     cleaned = phrase.lower().replace("’", "'")
-    if cleaned == "tonight":
-        cleaned = "today"
+    cleaned = _table("read_as").get(lang, {}).get(cleaned, cleaned)
     import dateparser  # start-up: 0.1-0.2 s (its regex module compiles on import), paid only when a phrase is found
 
     settings = {"RELATIVE_BASE": datetime.combine(base, time(12)), "RETURN_AS_TIMEZONE_AWARE": False}
@@ -143,18 +158,19 @@ def resolve(phrase: str, lang: str, granularity: str, base: date) -> str | None:
     if parsed is None:
         return None
     day = parsed.date()
-    if granularity == "year" and "year" not in cleaned:
-        day = _year_by_word(cleaned, base) or day
+    shift = _table("year_shift").get(lang, {}).get(cleaned)
+    if granularity == "year" and shift is not None:  # dateparser does not shift 去年 and 明年 by a year
+        day = base.replace(year=base.year + shift, month=1, day=1)
     return _format(day, granularity)
 
 
 def weekday_phrase(phrase: str) -> tuple[bool, int] | None:
     """(says "this", weekday number) for "next Friday", "el próximo viernes", "ce lundi" …; else None."""
     words = phrase.lower().replace("-feira", "").split()
-    for names in _WEEKDAY_NAMES_BY_LANG.values():
+    for names in _weekday_names():
         for number, name in enumerate(names):
             if name in words and len(words) > 1:
-                return any(w in _THIS_WORDS for w in words), number
+                return any(w in _this_words() for w in words), number
     return None
 
 
@@ -168,56 +184,54 @@ def _weekday_date(phrase: str, base: date) -> str | None:
     return (base + timedelta(days=ahead if this or ahead else 7)).isoformat()
 
 
-def _year_by_word(phrase: str, base: date) -> date | None:
-    """dateparser does not shift 去年/明年/今年 by a year; do it here."""
-    shift = {"去年": -1, "今年": 0, "明年": 1}.get(phrase)
-    return None if shift is None else base.replace(year=base.year + shift, month=1, day=1)
-
-
-# How a date reads in place of the phrase, so the sentence stays grammatical:
+# How a date reads in place of the phrase, so the sentence stays grammatical ([dates] `*_form`):
 # "broke yesterday" → "broke on 2026-03-03", "in use today" → "in use as of 2026-03-04",
 # "asked last week" → "asked in the week of 2026-02-23". No preposition is added after one.
-_DAY_FORM = {"en": "on {}", "es": "el {}", "pt": "em {}", "de": "am {}", "fr": "le {}", "it": "il {}"}
-_TODAY_FORM = {"en": "as of {}"}
-_TODAY_WORDS = {"today", "tonight"}
-_WEEK_FORM = {"en": "in the week of {}", "es": "la semana del {}", "pt": "na semana de {}", "de": "in der Woche vom {}",
-              "fr": "la semaine du {}", "it": "la settimana del {}", "ru": "на неделе с {}", "zh": "{}那周",
-              "ja": "{}の週", "ko": "{} 주"}
-_MONTH_YEAR_FORM = {"en": "in {}"}
-_BARE_WEEK_FORM = {"en": "the week of {}"}
-_AFTER_PREPOSITION = re.compile(
-    r"(?:^|\s)(?:on|in|at|by|until|till|since|from|before|after|of|as of|during|el|la|le|am|vom|seit|bis|desde|"
-    r"hasta|em|de|depuis|il|с|до)\s*$", re.I)
+@cache
+def _after_preposition() -> re.Pattern[str]:
+    words = sorted({w for found in _table("prepositions").values() for w in found}, key=lambda w: (-len(w), w))
+    return re.compile(rf"(?:^|\s)(?:{'|'.join(map(re.escape, words)) or '(?!)'})\s*$", re.I)
+
+
+def _form(key: str, lang: str) -> str | None:
+    return _table(key).get(lang)
 
 
 def phrased(phrase: str, absolute: str, lang: str, granularity: str, before: str) -> str:
     """The absolute date as words that can stand where `phrase` stood."""
-    bare = bool(_AFTER_PREPOSITION.search(before))
+    bare = bool(_after_preposition().search(before))
     if granularity == "week":
         monday = date.fromisoformat(absolute) if len(absolute) == 10 else None
         day = (monday - timedelta(days=monday.weekday())).isoformat() if monday else absolute
-        form = (_BARE_WEEK_FORM if bare else _WEEK_FORM).get(lang, "{}")
-        text = form.format(day)
+        text = (_form("bare_week_form" if bare else "week_form", lang) or "{}").format(day)
     elif granularity == "day":
-        forms = _TODAY_FORM if phrase.lower() in _TODAY_WORDS else _DAY_FORM
-        text = absolute if bare else forms.get(lang, _DAY_FORM.get(lang, "{}")).format(absolute)
+        today = phrase.lower() in _table("today_words").get(lang, [])
+        form = (_form("today_form", lang) if today else None) or _form("day_form", lang) or "{}"
+        text = absolute if bare else form.format(absolute)
     else:
-        text = absolute if bare else _MONTH_YEAR_FORM.get(lang, "{}").format(absolute)
+        text = absolute if bare else (_form("month_year_form", lang) or "{}").format(absolute)
     return text[:1].upper() + text[1:] if phrase[:1].isupper() and not before.strip() else text
 
 
-def _rewrite_segment(segment: str, base: date, pattern: re.Pattern[str],
-                     found: list[tuple[str, str]]) -> str:
+def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str], tuple[Row, ...]],
+                     found: list[tuple[str, str]], left: list[Unresolved]) -> str:
+    pattern, chosen = patterned
+
     def replace(match: re.Match[str]) -> str:
-        number = int((match.lastgroup or "g0")[1:])  # the pattern is all named groups: one matched
-        _, lang, granularity = (_PHRASES + [_FRENCH_HIER])[number]
-        day_of_week = resolve(match.group(0), lang, "day", base) if granularity == "week" else None
-        absolute = resolve(match.group(0), lang, granularity, base)
+        row = chosen[int((match.lastgroup or "g0")[1:])]  # the pattern is all named groups: one matched
+        lang, granularity = row.lang, row.means
+        phrase = match.group(0)
+        if ambiguous(phrase, base):  # a wrong date is worse than a relative one: kept, and said why
+            left.append(Unresolved(phrase, "may be " + " or ".join(readings(phrase, base))))
+            return phrase
+        day_of_week = resolve(phrase, lang, "day", base) if granularity == "week" else None
+        absolute = resolve(phrase, lang, granularity, base)
         if absolute is None:
-            return match.group(0)
-        found.append((match.group(0), absolute))
+            left.append(Unresolved(phrase, "could not be read as a date"))
+            return phrase
+        found.append((phrase, absolute))
         shown = "day" if granularity == "weekday" else granularity
-        return phrased(match.group(0), day_of_week or absolute, lang, shown, segment[:match.start()])
+        return phrased(phrase, day_of_week or absolute, lang, shown, segment[:match.start()])
 
     return pattern.sub(replace, segment)
 
@@ -235,24 +249,42 @@ def ambiguous(phrase: str, base: date) -> bool:
     return target < base.weekday() if this else target >= base.weekday()
 
 
-def rewrite_line(line: str, base: date, pattern: re.Pattern[str] = _DEFAULT
-                 ) -> tuple[str, list[tuple[str, str]]]:
-    """Rewrite relative dates in one line outside code spans and link targets."""
+def readings(phrase: str, base: date) -> tuple[str, str]:
+    """The two dates an ambiguous weekday phrase is read as: the coming such day and a week later ("next"),
+    or that day of this week, already past, and the coming one ("this")."""
+    this, _ = weekday_phrase(phrase) or (False, 0)
+    coming = date.fromisoformat(_weekday_date(phrase, base) or base.isoformat())
+    other = coming - timedelta(days=7) if this else coming + timedelta(days=7)
+    first, second = sorted((coming, other))
+    return first.isoformat(), second.isoformat()
+
+
+def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[Row, ...]] | None = None
+                 ) -> tuple[str, list[tuple[str, str]], list[Unresolved]]:
+    """Rewrite relative dates in one line outside code spans and link targets.
+
+    Returns the line, the (phrase, date) pairs rewritten, and the phrases left
+    as written because they name no one date.
+    """
+    patterned = patterned or _pattern(None)
     found: list[tuple[str, str]] = []
+    left: list[Unresolved] = []
     pieces, last = [], 0
     for protected in _PROTECTED.finditer(line):
-        pieces.append(_rewrite_segment(line[last:protected.start()], base, pattern, found))
+        pieces.append(_rewrite_segment(line[last:protected.start()], base, patterned, found, left))
         pieces.append(protected.group(0))
         last = protected.end()
-    pieces.append(_rewrite_segment(line[last:], base, pattern, found))
-    return "".join(pieces), found
+    pieces.append(_rewrite_segment(line[last:], base, patterned, found, left))
+    return "".join(pieces), found, left
 
 
-def rewrite_lines(lines: list[str], base: date, start: int = 0) -> tuple[list[str], list[Rewrite]]:
+def rewrite_lines(lines: list[str], base: date, start: int = 0
+                  ) -> tuple[list[str], list[Rewrite], list[Unresolved]]:
     """Rewrite every line from `start` on, skipping fenced code blocks."""
-    pattern = _WITH_HIER if looks_french("\n".join(lines)) else _DEFAULT
+    patterned = _patterned("\n".join(lines))
     out = list(lines)
     rewrites: list[Rewrite] = []
+    unresolved: list[Unresolved] = []
     in_fence = False
     for number in range(start, len(lines)):
         if _FENCE.match(lines[number]):
@@ -260,37 +292,31 @@ def rewrite_lines(lines: list[str], base: date, start: int = 0) -> tuple[list[st
             continue
         if in_fence or not might_have_relative_dates(lines[number]):
             continue  # the big pattern costs a third of a millisecond a line: only lines with an anchor word
-        new, found = rewrite_line(lines[number], base, pattern)
+        new, found, left = rewrite_line(lines[number], base, patterned)
         out[number] = new
         rewrites += [Rewrite(number, phrase, absolute) for phrase, absolute in found]
-    return out, rewrites
+        unresolved += [Unresolved(u.phrase, u.why, number) for u in left]
+    return out, rewrites, unresolved
 
 
-# Every phrase above contains one of these (lowercased); checking them with
-# `in` first spares the big regex on most files and lines, which matters at 10,000 files.
-_ANCHORS = (
-    "day", "tomorrow", "tonight", "week", "month", "year",
-    "前天", "昨", "今", "明", "后天", "周", "星期", "月", "去年", "週",
-    "그저께", "어제", "오늘", "내일", "모레", "주",
-    "ayer", "hoy", "mañana", "semana", "mes", "ontem", "hoje", "amanhã",
-    "gestern", "heute", "morgen", "woche", "monat", "hier", "demain", "aujourd", "semaine", "mois",
-    "ieri", "oggi", "domani", "settimana", "вчера", "сегодня", "завтра", "недел", "месяц",
-    "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo", "montag", "dienstag", "mittwoch",
-    "donnerstag", "freitag", "samstag", "sonntag", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi",
-    "dimanche", "segunda", "terça", "quarta", "quinta", "sexta",
-)
+@cache
+def _anchors() -> tuple[str, ...]:
+    """Words one of which every date phrase holds (each row's `needs`): checking them with `in` first spares
+    the big regex on most files and lines, which matters at 10,000 files."""
+    return tuple(sorted({w.lower() for lang in _langs() for row in _dates(lang).get("row", [])
+                         for w in row.get("needs", [])}))
 
 
 def might_have_relative_dates(text: str) -> bool:
     lowered = text.lower()
-    return any(anchor in lowered for anchor in _ANCHORS)
+    return any(anchor in lowered for anchor in _anchors())
 
 
 def has_relative_dates(lines: list[str]) -> bool:
     text = "\n".join(lines)
     if not might_have_relative_dates(text):
         return False
-    pattern = _WITH_HIER if looks_french(text) else _DEFAULT
+    pattern, _ = _patterned(text)
     in_fence = False
     for line in lines:
         if _FENCE.match(line):

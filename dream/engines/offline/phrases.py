@@ -4,7 +4,8 @@ Each file lists the leads people start a request with (remember, forget,
 correction, rule), the words around them (``that``, ``about``, negations,
 the verbs of a change), what makes a sentence *not* a request (a task, a
 scope, a hypothetical, small talk), and whole patterns for languages whose
-verb comes last. The request patterns and the pre-filter are built here from
+verb comes last; and, under [dates], the relative dates dates.py makes
+absolute. The request patterns and the pre-filter are built here from
 the same lists, so they cannot drift apart: every line a pattern accepts
 holds one of the words the pre-filter looks for (tests/engines/offline
 checks it with generated lines). Adding a language is adding a file.
@@ -38,6 +39,7 @@ _TEMPLATES: list[tuple[str, str, str | None, str | None]] = [
     ("rule", "rule", r"^(?P<text>(?:{leads})\s+.+)$", r"^(?P<text>(?:{leads}).+)$"),
 ]
 KINDS = ("remember", "forget", "correction", "rule", "update")
+DATE_MEANS = ("day", "week", "month", "year", "weekday")
 _LIST_KEYS = {"leads", "words", "not_requests"}
 
 
@@ -49,6 +51,7 @@ class Language:
     words: dict[str, list[str]]
     not_requests: dict[str, list[str]]
     patterns: list[dict[str, Any]] = field(default_factory=list)
+    dates: dict[str, Any] = field(default_factory=dict)  # [dates]: relative date rows and words (dates.py)
 
 
 def phrases_dir() -> Path:
@@ -77,8 +80,12 @@ def _load(path: Path) -> Language:
     for item in patterns:
         if item.get("kind") not in KINDS or not isinstance(item.get("regex"), str):
             raise BadInput(f"{path}: each [[pattern]] needs a kind ({', '.join(KINDS)}) and a regex")
+    dates = data.get("dates") or {}
+    for row in dates.get("row", []):
+        if row.get("means") not in DATE_MEANS or not isinstance(row.get("regex"), str) or not row.get("needs"):
+            raise BadInput(f"{path}: each [[dates.row]] needs a regex, `means` ({', '.join(DATE_MEANS)}) and `needs`")
     return Language(path.stem, bool(data.get("spaced", True)), tables["leads"], tables["words"],
-                    tables["not_requests"], patterns)
+                    tables["not_requests"], patterns, dates)
 
 
 def _alternation(phrases: list[str]) -> str:

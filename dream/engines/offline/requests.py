@@ -93,10 +93,10 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
         sentence = sentence[asked.end():].rstrip("?？ ")
     if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
         return None
-    if retracts(sentence) or any(phrases.marker(name).search(sentence) for name in _NOT_REQUESTS):
+    hit = _request_in(sentence)  # first: most lines ask for nothing, and the markers below cost more
+    if not hit or retracts(sentence) or any(phrases.marker(name).search(sentence) for name in _NOT_REQUESTS):
         return None
-    hit = _request_in(sentence)
-    if hit and any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
+    if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
         return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
     return hit
 
@@ -170,7 +170,7 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
     found: list[Request] = []
     for session, day, seq, line in users.iter_rows():
         for sentence in sentences(line):
-            if found and _takes_back(sentence) and _just_before(found[-1], str(session), int(seq)):
+            if found and _just_before(found[-1], str(session), int(seq)) and _takes_back(sentence):
                 found[-1] = replace(found[-1], plain=False)  # taken back: a person decides
             hit = read(sentence)
             if hit:

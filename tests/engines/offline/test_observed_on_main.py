@@ -183,7 +183,7 @@ def test_garbled_rewrites_the_same_correction_said_twice_in_one_session_applies_
 def test_garbled_rewrites_the_last_friday_of_the_month_is_left_as_written():
     from datetime import date
 
-    text, found = rewrite_line("releases freeze on the last Friday of the month", date(2026, 11, 20))
+    text, found, _ = rewrite_line("releases freeze on the last Friday of the month", date(2026, 11, 20))
     assert text == "releases freeze on the last Friday of the month" and found == []
 
 
