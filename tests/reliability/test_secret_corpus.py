@@ -29,6 +29,7 @@ from helpers.cli import console_script
 from helpers.git_project import MEMORIES
 from helpers.stores import DEMO, corpus_dir
 
+from dream.versions.packfiles import open_pack
 from dream.redaction.redact import redact, redact_column
 from dream.store.layout import Layout
 from dream.transcripts.synthetic import ClaudeSession, write_jsonl
@@ -193,7 +194,9 @@ def everything_written(store: Path) -> list[tuple[str, bytes]]:
             continue
         data = path.read_bytes()
         found.append((str(rel), data))
-        if rel.parts[:2] == (".dream", "objects"):
+        if rel.parts[:3] == (".dream", "objects", "packs") and path.suffix == ".pack":
+            found += [(f"{rel}:{digest} (inflated)", blobs.get(digest)) for digest in open_pack(path).index]
+        elif rel.parts[:2] == (".dream", "objects"):
             found.append((f"{rel} (inflated)", blobs.get(rel.parent.name + rel.name)))
         if data[:2] == b"\x1f\x8b":
             found.append((f"{rel} (gunzipped)", gzip.decompress(data)))
