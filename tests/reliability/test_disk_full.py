@@ -50,6 +50,19 @@ def _trials(template: Path, tmp_path: Path, cli, args: list[str]):
     raise AssertionError(f"`dream {' '.join(args)}` still failed with {MAX_TRIALS} writes allowed")
 
 
+def _outcomes_until_done(trials, cli, before: dict, after: dict, action: str) -> list[str]:
+    """Each failed trial's outcome ("old" or "new"), checked, until a trial succeeds with `after` in place."""
+    outcomes: list[str] = []
+    for _, store, res in trials:
+        if res.code == 0:
+            assert read_tree(store) == after
+            break
+        outcomes.append(_check_said_and_left(res, store, cli, before, after))
+        done = [e for e in history.events(Layout.open(store)) if e["action"] == action]
+        assert len(done) == (1 if outcomes[-1] == "new" else 0)
+    return outcomes
+
+
 def _check_said_and_left(res, store: Path, cli, old: dict, new: dict) -> str:
     """The message's promise holds once space is back: 'old' or 'new', as it said."""
     assert_one_line_error(res, 2, "disk full")
@@ -106,15 +119,7 @@ def test_disk_full_at_every_write_of_rollback_leaves_the_old_or_the_target(propo
     assert cli("accept", pid, "--store", str(template)).code == 0
     versions = Versions(Layout.open(template))
     before, target = versions.tree(2), versions.tree(1)
-    outcomes = []
-    for n, store, res in _trials(template, tmp_path, cli, ["rollback", "1"]):
-        if res.code == 0:
-            assert read_tree(store) == target
-            break
-        outcome = _check_said_and_left(res, store, cli, before, target)
-        outcomes.append(outcome)
-        rollbacks = [e for e in history.events(Layout.open(store)) if e["action"] == "rollback"]
-        assert len(rollbacks) == (1 if outcome == "new" else 0)
+    outcomes = _outcomes_until_done(_trials(template, tmp_path, cli, ["rollback", "1"]), cli, before, target, "rollback")
     print(f"rollback: {len(outcomes)} write points, {outcomes.count('old')} left the old version, "
           f"{outcomes.count('new')} the target")
     assert "old" in outcomes and "new" in outcomes
@@ -170,14 +175,7 @@ def test_a_real_full_disk_at_every_page_of_accept_leaves_the_old_or_the_new_vers
     layout = Layout.open(template)
     proposal = Proposals(layout).get(pid)
     old, new = Versions(layout).tree(proposal.base_version), Proposals(layout).tree(proposal)
-    outcomes = []
-    for _, store, res in _full_disk_trials(template, small_disk, cli, ["accept", pid]):
-        if res.code == 0:
-            assert read_tree(store) == new
-            break
-        outcomes.append(_check_said_and_left(res, store, cli, old, new))
-        accepted = [e for e in history.events(Layout.open(store)) if e["action"] == "accept"]
-        assert len(accepted) == (1 if outcomes[-1] == "new" else 0)
+    outcomes = _outcomes_until_done(_full_disk_trials(template, small_disk, cli, ["accept", pid]), cli, old, new, "accept")
     print(f"accept on a {DISK_MB} MB tmpfs: {len(outcomes)} fill levels failed, {outcomes.count('old')} left the "
           f"old version, {outcomes.count('new')} the new one")
     assert "old" in outcomes  # the disk was full before the accept could stage its files
@@ -188,14 +186,8 @@ def test_a_real_full_disk_at_every_page_of_rollback_leaves_the_old_or_the_target
     assert cli("accept", pid, "--store", str(template)).code == 0
     versions = Versions(Layout.open(template))
     before, target = versions.tree(2), versions.tree(1)
-    outcomes = []
-    for _, store, res in _full_disk_trials(template, small_disk, cli, ["rollback", "1"]):
-        if res.code == 0:
-            assert read_tree(store) == target
-            break
-        outcomes.append(_check_said_and_left(res, store, cli, before, target))
-        rollbacks = [e for e in history.events(Layout.open(store)) if e["action"] == "rollback"]
-        assert len(rollbacks) == (1 if outcomes[-1] == "new" else 0)
+    outcomes = _outcomes_until_done(_full_disk_trials(template, small_disk, cli, ["rollback", "1"]), cli, before,
+                                    target, "rollback")
     print(f"rollback on a {DISK_MB} MB tmpfs: {len(outcomes)} fill levels failed, {outcomes.count('old')} left "
           f"the old version, {outcomes.count('new')} the target")
     assert "old" in outcomes
