@@ -17,7 +17,7 @@ CATEGORIES = {
     "duplicates", "remember", "forget", "correction", "rules", "pointers", "orphans", "long-lines",
     "index-prose", "instructions-in-logs", "secrets", "team", "idempotence", "partial-accept",
     "chatter", "repeated", "scoped", "tasks", "questions", "corrections-said-naturally", "opposites", "memory-truth", "unseen-phrasing",
-    "everyday-talk", "in-the-moment", "corrections-in-passing",
+    "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast",
 }
 
 
@@ -26,7 +26,7 @@ def test_shipped_cases_cover_every_category_in_several_languages():
     assert {c.category for c in cases} == CATEGORIES
     assert all(sum(c.category == cat for c in cases) >= 4 for cat in CATEGORIES)
     said = " ".join(log.text for c in cases for log in c.logs)
-    words = ("Olvida", "Vergiss", "oublie", "忘れて", "잊어줘", "забудь", "recuerda", "记住", "na verdade")
+    words = ("Olvida", "Vergiss", "oublie", "忘れて", "잊어줘", "забудь", "recuerda", "记住", "na verdade", "hatırla", "запомни")
     for word in words:
         assert word in said
 

@@ -55,7 +55,8 @@ _FROM_TO_JA_KO = re.compile(
 _CJK_PATTERNS = (_NEGATION_BEFORE, _NEGATION_LAST, _FROM_TO_ZH, _FROM_TO_JA_KO, _NEGATION_AFTER)
 _HISTORY = re.compile(r"\(was [^)]*\)|~~.*?~~")  # old values kept as history are not stated
 _NOW = re.compile(rf"\s+(?:{alternation('now')})$", re.I)
-_STOP = {"the", "and", "not", "for", "now", "was", "are", "our", "its", "with", "from"}
+# Not what a text is about: a few English fillers, and "now" in every language ("теперь", "jetzt")
+_STOP = {"the", "and", "not", "for", "was", "are", "our", "its", "with", "from"} | {w.lower() for w in words("now")}
 # An article or preposition before the stale value is not part of it: "no en Heroku" replaces "Heroku".
 _LEADING_ARTICLE = re.compile(rf"^(?:{alternation('before_value')})\s+", re.I)
 

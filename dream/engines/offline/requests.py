@@ -117,13 +117,13 @@ def _takes_back(sentence: str) -> bool:
 
 def _request_in(sentence: str) -> tuple[str, str, bool] | None:
     hit = _at_start(sentence)
-    if hit:
+    if hit and hit[0] != "update":
         return hit
     for boundary in _CLAUSE_START.finditer(sentence):
-        hit = _at_start(sentence[boundary.end():])
-        if hit and hit[0] in ("forget", "remember"):
-            return hit
-    return None
+        led = _at_start(sentence[boundary.end():])
+        if led and led[0] in ("forget", "remember"):
+            return led  # a lead said outright beats a change read from "X, not Y" without one
+    return hit
 
 
 def _at_start(sentence: str) -> tuple[str, str, bool] | None:
