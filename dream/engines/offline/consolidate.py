@@ -13,7 +13,7 @@ import re
 
 from dream.engines.offline import corrections, dates, polarity
 from dream.engines.offline.archive import archive_lines
-from dream.engines.offline.catalog import Catalog
+from dream.engines.offline.catalog import Catalog, Entry
 from dream.engines.offline.orient import (
     Memory,
     Workspace,
@@ -302,7 +302,7 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
             forget(ws, catalog, request)
         elif request.kind in ("correction", "update"):
             correct_existing(ws, catalog, request)
-        else:
+        elif not _filed_as_correction(ws, catalog, request):
             file_memory(ws, catalog, request)
 
 
@@ -377,10 +377,7 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     correction = corrections.parse(request.text, strict=request.kind == "update")
     if correction is None:
         return False  # "sorry, was away", "no, the other one": no old and new value, so no correction
-    found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
-    found += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
-    found = [(e, text) for e, text in found
-             if corrections.states(text, correction) and corrections.about(text, correction)]
+    found = _stating(ws, catalog, correction)
     said = f"correction “{shorten(request.sentence, 100)}” ({_where(request)})"
     if not found:
         if _already_said(catalog, correction):
@@ -416,6 +413,35 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     ws.requested("updated", path, f"correction in session {request.session}",
                  f"{changed} place(s) said “{correction.wrong}”, now “{correction.value}” "
                  f"(was {correction.wrong} until {day})", request.evidence)
+    return True
+
+
+def _stating(ws: Workspace, catalog: Catalog, correction: corrections.Correction) -> list[tuple[Entry, str]]:
+    """The memories that state the stale value about the same thing, with the text that says it."""
+    found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
+    found += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
+    return [(e, text) for e, text in found
+            if corrections.states(text, correction) and corrections.about(text, correction)]
+
+
+def _filed_as_correction(ws: Workspace, catalog: Catalog, request: Request) -> bool:
+    """A remember or a rule that names an old value a memory states ("note: CI runs on Buildkite now, no
+    longer on GitHub Actions") corrects that memory: a new file would make the store say both. When the
+    memories stating the old value seem to be about something else, a person decides. True if handled."""
+    correction = corrections.parse(request.text)
+    if correction is None:
+        return False
+    if _stating(ws, catalog, correction):
+        correct_existing(ws, catalog, request)
+        return True
+    texts = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
+    texts += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
+    mentioning = sorted({catalog.label(e.memory) for e, text in texts if corrections.states(text, correction)})
+    if not mentioning:
+        return False
+    ws.ask(f"{request.kind} “{shorten(request.sentence, 100)}” ({_where(request)}) says “{correction.wrong}” "
+           f"no longer holds, and {', '.join(mentioning[:4])} state(s) it; nothing filed, a person decides. "
+           f"Candidate: “{correction.value}” instead of “{correction.wrong}”")
     return True
 
 

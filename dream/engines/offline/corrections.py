@@ -15,7 +15,7 @@ from functools import cache, cached_property
 
 from rapidfuzz import fuzz
 
-from dream.engines.offline.phrases import alternation, change_verbs, words
+from dream.engines.offline.phrases import _alternation, alternation, change_verbs, words
 from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize
 
 # Scripts written without spaces between a value and the words around it ("16になりました",
@@ -24,8 +24,10 @@ _SCRIPT_EDGE = re.compile(rf"(?<=[{CJK_CHARS}])(?=[^\s{CJK_CHARS}])|(?<=[^\s{CJK
 _WORD_CHAR = rf"[^\W{CJK_CHARS}]"  # a letter or digit of a script that spaces its words
 
 # "R, not W"; "no longer W but R": the words around the values are data/phrases lists.
+# "R, no longer W" too, with the many-word forms only: a lone French "plus" is English "and also".
+_INSTEAD_OF = _alternation(words("instead_of") + [w for w in words("no_longer") if " " in w]) or "(?!)"
 _NOT = re.compile(
-    rf"^(?P<right>.+?),?\s+(?:{alternation('instead_of')})\s+"
+    rf"^(?P<right>.+?),?\s+(?:{_INSTEAD_OF})\s+"
     r"(?P<wrong>[^,;]+?)\s*(?:[,;.]\s.*)?$", re.I)
 _NO_LONGER = re.compile(
     rf"^(?P<pre>.*?)\b(?:{alternation('no_longer')})\s+(?P<wrong>[^,;]+?),?\s+"
