@@ -28,6 +28,7 @@ from dream.engines.offline.similarity import (
     group_pairs,
     meta_tokens,
     normalize,
+    numbers_in,
     similar_pairs,
     subset_pairs,
 )
@@ -68,6 +69,7 @@ def merge_duplicates(ws: Workspace) -> None:
         pairs = [(i, j, score) for i, j, score in pairs if score >= limit]
         if kind == "topic" and scope == "personal":
             pairs = _without_opposites(ws, pool, _with_named_pairs(ws, pool, pairs), quiet=True)
+        pairs = _without_look_alikes(ws, pool, pairs)
         best: dict[int, float] = {}
         for _, j, score in pairs:
             best[j] = max(best.get(j, 0.0), score)
@@ -93,6 +95,35 @@ def _without_opposites(ws: Workspace, pool: list[Memory], pairs: list[tuple[int,
         else:
             kept.append((i, j, score))
     return kept
+
+
+def _without_look_alikes(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]]
+                         ) -> list[tuple[int, int, float]]:
+    """Alike pairs that each state a number the other lacks are two facts, never merged.
+
+    Notes written from one template ("service 3 retries 5 times", "service 4
+    retries 8 times") are nearly the same string, yet merging them would make
+    one memory that states both values. A pair where only one side has extra
+    numbers (a longer checklist, a date added) can still be a duplicate. Two
+    memories with the same name but other numbers may be one stale fact: a
+    person is told, and both are kept.
+    """
+    kept = []
+    for i, j, score in pairs:
+        ours, theirs = numbers_in(pool[i].text), numbers_in(pool[j].text)
+        if ours - theirs and theirs - ours:
+            if _same_name(ws, pool[i], pool[j]):
+                ws.ask(f"{pool[i].label} and {pool[j].label} are {score:.0f}% alike but state other numbers: "
+                       f"“{shorten(pool[i].text, 80)}” / “{shorten(pool[j].text, 80)}”; both kept, a person decides")
+            continue
+        kept.append((i, j, score))
+    return kept
+
+
+def _same_name(ws: Workspace, a: Memory, b: Memory) -> bool:
+    topics = [ws.store.topics.get(m.path) if m.path else None for m in (a, b)]
+    names = [normalize(title_of(t)) for t in topics if t is not None]
+    return len(names) == 2 and names[0] == names[1]
 
 
 def _with_named_pairs(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]]

@@ -149,6 +149,11 @@ def meta_tokens(name: str, description: str) -> frozenset[str]:
                      if t not in _STOPWORDS and len(t) > 1)
 
 
+def numbers_in(text: str) -> frozenset[str]:
+    """The words of `text` that hold a digit (ports, versions, counts, addresses, dates), whole."""
+    return frozenset(t for t in tokens(normalize(text)) if _has_digit(t))
+
+
 def _has_digit(word: str) -> bool:
     return any(c.isdigit() for c in word)
 
