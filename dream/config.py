@@ -30,12 +30,17 @@ Positive = Meta(ge=1)
 
 
 class ModelPrice(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """A user's price for one model, US$ per million tokens; cache prices default to 1.25x and 0.1x input."""
+    """A user's price for one model, US$ per million tokens; cache prices default to 1.25x and 0.1x input.
+
+    `prompt_tokens` is the longest prompt dream may plan for with it (its context window, or where its price
+    rises), as in prices.toml; unset: the table's, else 200K.
+    """
 
     input: Annotated[float, NonNegative]
     output: Annotated[float, NonNegative]
     cache_write: Annotated[float, NonNegative] | None = None
     cache_read: Annotated[float, NonNegative] | None = None
+    prompt_tokens: Annotated[int, Meta(ge=1_000)] | None = None
 
 
 class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

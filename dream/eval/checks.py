@@ -108,8 +108,16 @@ def index_lacks(o: Outcome, text: str) -> str | None:
 
 
 def anywhere(o: Outcome, text: str) -> str | None:
-    """A fact is kept: some memory file (the archive counts) still says it."""
-    return None if any(_has(t, text) for t in o.after.values()) else Wrong(f"no memory file says {text!r} any more")
+    """A fact is kept: some memory file (the archive counts) says it.
+
+    Losing a fact the store held is a wrong change; a fact only a session
+    said, never saved, is a miss (nothing was removed).
+    """
+    if any(_has(t, text) for t in o.after.values()):
+        return None
+    if any(_has(t, text) for t in o.before.values()):
+        return Wrong(f"no memory file says {text!r} any more")
+    return f"no memory file says {text!r}"
 
 
 def live_lacks(o: Outcome, text: str) -> str | None:

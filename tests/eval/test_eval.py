@@ -9,7 +9,7 @@ import pytest
 from dream.errors import BadInput
 from dream.eval import evaluate, load_cases
 from dream.eval.cases import default_cases_dir
-from dream.eval.checks import CHECKS, Outcome, run_checks
+from dream.eval.checks import CHECKS, Outcome, Wrong, run_checks
 from helpers.cli import in_process
 from helpers.eval_cases import jenkins_case
 
@@ -17,7 +17,7 @@ CATEGORIES = {
     "duplicates", "remember", "forget", "correction", "rules", "pointers", "orphans", "long-lines",
     "index-prose", "instructions-in-logs", "secrets", "team", "idempotence", "partial-accept",
     "chatter", "repeated", "scoped", "tasks", "questions", "corrections-said-naturally", "opposites", "memory-truth", "unseen-phrasing",
-    "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast",
+    "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast", "look-alikes",
 }
 
 
@@ -98,6 +98,15 @@ def test_checks_hold_and_fail():
     assert CHECKS["titles_clean"](o, True) is None
     assert run_checks(o, [{"index_has": "Postgres 16"}, {"index_lacks": "Postgres 16"}]) == [
         "index_lacks: MEMORY.md still says 'Postgres 16'"]
+
+
+def test_a_fact_lost_is_wrong_and_a_fact_never_saved_is_a_miss():
+    lost = run_checks(outcome(**{"MEMORY.md": "- [A](a.md) — the database\n", "a.md": "Production.\n"}),
+                      [{"anywhere": "Postgres 15"}])
+    assert lost == ["anywhere: no memory file says 'Postgres 15' any more"] and isinstance(lost[0], Wrong)
+    never = run_checks(outcome(), [{"anywhere": "restored every night at 02:00"}])
+    assert never == ["anywhere: no memory file says 'restored every night at 02:00'"]
+    assert not isinstance(never[0], Wrong)
 
 
 def test_eval_command_prints_table_and_json(tmp_path):

@@ -44,7 +44,13 @@ from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
-from dream.engines.claude.budget import Budget, Limits, first_message_session_chars, session_page_chars
+from dream.engines.claude.budget import (
+    Budget,
+    Limits,
+    first_message_file_chars,
+    first_message_session_chars,
+    session_page_chars,
+)
 from dream.engines.claude.client import (
     MAX_RETRIES,
     MID_STREAM,
@@ -319,7 +325,8 @@ class ClaudeEngine:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide, session_chars=first_message_session_chars(inp.settings)) + hide(
+                            hide=hide, session_chars=first_message_session_chars(inp.settings),
+                            files_chars=first_message_file_chars(inp.settings)) + hide(
             lint_signal(inp.lint))
 
     def _append_user_text(self, text: str) -> None:

@@ -35,6 +35,7 @@ from dream.errors import BudgetExceeded
 from dream.outcomes import Usage
 
 SESSIONS_SHARE = 0.4  # of the model's prompt limit, what the sessions shown in full in the first message may take
+FILES_SHARE = 0.2  # and what the small topic files shown in full may take (within prompts.MAX_FILES_CHARS_SHOWN)
 THINKING_ALLOWANCE = 8_000  # output tokens a turn may think before it writes (a heavy turn thinks about 6K)
 MIN_TURN_TOKENS = 16_000
 MAX_TURN_TOKENS = 64_000  # the first cap; the one retry doubles it (current models write up to 128K)
@@ -61,13 +62,19 @@ def first_message_session_chars(settings: Settings) -> int:
     """How many characters of sessions the first message may show in full: the setting, and at most
     `SESSIONS_SHARE` of the model's prompt limit (its window, or where its price rises), so that the index, the
     topic files and the conversation after it still fit, at a low count of characters a token."""
-    room = int(prompt_tokens_for(settings.model) * SESSIONS_SHARE * CHARS_PER_TOKEN)
+    room = int(prompt_tokens_for(settings.model, settings.prices) * SESSIONS_SHARE * CHARS_PER_TOKEN)
     return min(settings.first_message_session_chars, room)
+
+
+def first_message_file_chars(settings: Settings) -> int:
+    """How many characters of small topic files the first message may show in full, as the model's prompt limit
+    allows (a 32K local model gets about 19,000; prompts.py caps every model at its own maximum)."""
+    return int(prompt_tokens_for(settings.model, settings.prices) * FILES_SHARE * CHARS_PER_TOKEN)
 
 
 def session_page_chars(settings: Settings) -> int:
     """A page of `read_session`: larger for a model with a 1M-token prompt (paging.py says why)."""
-    return SESSION_PAGE_CHARS if prompt_tokens_for(settings.model) >= LONG_PROMPT_TOKENS else MAX_RESULT_CHARS
+    return SESSION_PAGE_CHARS if prompt_tokens_for(settings.model, settings.prices) >= LONG_PROMPT_TOKENS else MAX_RESULT_CHARS
 
 
 @dataclass

@@ -55,11 +55,18 @@ def price_for(model: str, overrides: dict[str, Any] | None = None) -> Price | No
     return None
 
 
-def prompt_tokens_for(model: str) -> int:
-    """The longest prompt dream plans for with `model`: its window, or where its price rises (prices.toml)."""
-    limits = {name: f["prompt_tokens"] for f in _families() for name in f["models"]}
-    name = _longest_match(model, limits)
-    return DEFAULT_PROMPT_TOKENS if name is None else int(limits[name])
+def prompt_tokens_for(model: str, overrides: dict[str, Any] | None = None) -> int:
+    """The longest prompt dream plans for with `model`: its window, or where its price rises.
+
+    The user's `prompt_tokens` for it comes first (a local model's small window), then prices.toml's.
+    """
+    own = {name: _given(p).get("prompt_tokens") for name, p in (overrides or {}).items()}
+    table_limits = {name: f["prompt_tokens"] for f in _families() for name in f["models"]}
+    for limits in ({n: v for n, v in own.items() if v is not None}, table_limits):
+        name = _longest_match(model, limits)
+        if name is not None:
+            return int(limits[name])
+    return DEFAULT_PROMPT_TOKENS
 
 
 def _longest_match(model: str, names: dict[str, Any]) -> str | None:
@@ -71,13 +78,20 @@ def _longest_match(model: str, names: dict[str, Any]) -> str | None:
 def _user_prices(overrides: dict[str, Any]) -> dict[str, Price]:
     out = {}
     for model, p in overrides.items():
-        given = p if isinstance(p, dict) else {k: getattr(p, k) for k in ("input", "output", "cache_write", "cache_read")}
+        given = _given(p)
         write = given.get("cache_write")
         read = given.get("cache_read")
         out[model] = Price(given["input"], given["output"],
                            given["input"] * CACHE_WRITE_FACTOR if write is None else write,
                            given["input"] * CACHE_READ_FACTOR if read is None else read)
     return out
+
+
+def _given(price: Any) -> dict[str, Any]:
+    """A user's price as a dict: from the config (a `ModelPrice`) or as a plain mapping."""
+    if isinstance(price, dict):
+        return price
+    return {k: getattr(price, k, None) for k in ("input", "output", "cache_write", "cache_read", "prompt_tokens")}
 
 
 def estimate_cost(model: str, usage: Usage, overrides: dict[str, Any] | None = None) -> float:

@@ -65,9 +65,10 @@ def render_system() -> str:
 def render_dream(staging: Path, catalog: list[Any], today: date, instructions: str | None,
                  sessions: pl.DataFrame | None = None, since: str | None = None,
                  hide: Callable[[str], str] | None = None,
-                 session_chars: int = Settings().first_message_session_chars) -> str:
+                 session_chars: int = Settings().first_message_session_chars,
+                 files_chars: int = MAX_FILES_CHARS_SHOWN) -> str:
     """Tonight's first message; `sessions` adds each session (in full within `session_chars`, else a digest),
-    `since` the diff since the last dream.
+    `since` the diff since the last dream; the small topic files take at most `files_chars` together.
 
     `hide` (the run's `SecretTable.hide`; a table of its own when not given)
     takes the secrets out of the memory text shown: names, index, diff.
@@ -79,7 +80,7 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
          "lines": data.count(b"\n") + (0 if data.endswith(b"\n") else 1)}
         for rel, data in sorted(tree.items())
     ]
-    shown = _small_topic_files(tree, hide)
+    shown = _small_topic_files(tree, hide, min(files_chars, MAX_FILES_CHARS_SHOWN))
     index = tree.get(INDEX_NAME)
     full_index = None if index is None else hide(index.decode("utf-8", errors="replace"))
     index_text = None if full_index is None else full_index[:MAX_INDEX_CHARS_SHOWN]
@@ -113,12 +114,12 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
     )
 
 
-def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str]) -> list[dict[str, str]]:
-    """The topic files to show in full: the small ones, smallest first, within the total's cap."""
+def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str], cap: int) -> list[dict[str, str]]:
+    """The topic files to show in full: the small ones, smallest first, within `cap` characters together."""
     shown, total = [], 0
     for rel, data in sorted(tree.items(), key=lambda item: (len(item[1]), item[0])):
         text = data.decode("utf-8", errors="replace")
-        if rel == INDEX_NAME or len(text) > MAX_FILE_CHARS_SHOWN or total + len(text) > MAX_FILES_CHARS_SHOWN:
+        if rel == INDEX_NAME or len(text) > MAX_FILE_CHARS_SHOWN or total + len(text) > cap:
             continue
         shown.append({"path": hide(f"{ROOT}/{rel}"), "text": hide(text.rstrip("\n"))})
         total += len(text)

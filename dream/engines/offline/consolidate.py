@@ -30,6 +30,7 @@ from dream.engines.offline.similarity import (
     group_pairs,
     meta_tokens,
     normalize,
+    numbers_in,
     similar_pairs,
     subset_pairs,
 )
@@ -77,6 +78,7 @@ def merge_duplicates(ws: Workspace) -> None:
             described = [p for p in _described_pairs(ws, pool, pointers) if (p[0], p[1]) not in settled]
             described = _without_opposites(ws, pool, described, lambda m: _statement(ws, m))
             pairs = sorted(pairs + described, key=lambda p: (p[1], p[0]))
+        pairs = _without_look_alikes(ws, pool, pairs)
         best: dict[int, float] = {}
         for _, j, score in pairs:
             best[j] = max(best.get(j, 0.0), score)
@@ -108,6 +110,35 @@ def _without_opposites(ws: Workspace, pool: list[Memory], pairs: list[tuple[int,
         else:
             kept.append((i, j, score))
     return kept
+
+
+def _without_look_alikes(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]]
+                         ) -> list[tuple[int, int, float]]:
+    """Alike pairs that each state a number the other lacks are two facts, never merged.
+
+    Notes written from one template ("service 3 retries 5 times", "service 4
+    retries 8 times") are nearly the same string, yet merging them would make
+    one memory that states both values. A pair where only one side has extra
+    numbers (a longer checklist, a date added) can still be a duplicate. Two
+    memories with the same name but other numbers may be one stale fact: a
+    person is told, and both are kept.
+    """
+    kept = []
+    for i, j, score in pairs:
+        ours, theirs = numbers_in(pool[i].text), numbers_in(pool[j].text)
+        if ours - theirs and theirs - ours:
+            if _same_name(ws, pool[i], pool[j]):
+                ws.ask(f"{pool[i].label} and {pool[j].label} are {score:.0f}% alike but state other numbers: "
+                       f"“{shorten(pool[i].text, 80)}” / “{shorten(pool[j].text, 80)}”; both kept, a person decides")
+            continue
+        kept.append((i, j, score))
+    return kept
+
+
+def _same_name(ws: Workspace, a: Memory, b: Memory) -> bool:
+    topics = [ws.store.topics.get(m.path) if m.path else None for m in (a, b)]
+    names = [normalize(title_of(t)) for t in topics if t is not None]
+    return len(names) == 2 and names[0] == names[1]
 
 
 def _statement(ws: Workspace, memory: Memory) -> str:

@@ -159,6 +159,11 @@ def stems_in_order(text: str) -> list[str]:
     return [stem(w) for w in normalize(text).split() if w not in _STOPWORDS and len(w) > 1]
 
 
+def numbers_in(text: str) -> frozenset[str]:
+    """The words of `text` that hold a digit (ports, versions, counts, addresses, dates), whole."""
+    return frozenset(t for t in tokens(normalize(text)) if _has_digit(t))
+
+
 def _has_digit(word: str) -> bool:
     return _DIGIT.search(word) is not None
 

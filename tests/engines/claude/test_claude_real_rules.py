@@ -21,10 +21,11 @@ from helpers.fake_anthropic import Drop, FakeAnthropic, Reply, auth_failed, fake
 from helpers.reference_store import make_store
 from helpers.scripted_models import PREAMBLE, QUESTION, ScriptedModel, diligent, thinking_heavy
 
-from dream.config import Settings
+from dream.config import Settings, load_settings
 from dream.engines.claude import ClaudeEngine
-from dream.engines.claude.budget import first_message_session_chars
+from dream.engines.claude.budget import first_message_file_chars, first_message_session_chars, session_page_chars
 from dream.engines.claude.memory_tool import StagingMemoryTool
+from dream.errors import ConfigError
 from dream.engines.claude.prompts import render_dream, render_system
 from dream.outcomes import Status
 from dream.pipeline.run import run
@@ -264,6 +265,29 @@ def test_the_sessions_in_full_fit_the_model_s_prompt_limit() -> None:
     assert first_message_session_chars(Settings(first_message_session_chars=0)) == 0
 
 
+def test_a_user_s_price_sets_the_prompt_limit_of_a_model_the_table_does_not_know(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    monkeypatch.setenv("DREAM_CONFIG", str(config))
+    config.write_text('model = "qwen3-coder"\n[prices."qwen3-coder"]\ninput = 0.0\noutput = 0.0\n'
+                      "prompt_tokens = 32_768\n")
+    settings = load_settings()
+    assert first_message_session_chars(settings) == 39_321  # 40% of 32,768 tokens at 3 characters a token
+    assert first_message_file_chars(settings) == 19_660  # and 20% for the small topic files
+    assert session_page_chars(settings) == 12_000
+    assert first_message_file_chars(Settings()) >= 120_000  # a 1M model: the prompt's own cap (120,000) binds
+    config.write_text('[prices."qwen3-coder"]\ninput = 0.0\noutput = 0.0\nprompt_tokens = 12\n')
+    with pytest.raises(ConfigError, match="prices.* >= 1000"):
+        load_settings()
+
+
+def test_the_small_topic_files_shown_fit_the_model_s_prompt_limit(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "store", topics=20, sessions=0)
+    shown = render_dream(store, [], date(2026, 12, 1), None, files_chars=19_660).count("\n#### `/memories/")
+    assert 0 < shown < 20 and render_dream(store, [], date(2026, 12, 1), None).count("\n#### `/memories/") == 20
+
+
 def test_a_model_with_a_smaller_prompt_limit_gets_digests_for_what_does_not_fit(tmp_path: Path,
                                                                                  fake_api: FakeAnthropic) -> None:
     store = make_store(tmp_path / "store")
@@ -324,6 +348,8 @@ def test_the_documented_local_setup_runs_against_a_server_that_rejects_unknown_t
     assert memory_tool["name"] == "memory" and "type" not in memory_tool and "input_schema" in memory_tool
     assert all("thinking" not in r and "output_config" not in r for r in fake_api.requests)
     assert {r["model"] for r in fake_api.requests} == {"qwen3-coder"} and fake_api.protocol_errors == []
+    first = fake_api.requests[0]["messages"][0]["content"][0]["text"]
+    assert first.count(", in full\n") == 1 and "A digest gives" in first  # two sessions of 20 KB: one fits 32K
 
 
 def test_the_builtin_memory_tool_is_what_such_a_server_rejects(tmp_path: Path, fake_api: FakeAnthropic) -> None:

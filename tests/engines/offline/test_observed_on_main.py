@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dream.engines.offline.corrections import parse, rewrite
 from dream.engines.offline.dates import rewrite_line
@@ -260,7 +261,89 @@ def test_word_lists_drift_requests_know_every_verb_corrections_know():
     assert parse(hit[1], strict=True) is not None
 
 
-# ---------------------------------------------------------------- housekeeping noise
+# ---------------------------------------------------------------- housekeeping noise on real stores
+
+
+def topic_file(name: str, description: str, body: str, kind: str = "project") -> str:
+    return f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n{body}\n"
+
+
+def long_hook(n: int) -> str:
+    return (f"service {n} keeps its retry budget at {n + 2} attempts with jittered backoff between 200 ms and "
+            f"{n + 5} s, and pages the owning team only after the third consecutive failure of the health probe")
+
+
+def test_housekeeping_noise_trimming_16_long_index_lines_of_a_53_topic_store_appends_no_hook_to_topic_files(
+        tmp_path, cli):
+    files = {}
+    index = ["# Memory index"]
+    for n in range(53):
+        name, rel = f"Service {n}", f"project_service_{n}.md"
+        hook = long_hook(n) if n < 16 else f"service {n} retry budget"
+        # Every file already says what its index hook says; the files share one template (they once
+        # were merged as duplicates: see data/eval/look-alikes.yaml).
+        body = long_hook(n).capitalize() + "."
+        files[rel] = topic_file(name, f"service {n} retry budget", body)
+        index.append(f"- [{name}]({rel}) — {hook}")
+    files["MEMORY.md"] = "\n".join(index) + "\n"
+    store = write_store(tmp_path / "store", ["thanks"], files)
+    result = dream(cli, store)
+    assert result["files"] == ["MEMORY.md"]
+    accept(cli, store)
+    index_after = (store / "MEMORY.md").read_text().splitlines()
+    assert all(len(line) <= 150 for line in index_after) and len(index_after) == 54
+    for rel, text in files.items():
+        if rel != "MEMORY.md":
+            assert (store / rel).read_text() == text, rel  # no hook appended as a last paragraph
+
+
+def test_housekeeping_noise_new_frontmatter_description_does_not_repeat_name_where_the_index_hook_says_more(
+        tmp_path, cli):
+    # A long hook the file lacks is moved into it, and that edit gives the file its first frontmatter.
+    hook = ("staging deploys need the VPN and a fresh token from the ops vault, which expires after eight hours; "
+            "ask in #ops when the vault is sealed")
+    files = {"MEMORY.md": f"# Memory index\n- [Staging deploys](project_staging.md) — {hook}\n",
+             "project_staging.md": "# Staging deploys\n\nStaging needs the VPN.\n"}
+    store = write_store(tmp_path / "store", ["thanks"], files)
+    assert "project_staging.md" in dream(cli, store)["files"]
+    accept(cli, store)
+    text = (store / "project_staging.md").read_text()
+    meta = yaml.safe_load(text.split("---\n")[1])
+    assert meta["name"] == "Staging deploys" and meta["description"] == hook
+    assert "Staging needs the VPN." in text
+
+
+RULES_INLINE = [
+    "never force-push to main", "always run the linter before committing", "keep migrations reversible",
+    "use UTC in every log line", "don't log request bodies", "prefer small pull requests",
+    "tag releases as vMAJOR.MINOR.PATCH", "write the changelog entry with the change",
+    "never commit .env files", "pin Docker base images by digest", "review schema changes with the DBA",
+    "keep feature flags under flags/", "name branches type/short-topic", "squash fixups before merging",
+    "run the e2e suite before a release", "never store secrets in the wiki", "use pnpm, not yarn",
+    "keep API errors in RFC 7807 shape", "don't add dependencies without a ticket", "write tests for every bug fix",
+    "document every new env var in README", "prefer composition over inheritance in services",
+    "rotate API keys every 90 days", "never skip the pre-commit hooks", "keep handlers under 50 lines",
+    "ask before deleting a database table", "use structured logging, not print", "answer in English in PRs",
+]
+
+
+def test_housekeeping_noise_28_rule_lines_whose_files_are_missing_stay_in_the_index_and_nothing_is_dropped(
+        tmp_path, cli):
+    assert len(RULES_INLINE) == 28
+    names = [f"feedback_rule_{n}.md" for n in range(28)]
+    index = "# Rules\n" + "".join(f"- [Rule {n}]({rel}) — {rule}\n"
+                                  for n, (rel, rule) in enumerate(zip(names, RULES_INLINE)))
+    store = write_store(tmp_path / "store", ["thanks"], {"MEMORY.md": index})
+    result = dream(cli, store)
+    diff = cli("diff", "--store", str(store), "--json").json
+    assert diff["retention"]["dropped"] == 0 and diff["retention"]["archived"] == 0
+    accept(cli, store)
+    after = (store / "MEMORY.md").read_text()
+    for rel, rule in zip(names, RULES_INLINE):
+        assert f"({rel}) — {rule}" in after  # still read at every session start
+        assert rule in (store / rel).read_text()  # and its file now exists, keeping the text
+    assert "archive.md" not in result["files"]
+
 
 # The two files of a real store (AKABUST-STUDIO/era-plus in ../shared/corpus), the user's quote toned down.
 SHORT_NAMES = {
