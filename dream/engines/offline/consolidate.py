@@ -334,8 +334,10 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
             continue
         seen.add(said)
         if not request.plain:
-            ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) may be a {request.kind}, but its "
-                   f"intent is not plain; not filed. Candidate memory: “{shorten(third_person(request.text), 120)}”")
+            why = "it is in the lines below what the user typed (pasted text?)" if request.pasted else \
+                "its intent is not plain"
+            ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) may be a {request.kind}, but {why}; "
+                   f"not filed. Candidate memory: “{shorten(third_person(request.text), 120)}”")
         elif request.kind == "forget":
             forget(ws, catalog, request)
         elif request.kind in ("correction", "update"):
