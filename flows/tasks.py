@@ -18,9 +18,10 @@ import json
 import math
 import uuid
 import threading
+import time
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
 from uuid import UUID
 
 import httpx
@@ -31,7 +32,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.actions import ArtifactCreate, GlobalConcurrencyLimitCreate
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, FlowRunFilter, FlowRunFilterId
-from prefect.client.schemas.objects import ConcurrencyLeaseHolder
+from prefect.client.schemas.objects import ConcurrencyLeaseHolder, FlowRun
 from prefect.client.schemas.responses import ConcurrencyLimitWithLeaseResponse
 from prefect.concurrency.sync import concurrency
 from prefect.deployments import run_deployment
@@ -261,20 +262,20 @@ def dream_shard_stores(stores: list[str], engine: str, force: bool, max_concurre
         def hold(ctx: pipeline.RunContext) -> AbstractContextManager:
             return nullcontext() if store_slot_name(ctx.layout.root) in held else hold_store_slot(ctx)
 
-        rows = fleet.dream_stores([Path(s) for s in stores], engine=engine, force=force,
-                                  max_concurrency=max_concurrency, hold=hold, spending=spending)
-        publish_proposals(client, rows)
-    return rows
+        # Each proposal is published as its store ends, while the pool's other threads go on dreaming.
+        return fleet.dream_stores([Path(s) for s in stores], engine=engine, force=force,
+                                  max_concurrency=max_concurrency, hold=hold, spending=spending,
+                                  on_row=lambda row: publish_row_proposal(client, row))
 
 
-def publish_proposals(client: SyncPrefectClient, rows: list[dict]) -> None:
-    """Each proposal as its store's markdown artifact, as the per-store flow publishes it."""
-    for row in rows:
-        if row["proposal"]:
-            try:
-                proposal_artifact(client, row["store"], row["proposal"])
-            except Exception as exc:  # the proposal stands; only its copy in the UI is missing
-                print(f"{row['store']}: no artifact for proposal {row['proposal']}: {type(exc).__name__}: {exc}")
+def publish_row_proposal(client: SyncPrefectClient, row: dict) -> None:
+    """A shard row's proposal, if any, as its store's markdown artifact, as the per-store flow publishes it."""
+    if not row["proposal"]:
+        return
+    try:
+        proposal_artifact(client, row["store"], row["proposal"])
+    except Exception as exc:  # the proposal stands; only its copy in the UI is missing
+        print(f"{row['store']}: no artifact for proposal {row['proposal']}: {type(exc).__name__}: {exc}")
 
 
 # ---------------------------------------------------------------- a shard's store slots, in one lease
@@ -411,39 +412,81 @@ def publish_shard(rows: list[dict]) -> None:
     create_table_artifact(table=rows, key=SHARD_ARTIFACT, description=f"dream shard: {fleet.fleet_summary(rows)}")
 
 
-def run_shard_deployment(deployment: str, stores: list[str], engine: str, force: bool,
-                         max_concurrency: int, budget: dict | None = None) -> list[dict]:
-    """Run one shard as a flow run of `deployment` and wait for it; rows from its artifact.
+def run_shard_deployments(deployment: str, shards: list[list[str]], engine: str, force: bool,
+                          max_concurrency: int, budget: dict | None = None) -> list[dict]:
+    """Each shard as a flow run of `deployment` on its work pool, all waited for together; their rows, in order.
 
-    A shard that ends without its table (crashed, cancelled, never picked up)
-    is one failed row per store, naming the shard's flow run and state.
+    The shard runs are created one after another from the fleet flow's own
+    thread (two creations at once made the server's SQLite answer 503, which
+    the client retries two seconds later), then watched with one query per
+    poll however many shards there are. A shard that could not be started,
+    or ended without its table (crashed, cancelled), is one failed row per
+    store, naming the shard's flow run and its state.
     """
-    parameters = {"stores": stores, "engine": engine, "force": force, "max_concurrency": max_concurrency,
-                  "budget": budget}
-    run = run_deployment(deployment, parameters=parameters, poll_interval=SHARD_POLL_SECONDS)
-    rows = shard_artifact_rows(run.id)
-    if rows is None:
-        state = run.state.name if run.state else "unknown"
-        message = run.state.message if run.state and run.state.message else "no result"
-        return [fleet.failed_row(store, f"shard flow run {run.name} ended {state}: {message}") for store in stores]
-    return rows
+    parameters = {"engine": engine, "force": force, "max_concurrency": max_concurrency, "budget": budget}
+    started = [_start_shard(deployment, stores, parameters) for stores in shards]
+    ended = wait_for_flow_runs([run.id for run in started if isinstance(run, FlowRun)])
+    tables = shard_tables(list(ended))
+    return [row for stores, run in zip(shards, started) for row in _shard_rows(stores, run, ended, tables)]
 
 
-# How often a waiting fleet flow asks the server about its shards: rarely, since a
-# shard takes many seconds and every poll is a query on the server's database.
-SHARD_POLL_SECONDS = 2
+def _start_shard(deployment: str, stores: list[str], parameters: dict) -> FlowRun | Exception:
+    """The shard's flow run, scheduled now and linked under the fleet run; or why it could not be created."""
+    try:
+        run = run_deployment(deployment, parameters={"stores": stores, **parameters}, timeout=0)
+        assert isinstance(run, FlowRun)  # called from a sync flow: the sync variant, not a coroutine
+        return run
+    except Exception as exc:  # the other shards still run
+        return exc
 
 
-def shard_artifact_rows(flow_run_id) -> list[dict] | None:
+def _shard_rows(stores: list[str], run: FlowRun | Exception, ended: dict[UUID, FlowRun],
+                tables: dict[UUID, list[dict]]) -> list[dict]:
+    if isinstance(run, Exception):
+        return [fleet.failed_row(store, f"shard not started: {type(run).__name__}: {run}") for store in stores]
+    if run.id in tables:
+        return tables[run.id]
+    state = ended[run.id].state
+    name, message = (state.name, state.message or "no result") if state else ("unknown", "no result")
+    return [fleet.failed_row(store, f"shard flow run {run.name} ended {name}: {message}") for store in stores]
+
+
+# How often a waiting fleet flow asks the server about its shards: one query for
+# all of them, so once a second costs the server's database little.
+SHARD_POLL_SECONDS = 1
+# The most flow runs or artifacts one query returns (the server's PREFECT_API_DEFAULT_LIMIT).
+QUERY_LIMIT = 200
+
+
+def wait_for_flow_runs(ids: list[UUID]) -> dict[UUID, FlowRun]:
+    """The flow runs `ids`, each once it is final."""
+    ended: dict[UUID, FlowRun] = {}
     with get_client(sync_client=True) as client:
-        found = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[SHARD_ARTIFACT])),
-            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])),
-        )
-    if not found:
-        return None
-    data = found[0].data
-    return json.loads(data) if isinstance(data, str) else data
+        while len(ended) < len(ids):
+            time.sleep(SHARD_POLL_SECONDS)
+            waiting = [i for i in ids if i not in ended][:QUERY_LIMIT]
+            for run in client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=waiting)),
+                                             limit=QUERY_LIMIT):
+                if run.state is not None and run.state.is_final():
+                    ended[run.id] = run
+    return ended
+
+
+def shard_tables(flow_run_ids: list[UUID]) -> dict[UUID, list[dict]]:
+    """The `dream-shard` table of each of these flow runs that published one, by flow run."""
+    tables: dict[UUID, Any] = {}
+    with get_client(sync_client=True) as client:
+        for i in range(0, len(flow_run_ids), QUERY_LIMIT):
+            found = client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[SHARD_ARTIFACT])),
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=flow_run_ids[i:i + QUERY_LIMIT])),
+                limit=QUERY_LIMIT,
+            )
+            for artifact in found:
+                if artifact.flow_run_id is not None:
+                    data = artifact.data  # a table's rows, as the JSON text the server keeps
+                    tables[artifact.flow_run_id] = json.loads(data) if isinstance(data, str) else data
+    return tables
 
 
 def shard_rows(future, stores: list[str]) -> list[dict]:

@@ -237,6 +237,21 @@ def test_a_failing_store_is_a_failed_row_and_the_fleet_ends_failed_saying_how_ma
     assert rows[str(fleet.due[1])]["status"] == "proposed"
 
 
+def test_a_shard_that_cannot_be_started_on_the_pool_fails_its_stores_and_the_fleet_says_so(tmp_path):
+    fleet = make_fleet(tmp_path / "projects", total=5, due=3)
+
+    state = dream_fleet([str(fleet.root)], engine="offline", shard_size=2, shard_deployment="dream-shard/no-such-one",
+                        return_state=True)
+
+    assert state.is_failed() and state.message.startswith("3 of 5 store(s) failed; "), state.message
+    rows = {row["store"]: row for row in state.result(raise_on_failure=False)}
+    for store in fleet.due:  # both shards, each named by the error the server gave
+        assert rows[str(store)]["status"] == "failed"
+        assert rows[str(store)]["message"].startswith("shard not started: ObjectNotFound"), rows[str(store)]
+    assert [row["status"] for row in rows.values() if row["store"] not in map(str, fleet.due)] == ["skipped"] * 2
+    assert not any(Layout.open(store).history.exists() for store in fleet.due)  # no store was dreamed
+
+
 def test_the_fleet_on_a_dask_cluster_of_two_worker_processes_proposes_every_due_store(tmp_path, monkeypatch):
     """The Dask recipe of docs/prefect.md; on main every shard failed ("`Dream_StoreModel` is not fully defined")."""
     pytest.importorskip("prefect_dask", reason="the dask extra is not installed (pip install -e '.[dask]')")

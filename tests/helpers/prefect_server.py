@@ -99,14 +99,14 @@ class Server:
         run = self.post(f"/deployments/{deployment['id']}/create_flow_run", {"parameters": parameters})
         return run["id"]
 
-    def wait_until_done(self, flow_run_id: str, timeout: float = 300) -> dict:
-        """The flow run once it reaches a final state (the module's workers run it)."""
+    def wait_until_done(self, flow_run_id: str, timeout: float = 300, poll: float = 1) -> dict:
+        """The flow run once it reaches a final state (the module's workers run it), asked every `poll` s."""
         deadline = time.time() + timeout
         while time.time() < deadline:
             run = self.get(f"/flow_runs/{flow_run_id}")
             if run["state"]["type"] in TERMINAL:
                 return run
-            time.sleep(1)
+            time.sleep(poll)
         raise AssertionError(f"flow run {flow_run_id} did not finish")
 
     def start_worker(self) -> subprocess.Popen:
