@@ -14,6 +14,8 @@ checks it with generated lines). Adding a language is adding a file.
 from __future__ import annotations
 
 import re
+import re._constants as sre  # type: ignore[import-not-found]  # opcodes: `required_text` reads a parse
+import re._parser as sre_parser  # type: ignore[import-not-found]  # (typeshed stubs only sre_parse)
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -114,21 +116,103 @@ def _needs(lang: Language, item: dict[str, Any]) -> list[str]:
 @cache
 def request_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     """(kind, pattern) in the order they are tried; group "text" is what the request is about."""
+    return tuple((kind, pattern) for kind, pattern, _ in request_checks())
+
+
+# A sentence in which a pattern cannot match, told cheaply: None, or a search for text every match holds.
+Precheck = re.Pattern[str] | None
+
+
+@cache
+def request_checks() -> tuple[tuple[str, re.Pattern[str], Precheck], ...]:
+    """(kind, pattern, precheck) in the order they are tried.
+
+    Template patterns start with their leads and fail at once on a sentence
+    that does not; whole patterns ("X を忘れて", "X, not Y now") try `.+?` at
+    every position, so each is first looked for by the text it cannot match
+    without (`required_text`), read off the pattern itself.
+    """
     langs = languages()
-    found: list[tuple[str, re.Pattern[str]]] = []
+    found: list[tuple[str, re.Pattern[str], Precheck]] = []
     for kind, key, spaced_template, unspaced_template in _TEMPLATES:
         for spaced, template in ((True, spaced_template), (False, unspaced_template)):
             leads = [lead for lang in langs if lang.spaced == spaced for lead in lang.leads.get(key, [])]
             if template and leads:
                 filled = template.format(leads=_alternation(leads), that=_alternation(words("that")) or "(?!)",
                                          about=_alternation(words("about")) or "(?!)", please=_please())
-                found.append((kind, re.compile(filled, re.I)))
-        found += [(kind, re.compile(_pattern_regex(lang, item), re.I))
-                  for lang in langs for item in lang.patterns
+                found.append((kind, re.compile(filled, re.I), None))
+        found += [_whole(kind, _pattern_regex(lang, item)) for lang in langs for item in lang.patterns
                   if item["kind"] == kind and _first_template(item["kind"]) == key]
-    found += [(item["kind"], re.compile(_pattern_regex(lang, item), re.I))
-              for lang in langs for item in lang.patterns if item["kind"] == "update"]
+    found += [_whole(item["kind"], _pattern_regex(lang, item)) for lang in langs for item in lang.patterns
+              if item["kind"] == "update"]
     return tuple(found)
+
+
+def _whole(kind: str, regex: str) -> tuple[str, re.Pattern[str], Precheck]:
+    needed = required_text(regex) if _scans(list(sre_parser.parse(regex, re.I))) else None
+    precheck = re.compile("|".join(map(re.escape, needed)), re.I) if needed else None
+    return kind, re.compile(regex, re.I), precheck
+
+
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+
+
+def _scans(items: list[tuple[Any, Any]]) -> bool:
+    """Whether a pattern opens (after ^ and optional parts) with `.*` or `.+?`, so a failing match is tried at
+    every position; one that opens with its leads fails at once, and needs no precheck."""
+    for op, av in items:
+        if op is sre.AT:
+            continue
+        if op is sre.SUBPATTERN:
+            return _scans(list(av[3]))
+        if op in _REPEATS:
+            body = list(av[2])
+            if body and body[0][0] is sre.ANY:
+                return True
+            if av[0] == 0:
+                continue  # optional: what follows decides
+        return False
+    return False
+
+
+def required_text(regex: str) -> tuple[str, ...] | None:
+    """Texts one of which every match of `regex` holds (None: none found): its literal runs, the
+    alternatives of a group that must match, a repeat taken at least once. The longest such choice."""
+    return _required(list(sre_parser.parse(regex, re.I)))
+
+
+def _required(items: list[tuple[Any, Any]]) -> tuple[str, ...] | None:
+    choices: list[tuple[str, ...]] = []
+    run: list[str] = []
+    for op, av in items:
+        if op is sre.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            choices.append(("".join(run),))
+            run = []
+        found = _required_in(op, av)
+        if found:
+            choices.append(found)
+    if run:
+        choices.append(("".join(run),))
+    return max(choices, key=lambda texts: min(map(len, texts)), default=None)
+
+
+def _required_in(op: Any, av: Any) -> tuple[str, ...] | None:
+    """What one element of a parsed pattern cannot match without; None when it may match nothing (a lookaround,
+    a class, an optional part)."""
+    if op is sre.SUBPATTERN:
+        return _required(list(av[3]))
+    if op is sre.ATOMIC_GROUP:
+        return _required(list(av))
+    if op in _REPEATS and av[0] >= 1:
+        return _required(list(av[2]))
+    if op is sre.BRANCH:
+        each = [_required(list(alternative)) for alternative in av[1]]
+        if all(each):
+            return tuple(sorted({text for texts in each if texts for text in texts}))
+    return None
 
 
 def _please() -> str:

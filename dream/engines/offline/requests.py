@@ -128,7 +128,9 @@ def _request_in(sentence: str) -> tuple[str, str, bool] | None:
 
 def _at_start(sentence: str) -> tuple[str, str, bool] | None:
     sentence = sentence.rstrip(" .。!！")
-    for kind, pattern in phrases.request_patterns():
+    for kind, pattern, precheck in phrases.request_checks():
+        if precheck is not None and not precheck.search(sentence):
+            continue  # it holds no text this pattern needs: trying `.+?` at every position would find nothing
         match = pattern.match(sentence)
         if match:
             text = match.group("text").strip().rstrip(".。!！").strip()

@@ -64,3 +64,30 @@ def test_the_quick_filter_is_what_gather_requests_uses():
                          "text": ["nothing to see", "패키지 매니저를 npm에서 pnpm으로바꿨어요"]},
                         schema={"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64, "role": pl.Utf8, "text": pl.Utf8})
     assert [r.kind for r in gather_requests(rows)] == ["update"]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line_strategy())
+def test_a_pattern_is_never_skipped_by_its_precheck_on_a_sentence_it_matches(line):
+    said = line.strip().rstrip(" .。!！")
+    for _, pattern, precheck in phrases.request_checks():
+        if precheck is not None and pattern.match(said):
+            assert precheck.search(said), (pattern.pattern, said)
+
+
+def test_required_text_is_what_every_match_must_hold():
+    assert phrases.required_text(r"^(?P<text>.+?)(?:のメモ|の記憶)?(?:消して|削除して)(?:ください)?$") == ("削除して", "消して")
+    assert phrases.required_text(r"^(?P<text>.+?\bjetzt\b.*?,\s*(?:nicht mehr|nicht)\s+\S.*)$") == ("jetzt",)
+    # optional parts, classes and lookarounds are not required: nothing to look for
+    assert phrases.required_text(r"^(?:abc)?[xyz]+(?=def)") is None
+    # a branch counts only when every alternative holds a text
+    assert phrases.required_text(r"^(?:ab|\d+)c") == ("c",)
+
+
+def test_only_patterns_that_scan_every_position_get_a_precheck():
+    checks = phrases.request_checks()
+    assert [(kind, pattern) for kind, pattern, _ in checks] == list(phrases.request_patterns())
+    prechecked = [pattern.pattern for _, pattern, precheck in checks if precheck is not None]
+    assert prechecked and len(prechecked) < len(checks)
+    for regex in prechecked:  # "X を忘れて", "X, not Y now": `.+?` first; the rest open with their leads
+        assert regex.startswith(("^(?P<text>.", "^(?:请)?(?:把|将)?(?P<text>.")), regex
