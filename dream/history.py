@@ -8,7 +8,9 @@
 - ``"event"``: one review action (accept, reject, rollback, rebase,
   accept-abandoned …) with who did it, when and the comment (`EVENT_TYPES`).
 
-Times are ISO 8601 in UTC. Lines of another kind are left alone (a newer
+Times are ISO 8601 in UTC. A key whose value is null is left out of its
+line (an offline run has half its keys null); every reader names its
+columns, so a missing key reads as null. Lines of another kind are left alone (a newer
 dream may write them).
 
 Appending never makes a command wait for long nor fail: each record is one
@@ -135,6 +137,8 @@ def _append(layout: Layout, record: dict[str, Any], strict: bool = False) -> Non
 
 
 def _line(record: dict[str, Any]) -> bytes:
+    # A key left out reads as null (the readers name every column); an offline run has half its keys null.
+    record = {key: value for key, value in record.items() if value is not None}
     try:
         return orjson.dumps(record, default=str) + b"\n"
     except orjson.JSONEncodeError:

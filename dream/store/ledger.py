@@ -17,8 +17,10 @@ taken only then, so an unchanged log costs one stat). A log copied with
 Rejecting a proposal or rolling one back drops its entries, so the next run
 offers those requests again.
 
-Kept in ``.dream/sessions.json``, apart from ``state.json``: the gate reads
-it only when it reaches the sessions check. A store dreamed before this
+Kept in ``.dream/sessions.json.gz``, apart from ``state.json``: the gate reads
+it only when it reaches the sessions check. Compressed: each entry's hash and
+path are most of a year's 70 KB, and gzip keeps a third of it. A store from
+before keeps a plain ``sessions.json``, read until the next save replaces it. A store dreamed before this
 file existed had only a time mark: logs older than its last dream (and not
 on its old replay list) count as consumed, except those a pending proposal
 read, which it holds.
@@ -26,6 +28,7 @@ read, which it holds.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from collections.abc import Callable, Iterable
@@ -72,7 +75,11 @@ def load_ledger(layout: Layout, state: StoreState, held: dict[str, list[str]] | 
     logs) are used only for such an old store.
     """
     try:
-        return load_json_record(_path(layout), LedgerFile, "session ledger").logs
+        return load_json_record(_path(layout), LedgerFile, "session ledger", gzipped=True).logs
+    except FileNotFoundError:
+        pass
+    try:
+        return load_json_record(_plain_path(layout), LedgerFile, "session ledger").logs
     except FileNotFoundError:
         return _from_time_mark(state, held or {}, logs)
 
@@ -83,11 +90,16 @@ class LedgerFile:
 
 
 def _path(layout: Layout) -> Path:
+    return layout.dream / "sessions.json.gz"
+
+
+def _plain_path(layout: Layout) -> Path:
+    """The ledger as dream wrote it before it was compressed."""
     return layout.dream / "sessions.json"
 
 
 def has_ledger(layout: Layout) -> bool:
-    return _path(layout).exists()
+    return _path(layout).exists() or _plain_path(layout).exists()
 
 
 def _from_time_mark(state: StoreState, held: dict[str, list[str]], logs: Iterable[SessionFile]) -> Ledger:
@@ -102,7 +114,9 @@ def _from_time_mark(state: StoreState, held: dict[str, list[str]], logs: Iterabl
 def save_ledger(layout: Layout, ledger: Ledger) -> None:
     layout.dream.mkdir(parents=True, exist_ok=True)
     body = {"logs": {rel: ledger[rel].to_json() for rel in sorted(ledger)}}
-    atomic_write(_path(layout), (json.dumps(body, indent=1) + "\n").encode())
+    atomic_write(_path(layout), gzip.compress(json.dumps(body, separators=(",", ":")).encode(), mtime=0))
+    # The compressed file holds everything now; a crash before this leaves both, and the new one is read.
+    _plain_path(layout).unlink(missing_ok=True)
 
 
 def same_content(f: SessionFile, entry: Read | None) -> bool:

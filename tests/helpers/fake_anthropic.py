@@ -364,8 +364,24 @@ class FakeAnthropic:
             return None, f"prompt is too long: {total} tokens > {self.context_window} maximum"
         return usage, None
 
-    def _input_usage(self, body: dict[str, Any]) -> dict[str, int]:
-        """Split the request's input tokens into uncached, cache-written and cache-read, like the API."""
+    def ideal_reads(self) -> list[int]:
+        """Per request: the tokens of the longest prefix some earlier request sent (at a block's end).
+
+        What a perfect cache would read (no breakpoints, no lookback, no
+        minimum, no TTL): the ceiling of the cache reads any client could get
+        for the same sequence of requests.
+        """
+        seen: set[str] = set()
+        out = []
+        for body in self.requests:
+            keys, sizes, _ = self._prefixes(body)
+            out.append(max((size for key, size in zip(keys, sizes) if key in seen), default=0))
+            seen.update(keys)
+        return out
+
+    def _prefixes(self, body: dict[str, Any]) -> tuple[list[str], list[int], list[bool]]:
+        """For each block of the prompt (tools, system, messages): its prefix's key, its tokens, and whether a
+        breakpoint ends it."""
         blocks: list[Any] = [body.get("model"), *body.get("tools", [])]
         system = body.get("system", [])
         blocks += [{"type": "text", "text": system}] if isinstance(system, str) else list(system)
@@ -385,6 +401,11 @@ class FakeAnthropic:
             last = i == len(blocks) - 1
             marks.append(bool(isinstance(block, dict) and block.get("cache_control"))
                          or (last and bool(body.get("cache_control"))))
+        return keys, sizes, marks
+
+    def _input_usage(self, body: dict[str, Any]) -> dict[str, int]:
+        """Split the request's input tokens into uncached, cache-written and cache-read, like the API."""
+        keys, sizes, marks = self._prefixes(body)
         now = self.clock()
         self.cache = {k: t for k, t in self.cache.items() if t > now}
         read_at = -1

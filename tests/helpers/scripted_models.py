@@ -1,6 +1,7 @@
 """Scripted models that work the way current models do, for the strict test server (fake_anthropic.py).
 
-A real model thinks every turn, batches several tool calls a turn, often opens
+A real model thinks every turn, batches several tool calls a turn (but no edit
+in the same turn as the reads it rests on: it has not seen them yet), often opens
 with a text preamble ("I'll start by reviewing the index.") and now and then
 asks a question instead of going on. `ScriptedModel` plays such a model from
 what the request shows it: the topic files listed in tonight's first message
@@ -60,11 +61,20 @@ class ScriptedModel:
             return Reply([text(QUESTION)], stop_reason="end_turn", thinking=think, output_tokens=30)
         self._plan[:0] = _hints(body)
         if self._plan:
-            batch, self._plan = self._plan[: self.calls_per_turn], self._plan[self.calls_per_turn :]
+            batch = self._next_batch()
             return Reply([text("Reading on."), *batch], thinking=think, output_tokens=25 + 60 * len(batch))
         lines = [f"- dated {path.rsplit('/', 1)[1]}: last reviewed on the night of the sessions" for path in self._edited]
         return Reply([text("\n".join(lines) or "Nothing needed changing.")], thinking=think,
                      output_tokens=40 + 25 * len(lines))
+
+    def _next_batch(self) -> list[dict[str, Any]]:
+        """Up to `calls_per_turn` calls of one kind: a model edits only after it has seen what it read."""
+        assert self._plan is not None
+        kind = _edits(self._plan[0])
+        size = next((i for i, c in enumerate(self._plan[: self.calls_per_turn]) if _edits(c) != kind),
+                    min(self.calls_per_turn, len(self._plan)))
+        batch, self._plan = self._plan[:size], self._plan[size:]
+        return batch
 
     def _make_plan(self, first: str) -> list[dict[str, Any]]:
         topics = re.findall(r"^- `(/memories/(?!MEMORY\.md)[^`]+\.md)`", first, flags=re.M)
@@ -94,6 +104,10 @@ def wide(**kw: Any) -> ScriptedModel:
 
 def thinking_heavy(**kw: Any) -> ScriptedModel:
     return ScriptedModel(calls_per_turn=6, thinking=(6000, 6000), **kw)
+
+
+def _edits(call: dict[str, Any]) -> bool:
+    return call["name"] == "memory" and call["input"].get("command") not in ("view", None)
 
 
 def _first_text(body: dict[str, Any]) -> str:

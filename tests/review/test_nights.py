@@ -219,3 +219,23 @@ def test_a_last_dream_dated_in_the_future_does_not_keep_the_gate_shut(cli, demo_
     again = run(cli, demo_store)  # not forced
     assert again["status"] == "proposed"
     assert json.loads(state_file.read_text())["last_consolidated_at"] < time.time() + 60
+
+
+def test_a_plain_sessions_json_from_before_is_read_and_replaced_by_the_compressed_ledger(cli, demo_store):
+    import gzip
+
+    run(cli, demo_store)
+    ok(cli, "accept", "--store", str(demo_store))
+    dream = demo_store / ".dream"
+    logs = json.loads(gzip.decompress((dream / "sessions.json.gz").read_bytes()))["logs"]
+    assert logs and all(entry["sha256"] for entry in logs.values())
+    # the ledger as dream wrote it before it was compressed
+    (dream / "sessions.json").write_text(json.dumps({"logs": logs}, indent=1) + "\n")
+    (dream / "sessions.json.gz").unlink()
+    assert ok(cli, "status", "--store", str(demo_store))["gate"]["sessions_new"] == 0
+    new_session(demo_store, "s31-new.md", "> remember that the nightly export runs at 02:00 UTC\n< Noted.\n")
+    again = run(cli, demo_store, "--force")
+    assert again["sessions_read"] == 1 and again["status"] == "proposed"
+    assert not (dream / "sessions.json").exists()
+    kept = json.loads(gzip.decompress((dream / "sessions.json.gz").read_bytes()))["logs"]
+    assert set(logs) < set(kept)

@@ -286,3 +286,17 @@ def test_history_all_is_one_query_over_every_store(tmp_path, home, cli):
 def test_a_comment_that_is_not_utf8_is_kept_not_fatal(store):
     history.record_event(store, "reject", comment="bad \udcff byte")  # what a Latin-1 terminal's argv becomes
     assert [e["comment"] for e in history.events(store)] == ["bad \ufffd byte"]
+
+
+def test_null_keys_are_left_out_of_a_line_and_an_old_line_spelling_them_out_reads_the_same(store):
+    record_run(store, "new", 1_700_000_100.0)
+    [line] = lines_of(store)
+    written = orjson.loads(line)
+    assert None not in written.values() and "error" not in written
+    old = {**{name: None for name in history.RUN_COLUMNS}, **written, "run_id": "old", "started_at": written["started_at"]}
+    with store.history.open("ab") as fh:
+        fh.write(orjson.dumps({"kind": "run", **old}) + b"\n")
+    runs = {row["run_id"]: row for row in history.runs(store)}
+    assert set(runs) == {"new", "old"}
+    assert {k: v for k, v in runs["new"].items() if k != "run_id"} == {k: v for k, v in runs["old"].items() if k != "run_id"}
+    assert runs["new"]["error"] is None and runs["new"]["status"] == written["status"]

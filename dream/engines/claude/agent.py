@@ -186,7 +186,7 @@ class ClaudeEngine:
                 acted = True
                 self._calls.update({u.id: context.describe_call(u.name, u.input) for u in uses})
                 self._transcript.append({"role": "user", "content": tools.run(uses)})
-                self._segment_if_long(reply.usage)
+                self._segment_if_long(reply.usage, self._transcript[-1])
             elif reply.stop_reason in _SENT_BACK:
                 continue
             elif not nudged and (not acted or _asks(reply)):
@@ -195,9 +195,13 @@ class ClaudeEngine:
             else:
                 return reply
 
-    def _segment_if_long(self, usage: Any) -> None:
-        """Past the trigger, the next request opens a fresh segment (nothing sent is edited)."""
-        size = context.context_size(usage)
+    def _segment_if_long(self, usage: Any, results: dict[str, Any]) -> None:
+        """Past the trigger, the next request opens a fresh segment (nothing sent is edited).
+
+        The next request carries the last one, its reply (as the API counted them, thinking included) and the
+        `results` just appended: ten pages of sessions are 80K tokens the API has not counted yet.
+        """
+        size = context.context_size(usage) + context.estimate_tokens(results["content"])
         if context.mode_for() == "off" or size <= self._opening + context.GROWTH or self._first is None:
             return
         *done, unseen = self._transcript[1:]

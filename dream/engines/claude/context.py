@@ -6,9 +6,9 @@ that changes, the API rejects the request (400) or drops the block and every
 later one (`thinking.block_binding.prefix_mismatch_behavior`; docs,
 "Preserved thinking"). Clearing used tool results in place, as dream did, is
 such a change. So nothing sent is ever edited. Instead, once a request and
-its reply pass the segment's opening by `GROWTH` tokens, as the API counted
-them (thinking included, shown or not), the next request starts a **new
-segment**:
+its reply, as the API counted them (thinking included, shown or not), and the
+results just returned pass the segment's opening by `GROWTH` tokens, the next
+request starts a **new segment**:
 
 - the same first message, byte for byte (its breakpoint is still cached);
 - a digest of the segment that ends: every call the model made with what it

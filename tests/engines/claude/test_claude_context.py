@@ -61,6 +61,26 @@ def test_a_long_run_goes_on_in_fresh_segments_and_the_context_stays_bounded(
     assert max(sizes) <= sizes[0] + GROWTH + 15_000  # the opening, the growth allowed and one turn of results
 
 
+def test_the_results_just_returned_count_toward_the_next_segment(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    """Ten pages of 30,000 characters a turn: the trigger must count them before they are sent, not after."""
+    rows = [(f"w{s:02d}", date(2026, 10, 1 + s), seq, "assistant", "w" * 1900) for s in range(20) for seq in range(16)]
+    frame = pl.DataFrame(rows, schema=["session", "date", "seq", "role", "text"], orient="row")
+    inp = replace(engine_input(tmp_path, first_message_session_chars=0), sessions=frame)
+    turns = [Reply([tool_use("read_session", session_id=f"w{n:02d}") for n in range(s, s + 10)], thinking=1500)
+             for s in (0, 10)]
+    fake_api.play(*turns, Reply([text("- nothing to change")], thinking=1500))
+    ClaudeEngine().consolidate(inp)
+    assert fake_api.protocol_errors == []
+    starts = {0, *segment_starts(fake_api)}
+    sizes = [u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+             for u in fake_api.usages]
+    opening = 0
+    for i, size in enumerate(sizes):
+        opening = size if i in starts else opening
+        assert i in starts or size <= opening + GROWTH, f"request {i} grew {size - opening} past its segment's opening"
+    assert len(starts) == 3  # each turn's 75K tokens of results open the next segment
+
+
 def test_nothing_sent_is_ever_edited_within_a_segment(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     fake_api.play(*reading_script())
     ClaudeEngine().consolidate(big_input(tmp_path))

@@ -124,6 +124,19 @@ def test_ten_calls_a_turn_keep_cache_reads_at_80_percent(tmp_path: Path, fake_ap
     assert cache_read_share(fake_api) >= 0.80
 
 
+@pytest.mark.parametrize("calls", [3, 6, 10])
+def test_at_any_turn_width_every_request_reads_all_a_perfect_cache_would(
+    tmp_path: Path, fake_api: FakeAnthropic, calls: int
+) -> None:
+    store = make_store(tmp_path / "store")
+    fake_api.play(*[ScriptedModel(calls_per_turn=calls)] * 200)
+    outcome = dream(store, first_message_session_chars=0)  # every session read through the tools: a long run
+    assert outcome.status == Status.PROPOSED, outcome.error
+    assert sum(1 for r in fake_api.requests[1:] if len(r["messages"]) == 1) >= 1  # a new segment opened too
+    # the longest prefix an earlier request sent, whatever the breakpoints, the lookback, the minimum
+    assert [u["cache_read_input_tokens"] for u in fake_api.usages] == fake_api.ideal_reads()
+
+
 # -- Case-sensitive guards ----------------------------------------------------------------------------------------
 
 
