@@ -334,16 +334,23 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
             continue
         seen.add(said)
         if not request.plain:
-            why = "it is in the lines below what the user typed (pasted text?)" if request.pasted else \
-                "its intent is not plain"
-            ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) may be a {request.kind}, but {why}; "
-                   f"not filed. Candidate memory: “{shorten(third_person(request.text), 120)}”")
+            ws.ask(_not_plain(request))
         elif request.kind == "forget":
             forget(ws, catalog, request)
         elif request.kind in ("correction", "update"):
             correct_existing(ws, catalog, request)
         elif not _filed_as_correction(ws, catalog, request):
             file_memory(ws, catalog, request)
+
+
+def _not_plain(request: Request) -> str:
+    said = f"“{shorten(request.sentence, 100)}” ({_where(request)})"
+    if request.answers:
+        return (f"{said} answers the assistant's “{shorten(request.answers, 120)}”: those words are the "
+                f"assistant's, not the user's; not filed. Write the memory yourself if it is meant")
+    why = "it is in the lines below what the user typed (pasted text?)" if request.pasted else "its intent is not plain"
+    return (f"{said} may be a {request.kind}, but {why}; not filed. "
+            f"Candidate memory: “{shorten(third_person(request.text), 120)}”")
 
 
 def _where(request: Request) -> str:

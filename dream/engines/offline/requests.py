@@ -42,6 +42,7 @@ class Request:
     sentence: str  # the whole sentence, for the report
     plain: bool = True  # False: maybe meant, not plainly; a person decides, nothing is written
     pasted: bool = False  # read in the lines below what the user typed (most often pasted text)
+    answers: str = ""  # "yes, remember that": the assistant's line it answers, whose words these are
 
     @property
     def evidence(self) -> Evidence:
@@ -190,7 +191,7 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
                 kind, text, plain = hit
                 found.append(Request(kind, text, str(session), day, int(seq), sentence, plain))
         if len(found) > before and phrases.points_ahead().match(found[-1].text):
-            found[-1] = _pointing_at(found[-1], block)
+            found[-1] = _pointing_at(found[-1], block, _said_before(sessions, str(session), int(seq)))
         elif block:
             found += [Request(kind, text, str(session), day, int(seq), sentence, False, pasted=True)
                       for sentence in sentences(block) if (hit := read(sentence)) for kind, text, _ in [hit]]
@@ -202,13 +203,21 @@ def _typed_and_pasted(entry: str) -> tuple[str, str]:
     return typed, "\n".join(line.strip() for line in rest.splitlines() if line.strip())
 
 
-def _pointing_at(request: Request, block: str) -> Request:
+def _said_before(sessions: pl.DataFrame, session: str, seq: int) -> str:
+    """The assistant's entry just before a user's (rarely needed: only for a request that points at it)."""
+    before = sessions.filter((pl.col("session") == session) & (pl.col("seq") == seq - 1)
+                             & (pl.col("role") == "assistant"))
+    return str(before["text"][0]) if before.height else ""
+
+
+def _pointing_at(request: Request, block: str, said_before: str) -> Request:
     """"remember this, it's our release checklist now:" and the lines below it: one memory holding them.
 
-    With nothing below, "this" means something the log does not show: a person decides.
+    With nothing below, "this" means something said before ("yes, remember that", answering the
+    assistant's offer): the words would be the assistant's, not the user's, so a person decides.
     """
     if not block or request.kind not in ("remember", "rule"):
-        return replace(request, plain=False)
+        return replace(request, plain=False, answers="" if block else said_before)
     heading = re.split(r"[,，—–-]", request.text.rstrip(" :："), maxsplit=1)[1:]
     content = "; ".join(block.splitlines())
     text = f"{heading[0].strip()}: {content}" if heading and heading[0].strip() else content

@@ -417,3 +417,12 @@ def test_work_grows_linearly_with_repeated_requests_on_a_small_store(tmp_path, m
     small = work(tmp_path, monkeypatch, 20, 200)
     double = work(tmp_path, monkeypatch, 20, 400)
     assert_linear(small, double, 400)
+
+
+@pytest.mark.parametrize("answer", ["yes, remember that", "はい、覚えておいて", "ja, merk dir das", "ok"])
+def test_an_answer_to_the_assistants_offer_is_not_the_users_memory(answer):
+    offer = "Want me to remember that the VPN is needed for staging deploys?"
+    log = pl.DataFrame({"session": ["s1", "s1"], "date": [date(2026, 3, 1)] * 2, "seq": [0, 1],
+                        "role": ["assistant", "user"], "text": [offer, answer]})
+    found = gather_requests(log)
+    assert [(r.plain, r.answers) for r in found] == ([(False, offer)] if answer != "ok" else [])
