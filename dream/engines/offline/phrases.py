@@ -311,6 +311,18 @@ def _words_pattern(pick) -> re.Pattern[str]:  # type: ignore[no-untyped-def]
     return re.compile("|".join(parts) or "(?!)", re.I)
 
 
+@cache
+def points_ahead() -> re.Pattern[str]:
+    """A request's text that only points at what follows ([words] `pointer`): "this:", "esto, es la regla
+    nueva del equipo:", "the following". Its content, if any, is the block pasted below the line."""
+    spaced = _alternation([w for lang in languages() if lang.spaced for w in lang.words.get("pointer", [])])
+    unspaced = _alternation([w for lang in languages() if not lang.spaced for w in lang.words.get("pointer", [])])
+    ends = r"\s*(?:[:：]\s*|[,，—–-][^:：.!?。]*[:：]\s*)?$"
+    parts = [rf"(?:{spaced})(?!\w){ends}"] if spaced else []
+    parts += [rf"(?:{unspaced}){ends}"] if unspaced else []
+    return re.compile(rf"^(?:{'|'.join(parts) or '(?!)'})", re.I)
+
+
 def alternation(name: str) -> str:
     """One [words] list of every language as a regex alternation, longest first ("nicht mehr" before "nicht")."""
     return _alternation(words(name)) or "(?!)"
