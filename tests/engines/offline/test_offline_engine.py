@@ -671,3 +671,15 @@ def test_memories_said_in_other_words_are_found_among_many_and_other_facts_are_n
     docs.append(("Database port", "the local database listens on port 5432, started by make dev", ""))
     found = {(i, j) for i, j, _ in described_pairs(docs)}
     assert found == {(600, 601)}
+
+
+def test_a_rule_a_memory_states_in_another_language_is_asked_about_not_filed_again(tmp_path):
+    tree = {"MEMORY.md": b"- [Package manager](feedback_pnpm.md) - use pnpm, never npm\n",
+            "feedback_pnpm.md": topic("Package manager", "use pnpm, never npm", "feedback",
+                                      "Use pnpm in the web app, never npm.")}
+    rows = sessions(("s1", TODAY, "user", "Immer pnpm benutzen, niemals npm!"),
+                    ("s1", TODAY, "user", "Always pin pnpm to 9.12 in CI."))  # a number the memory lacks: new
+    out, result = run(tmp_path, tree, rows)
+    assert len([path for action, path in actions(result) if action == "created"]) == 1
+    assert not any("Immer pnpm" in text.decode() for text in out.values())
+    assert any("in another language" in ask and "feedback_pnpm.md" in ask for ask in result.needs_person)

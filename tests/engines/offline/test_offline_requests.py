@@ -426,3 +426,18 @@ def test_an_answer_to_the_assistants_offer_is_not_the_users_memory(answer):
                         "role": ["assistant", "user"], "text": [offer, answer]})
     found = gather_requests(log)
     assert [(r.plain, r.answers) for r in found] == ([(False, offer)] if answer != "ok" else [])
+
+
+@pytest.mark.parametrize("said", ["nunca entiendo por qué falla en CI", "Immer das Gleiche mit diesem Test",
+                                  "nie weiß man, ob es am Netz liegt"])
+def test_a_habit_or_complaint_told_with_always_or_never_is_no_plain_rule(said):
+    hit = extract(said)
+    assert hit is None
+
+
+@pytest.mark.parametrize("said, code", [("Immer pnpm benutzen, niemals npm!", "de"), ("Use pnpm, never npm.", "en"),
+                                        ("nunca despliegues los viernes", "es"), ("Запомни: 42", None)])
+def test_the_language_of_a_text_is_read_from_its_small_words(said, code):
+    from dream.engines.offline.phrases import language_of
+
+    assert language_of(said) == code
