@@ -478,6 +478,11 @@ def test_every_date_phrase_passes_the_quick_filter_and_is_rewritten(phrase):
     ("the freeze starts next Monday", date(2026, 11, 20), "the freeze starts on 2026-11-23", False),
     ("la demo es mañana", date(2026, 11, 20), "la demo es el 2026-11-21", False),
     ("por la mañana", date(2026, 11, 20), "por la mañana", False),
+    # what names no date here: a dotted name, a quotation (what someone said then)
+    ("Tomorrow.io serves the forecast", date(2026, 11, 20), "Tomorrow.io serves the forecast", False),
+    ("the joke “we'll fix it tomorrow” stuck", date(2026, 11, 20), "the joke “we'll fix it tomorrow” stuck", False),
+    ('he said "done by tomorrow", it broke yesterday', date(2026, 11, 20),
+     'he said "done by tomorrow", it broke on 2026-11-19', False),
 ])
 def test_dates_read_as_phrases_and_ambiguous_ones_are_left_as_written(said, day, written, asks):
     from dream.engines.offline.dates import rewrite_line

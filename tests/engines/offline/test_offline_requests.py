@@ -83,6 +83,21 @@ class BruteCatalog:
                 scored.append((-shared, entry.rank, entry.memory))
         return min(scored, key=lambda s: s[:2])[2] if scored else None
 
+    def said_in_another_language(self, text: str) -> Memory | None:
+        """Every memory read: the only one holding each known content word, in another language."""
+        content = keys(normalize(catalog._REDACTED.sub(" ", text))) - catalog._function_keys()
+        entries = [entry for entry, _ in self._entries()]
+        holding = {k: [e for e in entries if k in keys(e.norm)] for k in content}
+        known = [k for k in content if holding[k]]
+        if len(known) < 2 or len(known) == len(content) or any(len(holding[k]) > 1 for k in known):
+            return None
+        owners = {holding[k][0].memory.key for k in known}
+        if len(owners) != 1:
+            return None
+        entry = holding[known[0]][0]
+        other = catalog.language_of(text) not in (None, catalog.language_of(entry.memory.text))
+        return entry.memory if other and catalog.details_of(text) <= keys(entry.norm) else None
+
     def forget_match(self, query: str):
         wanted = forget_keys(query)
         scored = []
