@@ -311,6 +311,23 @@ def _words_pattern(pick) -> re.Pattern[str]:  # type: ignore[no-untyped-def]
     return re.compile("|".join(parts) or "(?!)", re.I)
 
 
+@cache
+def points_ahead() -> re.Pattern[str]:
+    """A request's text that only points elsewhere ([words] `pointer`, maybe after `yes` words): at the block
+    pasted below ("this:", "esto, es la regla nueva del equipo:", "the following") or at what the assistant
+    just offered ("yes, remember that", "はい、覚えておいて"). Its content, if any, is the block below."""
+    ends = r"\s*(?:[:：]\s*|[,，—–-][^:：.!?。]*[:：]\s*)?$"
+    parts = []
+    for spaced in (True, False):
+        yes, pointer = (_alternation([w for lang in languages() if lang.spaced == spaced
+                                      for w in lang.words.get(key, [])]) for key in ("yes", "pointer"))
+        edge = r"(?!\w)" if spaced else ""
+        answers = rf"(?:(?:{yes}){edge}[\W_]*)*" if yes else ""
+        parts += [rf"{answers}(?:{pointer}){edge}{ends}"] if pointer else []
+        parts += [rf"(?:(?:{yes}){edge}[\W_]*)+$"] if yes else []
+    return re.compile(rf"^[\W_]*(?:{'|'.join(parts) or '(?!)'})", re.I)
+
+
 def alternation(name: str) -> str:
     """One [words] list of every language as a regex alternation, longest first ("nicht mehr" before "nicht")."""
     return _alternation(words(name)) or "(?!)"

@@ -641,3 +641,33 @@ def test_a_date_row_without_its_needs_is_a_one_line_error(tmp_path):
     (tmp_path / "xx.toml").write_text('[[dates.row]]\nregex = "gisteren"\nmeans = "day"\n', encoding="utf-8")
     with pytest.raises(BadInput, match=r"xx.toml: each \[\[dates.row\]\] needs a regex, `means`"):
         languages(str(tmp_path))
+
+
+@pytest.mark.parametrize("a, b, opposed", [
+    ("use mocks for the payment gateway in unit tests", "don't mock the payment gateway in unit tests", True),
+    ("squash a PR's commits when merging", "never squash a PR's commits when merging; keep them all", True),
+    ("write commit subjects under 72 characters, no trailing period", "subjects: 72 characters, no period at the end",
+     False),
+    ("use full variable names", "full variable names, no abbreviations", False),
+    ("keine kurzen Variablennamen wie $tmp", "Variablennamen ausschreiben, keine kurzen Namen", False),
+    ("ログは構造化JSONで出力する", "ログは構造化JSONで出力しない", True),
+])
+def test_a_rule_that_denies_what_the_other_says_is_its_opposite(a, b, opposed):
+    from dream.engines.offline.polarity import opposite
+
+    assert opposite(a, b) is opposed and opposite(b, a) is opposed
+
+
+def test_memories_said_in_other_words_are_found_among_many_and_other_facts_are_not():
+    from dream.engines.offline.similarity import described_pairs
+
+    docs = [(f"Service {i} owner", f"the service number {i} belongs to team {i % 17} and pages its on-call",
+             f"Service {i} is run by team {i % 17}.") for i in range(600)]
+    docs.append(("No short variable names", "never use one-letter variable names like $r, $q; always the full name",
+                 "Never name a variable `$r` or `$q`: write `$record`, `$query`."))
+    docs.append(("Spelled out variables", "never use short throwaway variable names like $q, $r in callbacks; "
+                 "write the full name", "Write `$query`, `$record`, even in one-liners."))
+    docs.append(("Dev server port", "the dev server listens on port 8080 locally, started by make dev", ""))
+    docs.append(("Database port", "the local database listens on port 5432, started by make dev", ""))
+    found = {(i, j) for i, j, _ in described_pairs(docs)}
+    assert found == {(600, 601)}

@@ -292,6 +292,30 @@ def test_the_quick_filter_keeps_every_kind_of_request(said):
     assert [(r.kind, r.text) for r in found] == [extract(said)]
 
 
+# ---------------------------------------------------------------- pasted lines
+
+
+def test_a_rule_in_lines_pasted_below_the_typed_line_goes_to_a_person():
+    entry = "this is what the guide says, do we enforce it?\n  Always run `make lint` before you push.\n  Never commit to main."
+    found = gather_requests(sessions([entry]))
+    assert [(r.kind, r.plain, r.pasted) for r in found] == [("rule", False, True), ("rule", False, True)]
+
+
+@pytest.mark.parametrize("typed, heading", [
+    ("remember this, it's our release checklist now:", "it's our release checklist now: "),
+    ("Recuerda lo siguiente:", ""),
+])
+def test_a_remember_that_points_at_the_lines_below_keeps_them(typed, heading):
+    [request] = gather_requests(sessions([f"{typed}\n  1. tag the release\n  2. run the smoke tests"]))
+    assert (request.kind, request.plain) == ("remember", True)
+    assert request.text == f"{heading}1. tag the release; 2. run the smoke tests"
+
+
+def test_a_remember_of_this_with_nothing_below_is_not_filed():
+    [request] = gather_requests(sessions(["remember this"]))
+    assert (request.kind, request.plain) == ("remember", False)
+
+
 # ---------------------------------------------------------------- same answers
 
 
@@ -393,3 +417,12 @@ def test_work_grows_linearly_with_repeated_requests_on_a_small_store(tmp_path, m
     small = work(tmp_path, monkeypatch, 20, 200)
     double = work(tmp_path, monkeypatch, 20, 400)
     assert_linear(small, double, 400)
+
+
+@pytest.mark.parametrize("answer", ["yes, remember that", "はい、覚えておいて", "ja, merk dir das", "ok"])
+def test_an_answer_to_the_assistants_offer_is_not_the_users_memory(answer):
+    offer = "Want me to remember that the VPN is needed for staging deploys?"
+    log = pl.DataFrame({"session": ["s1", "s1"], "date": [date(2026, 3, 1)] * 2, "seq": [0, 1],
+                        "role": ["assistant", "user"], "text": [offer, answer]})
+    found = gather_requests(log)
+    assert [(r.plain, r.answers) for r in found] == ([(False, offer)] if answer != "ok" else [])
