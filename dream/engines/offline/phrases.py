@@ -215,6 +215,13 @@ def _required_in(op: Any, av: Any) -> tuple[str, ...] | None:
     return None
 
 
+@cache
+def please_after_lead() -> re.Pattern[str]:
+    """A politeness word said right after the lead ("vergiss bitte die Notiz", "olvida por favor …"): not
+    part of what is named."""
+    return re.compile(rf"^(?:{_please()})(?!\w)[\s,:：—–-]*", re.I)
+
+
 def _please() -> str:
     """The politeness words a request may open with, in every language ("please", "pls", "bitte")."""
     return _alternation(words("please")) or "(?!)"

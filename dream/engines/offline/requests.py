@@ -146,6 +146,7 @@ def _at_start(sentence: str) -> tuple[str, str, bool] | None:
 
 def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None:
     """The request as read, None when it is a task or too short, and whether it is plain."""
+    text = phrases.please_after_lead().sub("", text).lstrip(" :：,，;—–-")  # a title never starts with ":"
     if kind == "remember" and phrases.task().match(sentence):
         return None  # "remember to squash", "n'oublie pas de pousser": work for now
     if kind == "forget":

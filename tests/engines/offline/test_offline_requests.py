@@ -456,3 +456,10 @@ def test_the_language_of_a_text_is_read_from_its_small_words(said, code):
     from dream.engines.offline.phrases import language_of
 
     assert language_of(said) == code
+
+
+@pytest.mark.parametrize("said, named", [("vergiss bitte die Deploy-Notiz", "die Deploy-Notiz"),
+                                         ("Merk dir bitte: wir deployen nie am Freitag", "wir deployen nie am Freitag"),
+                                         ("olvida por favor la nota de deploys", "la nota de deploys")])
+def test_please_after_the_lead_is_not_part_of_what_is_named(said, named):
+    assert extract(said)[1] == named
