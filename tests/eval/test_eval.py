@@ -17,7 +17,7 @@ CATEGORIES = {
     "duplicates", "remember", "forget", "correction", "rules", "pointers", "orphans", "long-lines",
     "index-prose", "instructions-in-logs", "secrets", "team", "idempotence", "partial-accept",
     "chatter", "repeated", "scoped", "tasks", "questions", "corrections-said-naturally", "opposites", "memory-truth", "unseen-phrasing",
-    "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast", "look-alikes", "hedged-and-reported", "pasted", "confirmations",
+    "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast", "look-alikes", "hedged-and-reported", "pasted", "confirmations", "irony-and-narration", "dates-in-memories",
 }
 
 

@@ -391,6 +391,11 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
         ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) says the opposite of "
                f"{catalog.label(existing)} (“{shorten(existing.text, 80)}”); a contradiction, nothing filed")
         return
+    alike = catalog.said_in_another_language(text) if existing is None and request.kind == "rule" else None
+    if alike is not None:
+        ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) may say what {catalog.label(alike)} says "
+               f"(“{shorten(alike.text, 80)}”) in another language; not filed")
+        return
     if existing is not None:  # nothing to change: said so once, as a note
         ws.note(f"{request.kind} “{shorten(text, 80)}” (session {request.session}): already covered by "
                 f"{catalog.label(existing)}; nothing changed")

@@ -328,6 +328,23 @@ def points_ahead() -> re.Pattern[str]:
     return re.compile(rf"^[\W_]*(?:{'|'.join(parts) or '(?!)'})", re.I)
 
 
+def language_of(text: str) -> str | None:
+    """The language whose small words (`function`, `negation`, rule leads) `text` uses most, if any."""
+    spaced = {w.lower() for w in re.findall(r"\w+(?:'\w+)?", text)}
+    best, most = None, 0
+    for lang, small in _small_words():
+        found = len(spaced & small) if lang.spaced else sum(w in text for w in small)
+        if found > most:
+            best, most = lang.code, found
+    return best
+
+
+@cache
+def _small_words() -> tuple[tuple[Language, frozenset[str]], ...]:
+    return tuple((lang, frozenset(w.lower() for key in ("function", "negation") for w in lang.words.get(key, []))
+                  | frozenset(w.lower() for w in lang.leads.get("rule", []))) for lang in languages())
+
+
 def alternation(name: str) -> str:
     """One [words] list of every language as a regex alternation, longest first ("nicht mehr" before "nicht")."""
     return _alternation(words(name)) or "(?!)"
