@@ -15,6 +15,7 @@ Prints, as medians of --runs runs with a warm page cache:
     python bench/bench_fleet.py                    # 1,000 stores; Prefect part on 1,000 stores, 100 due
     python bench/bench_fleet.py --stores 5000 --runs 7
     python bench/bench_fleet.py --no-prefect       # gate figures only
+    python bench/bench_fleet.py --prefect-only --prefect-runs 3
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -91,7 +93,7 @@ def prefect_figures(root: Path, stores: int, due: int, runs: int, shard_size: in
     state, per dreamed store. The server, pool, deployments and workers are
     started once beforehand and not counted.
     """
-    from helpers.prefect_server import Server
+    from helpers.prefect_server import WORKER_QUERY_SECONDS, Server
 
     def fresh(name: str) -> Path:
         folder = root / name
@@ -108,9 +110,10 @@ def prefect_figures(root: Path, stores: int, due: int, runs: int, shard_size: in
     def deployment(fleet_root: Path, due: int = due) -> None:
         run_id = server.run_deployment("dream-nightly", {"roots": [str(fleet_root)], "engine": "offline",
                                                          "shard_size": shard_size, "max_concurrency": threads})
-        run = server.wait_until_done(run_id, timeout=3600)
+        run = server.wait_until_done(run_id, timeout=3600, poll=0.2)  # the end seen within 0.2 s, as a process's exit
         assert run["state"]["type"] == "COMPLETED", run["state"]
         assert run["state"]["message"].startswith(f"{due} proposed, "), run["state"]["message"]
+        phases.append(run_phases(run, server.subflow_runs(run_id)))
 
     home = root / "prefect-home"
     home.mkdir(parents=True)
@@ -122,8 +125,10 @@ def prefect_figures(root: Path, stores: int, due: int, runs: int, shard_size: in
         workers = [server.start_worker() for _ in range(2)]
         server.wait_for_worker("dream", timeout=300)
         # The first runs pay for the workers' imports and the server's warm-up: a small fleet first.
+        phases: list[dict[str, float]] = []
         deployment(make_fleet(root / "warmup", total=10, due=2).root, due=2)
         cli_times, pf_times = [], []
+        phases.clear()  # not the warm-up's
         for i in range(runs):
             a, b = fresh(f"cli-{i}"), fresh(f"prefect-{i}")
             cli_times.append(timed(lambda: run_all(a)))
@@ -135,11 +140,35 @@ def prefect_figures(root: Path, stores: int, due: int, runs: int, shard_size: in
             worker.wait(timeout=60)
         server.stop()
     t_cli, t_pf = statistics.median(cli_times), statistics.median(pf_times)
-    print(f"prefect: {stores} stores ({due} due, offline engine), real server, process pool with 2 workers, "
-          f"shards of {shard_size}, {threads} thread(s) per shard and for the CLI; median of {runs} run(s)")
+    print(f"prefect: {stores} stores ({due} due, offline engine), real server, process pool with 2 workers "
+          f"(PREFECT_WORKER_QUERY_SECONDS={WORKER_QUERY_SECONDS:g}), shards of {shard_size}, {threads} thread(s) per "
+          f"shard and for the CLI; median of {runs} run(s)")
+    print(f"  each run, cli / prefect (s):              " + "  ".join(f"{c:.1f}/{p:.1f}" for c, p in zip(cli_times, pf_times)))
     print(f"  dream run --all (one process):            {t_cli:7.2f} s  {t_cli / due:6.3f} s per dreamed store")
     print(f"  dream-nightly deployment (Completed):     {t_pf:7.2f} s  {t_pf / due:6.3f} s per dreamed store")
-    print(f"  difference per dreamed store:             {(t_pf - t_cli) / due:+7.3f} s  (target <= 0.2 s)")
+    print(f"  ratio deployment / dream run --all:       {t_pf / t_cli:7.2f}x")
+    print(f"  orchestration per dreamed store:          {(t_pf - t_cli) / due:+7.3f} s  (target <= 0.2 s)")
+    print("  where the deployment's time went (server timestamps, medians):")
+    for phase in phases[0]:
+        print(f"    {phase + ':':<43}{statistics.median(p[phase] for p in phases):6.2f} s")
+
+
+def run_phases(fleet_run: dict, shard_runs: list[dict]) -> dict[str, float]:
+    """A fleet run's time cut where the server saw its flow runs change state."""
+    def at(run: dict, field: str) -> float:
+        return datetime.fromisoformat(run[field]).timestamp()
+
+    first_created, last_created = min(at(s, "created") for s in shard_runs), max(at(s, "created") for s in shard_runs)
+    first_start, last_end = min(at(s, "start_time") for s in shard_runs), max(at(s, "end_time") for s in shard_runs)
+    return {
+        "fleet run picked up, its process started": at(fleet_run, "start_time") - at(fleet_run, "created"),
+        "scan, then the shard runs created": last_created - at(fleet_run, "start_time"),
+        "shards picked up, their processes started": statistics.median(
+            at(s, "start_time") - at(s, "created") for s in shard_runs),
+        "first shard start to last shard end": last_end - first_start,
+        "last shard end to the fleet run's end": at(fleet_run, "end_time") - last_end,
+        "(shard runs created over)": last_created - first_created,
+    }
 
 
 BARE_DUCKDB = """import sys
@@ -212,8 +241,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="threads per shard, and for dream run --all")
     parser.add_argument("--no-prefect", action="store_true", help="skip the Prefect overhead figures")
     parser.add_argument("--report-only", action="store_true", help="only the dream report figures")
+    parser.add_argument("--prefect-only", action="store_true", help="only the Prefect fleet figures")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
+        if args.prefect_only:
+            prefect_figures(Path(tmp) / "prefect", args.prefect_stores, args.prefect_due, args.prefect_runs,
+                            args.shard_size, args.threads)
+            return
         report_figures(Path(tmp) / "report", args.stores, 30, args.runs)
         if args.report_only:
             return

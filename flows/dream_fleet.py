@@ -2,7 +2,9 @@
 
     dream-fleet: scan (discover stores, check each gate) → cut the due stores into shards
                  → each shard to the work pool (`run_deployment` of dream-shard), or to the flow's task runner
-    dream-shard: a bounded pool of threads dreams the shard's stores (`dream.pipeline.fleet.dream_stores`)
+                 → wait for the shards → the fleet's table
+    dream-shard: take the stores' slots (one lease) → a bounded pool of threads dreams the shard's stores
+                 (`dream.pipeline.fleet.dream_stores`), each proposal published as its store ends → the shard's table
 
 The sequence is the library's one fleet runner, `dream.pipeline.fleet.run_fleet`,
 the same as `dream run --all`; only the dreamer differs. A scan where nothing is
@@ -62,13 +64,6 @@ def shard_task(stores: list[str], engine: Engine, force: bool, max_concurrency: 
     return tasks.dream_shard_stores(stores, engine, force, max_concurrency, budget)
 
 
-@task(name="shard-run", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard of {stores[0]}")
-def shard_deployment_task(deployment: str, stores: list[str], engine: Engine, force: bool,
-                          max_concurrency: int, budget: Optional[dict]) -> list[dict]:
-    """A shard as a flow run of `deployment` on its work pool; its rows, read back from its artifact."""
-    return tasks.run_shard_deployment(deployment, stores, engine, force, max_concurrency, budget)
-
-
 @flow(name="dream-fleet", persist_result=False, log_prints=True)
 def dream_fleet(roots: Optional[list[str]] = None, engine: Engine = "auto", force: bool = False,
                 max_concurrency: int = 4, shard_size: int = 50, shard_deployment: Optional[str] = None) -> State:
@@ -78,10 +73,8 @@ def dream_fleet(roots: Optional[list[str]] = None, engine: Engine = "auto", forc
     def dream_in_shards(due: list[Path], budget: Optional[dict]) -> list[dict]:
         cut = [[str(store) for store in shard] for shard in fleet.shards(due, shard_size)]
         if shard_deployment:
-            futures = [shard_deployment_task.submit(shard_deployment, shard, engine, force, max_concurrency, budget)
-                       for shard in cut]
-        else:
-            futures = [shard_task.submit(shard, engine, force, max_concurrency, budget) for shard in cut]
+            return tasks.run_shard_deployments(shard_deployment, cut, engine, force, max_concurrency, budget)
+        futures = [shard_task.submit(shard, engine, force, max_concurrency, budget) for shard in cut]
         return [row for future, shard in zip(futures, cut) for row in tasks.shard_rows(future, shard)]
 
     with tasks.fleet_budget() as budget:  # the night's budget, if the config sets one, and its shared ledger

@@ -17,21 +17,29 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+import threading
+import time
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
+from uuid import UUID
+
+import httpx
 
 from prefect import task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
-from prefect.client.orchestration import get_client
-from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+from prefect.client.orchestration import SyncPrefectClient, get_client
+from prefect.client.schemas.actions import ArtifactCreate, GlobalConcurrencyLimitCreate
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, FlowRunFilter, FlowRunFilterId
+from prefect.client.schemas.objects import ConcurrencyLeaseHolder, FlowRun
+from prefect.client.schemas.responses import ConcurrencyLimitWithLeaseResponse
 from prefect.concurrency.sync import concurrency
 from prefect.deployments import run_deployment
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.input import RunInput
 from prefect.runtime import flow_run as flow_run_runtime
+from prefect.runtime import task_run as task_run_runtime
 from prefect.settings import PREFECT_API_URL
 from prefect.states import Completed, Failed, State
 from pydantic import Field
@@ -91,10 +99,14 @@ def ensure_store_slot(name: str) -> None:
         try:
             client.read_global_concurrency_limit_by_name(name)
         except ObjectNotFound:
-            try:
-                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=1))
-            except ObjectAlreadyExists:
-                pass  # another worker created it meanwhile
+            _create_store_slot(client, name)
+
+
+def _create_store_slot(client: SyncPrefectClient, name: str) -> None:
+    try:
+        client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=1))
+    except ObjectAlreadyExists:
+        pass  # another worker created it meanwhile
 
 
 def enter_store_slot(name: str, held: ExitStack) -> bool:
@@ -148,11 +160,16 @@ def artifact_key(store: Path) -> str:
 @task(name="publish", cache_policy=NO_CACHE, persist_result=False)
 def publish_proposal(store: str | Path, outcome: RunOutcome) -> str:
     """`proposal_artifact` as the per-store flow's ``publish`` task."""
-    return proposal_artifact(store, str(outcome.proposal_id))
+    with get_client(sync_client=True) as client:
+        return proposal_artifact(client, store, str(outcome.proposal_id))
 
 
-def proposal_artifact(store: str | Path, proposal_id: str) -> str:
-    """A markdown artifact with the proposal's report and diff; returns its key."""
+def proposal_artifact(client: SyncPrefectClient, store: str | Path, proposal_id: str) -> str:
+    """A markdown artifact with the proposal's report and diff, on the current flow (and task) run; its key.
+
+    The caller's client is reused: a shard publishes all its proposals
+    through one, since a new client costs a TLS context (~60 ms of CPU).
+    """
     layout = Layout.open(store)
     proposals = Proposals(layout)
     proposal = proposals.get(proposal_id)
@@ -163,7 +180,10 @@ def proposal_artifact(store: str | Path, proposal_id: str) -> str:
         f"Files: `{proposals.dir(proposal.id)}`\n\n"
         f"{proposal_markdown(proposals, proposal)}\n\n## Diff\n\n```diff\n{proposals.diff(proposal)}\n```\n"
     )
-    create_markdown_artifact(markdown=body, key=key, description=f"dream proposal {proposal.id} for {layout.root}")
+    client.create_artifact(ArtifactCreate(
+        key=key, type="markdown", data=body, description=f"dream proposal {proposal.id} for {layout.root}",
+        flow_run_id=flow_run_runtime.id, task_run_id=task_run_runtime.id,
+    ))
     return key
 
 
@@ -229,6 +249,8 @@ def dream_shard_stores(stores: list[str], engine: str, force: bool, max_concurre
                        budget: dict | None = None) -> list[dict]:
     """The work of one shard, wherever it runs: `fleet.dream_stores` holding each store's Prefect slot.
 
+    The shard takes its stores' slots in one lease (`holding_shard_slots`);
+    a store it could not take that way takes its own slot (`hold_store_slot`).
     `budget` (from `fleet_budget`) names the fleet run's ledger on the server,
     which every shard charges and reads, on whatever machine it runs.
     """
@@ -236,15 +258,106 @@ def dream_shard_stores(stores: list[str], engine: str, force: bool, max_concurre
     if budget is not None:
         limits = Budget(budget["tokens"], budget["usd"])
         spending = Spending(limits, PrefectLedger(budget["ledger"], limits.unit))
-    rows = fleet.dream_stores([Path(s) for s in stores], engine=engine, force=force,
-                              max_concurrency=max_concurrency, hold=hold_store_slot, spending=spending)
-    for row in rows:  # each proposal as its store's markdown artifact, as the per-store flow publishes it
-        if row["proposal"]:
+    with get_client(sync_client=True) as client, holding_shard_slots(client, stores) as held:
+        def hold(ctx: pipeline.RunContext) -> AbstractContextManager:
+            return nullcontext() if store_slot_name(ctx.layout.root) in held else hold_store_slot(ctx)
+
+        # Each proposal is published as its store ends, while the pool's other threads go on dreaming.
+        return fleet.dream_stores([Path(s) for s in stores], engine=engine, force=force,
+                                  max_concurrency=max_concurrency, hold=hold, spending=spending,
+                                  on_row=lambda row: publish_row_proposal(client, row))
+
+
+def publish_row_proposal(client: SyncPrefectClient, row: dict) -> None:
+    """A shard row's proposal, if any, as its store's markdown artifact, as the per-store flow publishes it."""
+    if not row["proposal"]:
+        return
+    try:
+        proposal_artifact(client, row["store"], row["proposal"])
+    except Exception as exc:  # the proposal stands; only its copy in the UI is missing
+        print(f"{row['store']}: no artifact for proposal {row['proposal']}: {type(exc).__name__}: {exc}")
+
+
+# ---------------------------------------------------------------- a shard's store slots, in one lease
+
+# A shard's lease lapses this long after its worker dies; while the shard runs it is renewed.
+SHARD_LEASE_SECONDS = 300
+HTTP_LOCKED = 423  # the server's answer when a limit in the request has no free slot
+
+
+@contextmanager
+def holding_shard_slots(client: SyncPrefectClient, stores: list[str]) -> Iterator[set[str]]:
+    """Take the one-slot limits of all `stores` at once, kept until the shard ends; the slot names held.
+
+    Two requests per shard (take, give back) instead of three or four per
+    store (read or create the limit, take, give back), and no round trip
+    in a store's dream. The server grants all or none: when another run
+    holds one of the stores, nothing is held here and each store takes its
+    own slot as a lone run does, waiting for it or skipping as ``lock``.
+    Limits not yet on the server (a store's first night) are created, then
+    taken in a second lease.
+    """
+    names = sorted({store_slot_name(Path(store)) for store in stores})
+    leases: list[UUID] = []
+    held: set[str] = set()
+    try:
+        granted = _lease(client, names)
+        if granted is not None:
+            leases.append(granted.lease_id)
+            held.update(limit.name for limit in granted.limits)
+            missing = [name for name in names if name not in held]
+            for name in missing:
+                _create_store_slot(client, name)
+            granted = _lease(client, missing) if missing else None
+            if granted is not None:
+                leases.append(granted.lease_id)
+                held.update(limit.name for limit in granted.limits)
+        with _renewing(leases):
+            yield held
+    finally:
+        for lease_id in leases:
             try:
-                proposal_artifact(row["store"], row["proposal"])
-            except Exception as exc:  # the proposal stands; only its copy in the UI is missing
-                print(f"{row['store']}: no artifact for proposal {row['proposal']}: {type(exc).__name__}: {exc}")
-    return rows
+                client.release_concurrency_slots_with_lease(lease_id)
+            except Exception as exc:  # the lease lapses on its own within SHARD_LEASE_SECONDS
+                print(f"could not give back the shard's store slots (lease {lease_id}): {type(exc).__name__}: {exc}")
+
+
+def _lease(client: SyncPrefectClient, names: list[str]) -> ConcurrencyLimitWithLeaseResponse | None:
+    """One slot of each existing limit in `names`, under one lease; None when one of them has no free slot."""
+    holder = ConcurrencyLeaseHolder(type="flow_run", id=flow_run_runtime.id) if flow_run_runtime.id else None
+    try:
+        response = client.increment_concurrency_slots_with_lease(
+            names, slots=1, mode="concurrency", lease_duration=SHARD_LEASE_SECONDS, holder=holder)
+    except httpx.HTTPStatusError as exc:
+        if exc.response.status_code == HTTP_LOCKED:
+            return None
+        raise
+    return ConcurrencyLimitWithLeaseResponse.model_validate(response.json())
+
+
+@contextmanager
+def _renewing(leases: list[UUID]) -> Iterator[None]:
+    """Renew `leases` in a thread of its own while the shard runs (its own client: the shard's is busy)."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        with get_client(sync_client=True) as client:
+            while not stop.wait(SHARD_LEASE_SECONDS / 3):
+                for lease_id in leases:
+                    try:
+                        client.renew_concurrency_lease(lease_id, lease_duration=SHARD_LEASE_SECONDS)
+                    except Exception as exc:  # tried again a third of a lease later
+                        print(f"could not renew the shard's store slots (lease {lease_id}): {exc}")
+
+    renewer = threading.Thread(target=renew, name="dream-shard-lease", daemon=True)
+    if leases:
+        renewer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if leases:
+            renewer.join(timeout=30)
 
 
 # ---------------------------------------------------------------- the fleet's budget, shared by its shards
@@ -299,39 +412,81 @@ def publish_shard(rows: list[dict]) -> None:
     create_table_artifact(table=rows, key=SHARD_ARTIFACT, description=f"dream shard: {fleet.fleet_summary(rows)}")
 
 
-def run_shard_deployment(deployment: str, stores: list[str], engine: str, force: bool,
-                         max_concurrency: int, budget: dict | None = None) -> list[dict]:
-    """Run one shard as a flow run of `deployment` and wait for it; rows from its artifact.
+def run_shard_deployments(deployment: str, shards: list[list[str]], engine: str, force: bool,
+                          max_concurrency: int, budget: dict | None = None) -> list[dict]:
+    """Each shard as a flow run of `deployment` on its work pool, all waited for together; their rows, in order.
 
-    A shard that ends without its table (crashed, cancelled, never picked up)
-    is one failed row per store, naming the shard's flow run and state.
+    The shard runs are created one after another from the fleet flow's own
+    thread (two creations at once made the server's SQLite answer 503, which
+    the client retries two seconds later), then watched with one query per
+    poll however many shards there are. A shard that could not be started,
+    or ended without its table (crashed, cancelled), is one failed row per
+    store, naming the shard's flow run and its state.
     """
-    parameters = {"stores": stores, "engine": engine, "force": force, "max_concurrency": max_concurrency,
-                  "budget": budget}
-    run = run_deployment(deployment, parameters=parameters, poll_interval=SHARD_POLL_SECONDS)
-    rows = shard_artifact_rows(run.id)
-    if rows is None:
-        state = run.state.name if run.state else "unknown"
-        message = run.state.message if run.state and run.state.message else "no result"
-        return [fleet.failed_row(store, f"shard flow run {run.name} ended {state}: {message}") for store in stores]
-    return rows
+    parameters = {"engine": engine, "force": force, "max_concurrency": max_concurrency, "budget": budget}
+    started = [_start_shard(deployment, stores, parameters) for stores in shards]
+    ended = wait_for_flow_runs([run.id for run in started if isinstance(run, FlowRun)])
+    tables = shard_tables(list(ended))
+    return [row for stores, run in zip(shards, started) for row in _shard_rows(stores, run, ended, tables)]
 
 
-# How often a waiting fleet flow asks the server about its shards: rarely, since a
-# shard takes many seconds and every poll is a query on the server's database.
-SHARD_POLL_SECONDS = 2
+def _start_shard(deployment: str, stores: list[str], parameters: dict) -> FlowRun | Exception:
+    """The shard's flow run, scheduled now and linked under the fleet run; or why it could not be created."""
+    try:
+        run = run_deployment(deployment, parameters={"stores": stores, **parameters}, timeout=0)
+        assert isinstance(run, FlowRun)  # called from a sync flow: the sync variant, not a coroutine
+        return run
+    except Exception as exc:  # the other shards still run
+        return exc
 
 
-def shard_artifact_rows(flow_run_id) -> list[dict] | None:
+def _shard_rows(stores: list[str], run: FlowRun | Exception, ended: dict[UUID, FlowRun],
+                tables: dict[UUID, list[dict]]) -> list[dict]:
+    if isinstance(run, Exception):
+        return [fleet.failed_row(store, f"shard not started: {type(run).__name__}: {run}") for store in stores]
+    if run.id in tables:
+        return tables[run.id]
+    state = ended[run.id].state
+    name, message = (state.name, state.message or "no result") if state else ("unknown", "no result")
+    return [fleet.failed_row(store, f"shard flow run {run.name} ended {name}: {message}") for store in stores]
+
+
+# How often a waiting fleet flow asks the server about its shards: one query for
+# all of them, so once a second costs the server's database little.
+SHARD_POLL_SECONDS = 1
+# The most flow runs or artifacts one query returns (the server's PREFECT_API_DEFAULT_LIMIT).
+QUERY_LIMIT = 200
+
+
+def wait_for_flow_runs(ids: list[UUID]) -> dict[UUID, FlowRun]:
+    """The flow runs `ids`, each once it is final."""
+    ended: dict[UUID, FlowRun] = {}
     with get_client(sync_client=True) as client:
-        found = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[SHARD_ARTIFACT])),
-            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])),
-        )
-    if not found:
-        return None
-    data = found[0].data
-    return json.loads(data) if isinstance(data, str) else data
+        while len(ended) < len(ids):
+            time.sleep(SHARD_POLL_SECONDS)
+            waiting = [i for i in ids if i not in ended][:QUERY_LIMIT]
+            for run in client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=waiting)),
+                                             limit=QUERY_LIMIT):
+                if run.state is not None and run.state.is_final():
+                    ended[run.id] = run
+    return ended
+
+
+def shard_tables(flow_run_ids: list[UUID]) -> dict[UUID, list[dict]]:
+    """The `dream-shard` table of each of these flow runs that published one, by flow run."""
+    tables: dict[UUID, Any] = {}
+    with get_client(sync_client=True) as client:
+        for i in range(0, len(flow_run_ids), QUERY_LIMIT):
+            found = client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[SHARD_ARTIFACT])),
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=flow_run_ids[i:i + QUERY_LIMIT])),
+                limit=QUERY_LIMIT,
+            )
+            for artifact in found:
+                if artifact.flow_run_id is not None:
+                    data = artifact.data  # a table's rows, as the JSON text the server keeps
+                    tables[artifact.flow_run_id] = json.loads(data) if isinstance(data, str) else data
+    return tables
 
 
 def shard_rows(future, stores: list[str]) -> list[dict]:

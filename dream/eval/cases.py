@@ -16,6 +16,8 @@ One file per category (``duplicates.yaml``, ``forget.yaml`` …)::
             text: |
               > forget the slack alerts, we retired them
         steps: [run, accept]        # the default
+        known_miss:                 # optional: why an engine misses this case by design; still
+          offline: needs the model  # scored as a miss, but `dream eval` does not exit 1 for it
         expect:                     # see dream.eval.checks for every check
           - gone: project_slack.md
           - index_lacks: Slack
@@ -66,6 +68,10 @@ class Case:
     today: date | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     project: list[dict[str, str | None]] = field(default_factory=list)  # commits of a git project (dream.eval.project)
+    known_miss: dict[str, str] = field(default_factory=dict)  # engine -> why it misses this case, by design
+
+    def known_miss_for(self, engine: str) -> str:
+        return self.known_miss.get(engine) or self.known_miss.get("*", "")
 
 
 def default_cases_dir() -> Path:
@@ -119,7 +125,20 @@ def _case(path: Path, category: str, number: int, raw: Any) -> Case:
         logs=_logs(where, raw.get("logs") or []), steps=list(steps), expect=list(expect), source=str(path),
         today=_date(where, raw["today"]) if raw.get("today") else None, settings=dict(raw.get("settings") or {}),
         project=check_commits(where, raw["project"]) if "project" in raw else [],
+        known_miss=_known_miss(where, raw.get("known_miss")),
     )
+
+
+def _known_miss(where: str, raw: Any) -> dict[str, str]:
+    """`known_miss: why` (every engine) or `known_miss: {offline: why}`: a miss the scorecard still counts,
+    but that does not fail the run. A wrong change is never excused."""
+    if raw is None:
+        return {}
+    if isinstance(raw, str) and raw.strip():
+        return {"*": raw.strip()}
+    if isinstance(raw, dict) and raw and all(isinstance(v, str) and v.strip() for v in raw.values()):
+        return {str(k): v.strip() for k, v in raw.items()}
+    raise BadInput(f"{where}: `known_miss:` is a reason, or a map from engine name to a reason")
 
 
 def _check_step(where: str, step: Any) -> None:

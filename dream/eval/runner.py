@@ -42,7 +42,7 @@ def run_case(case: Case, engine: str) -> CaseResult:
         outcome = _play(case, engine, store)
     failures = run_checks(outcome, case.expect)
     return CaseResult.of(case.category, case.id, case.why, failures, round(_time.monotonic() - started, 3),
-                         outcome.changed())
+                         outcome.changed(), case.known_miss_for(engine))
 
 
 def _play(case: Case, engine: str, store: Path) -> Outcome:

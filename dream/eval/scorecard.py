@@ -23,12 +23,13 @@ class CaseResult:
     seconds: float = 0.0
     changed: list[str] = field(default_factory=list)  # memory files the dream changed
     wrong: list[str] = field(default_factory=list)  # the failures that are wrong changes
+    known_miss: str = ""  # why the engine misses this case by design (the case file says)
 
     @classmethod
     def of(cls, category: str, id: str, why: str, failures: list[str], seconds: float,
-           changed: list[str]) -> CaseResult:
+           changed: list[str], known_miss: str = "") -> CaseResult:
         wrong = [str(f) for f in failures if isinstance(f, Wrong)]
-        return cls(category, id, why, [str(f) for f in failures], seconds, changed, wrong)
+        return cls(category, id, why, [str(f) for f in failures], seconds, changed, wrong, known_miss)
 
     @property
     def passed(self) -> bool:
@@ -37,6 +38,11 @@ class CaseResult:
     @property
     def misses(self) -> list[str]:
         return [f for f in self.failures if f not in self.wrong]
+
+    @property
+    def excused(self) -> bool:
+        """Failed only by misses its case file names as known: counted, but not a regression."""
+        return bool(self.known_miss) and not self.wrong
 
 
 @dataclass
@@ -75,6 +81,10 @@ class Scorecard:
     def failed(self) -> list[CaseResult]:
         return [r for r in self.results if not r.passed]
 
+    def regressions(self) -> list[CaseResult]:
+        """What fails a CI run: every wrong change, and every miss not known by design."""
+        return [r for r in self.failed() if not r.excused]
+
     def to_json(self) -> dict:
         return {
             "engine": self.engine,
@@ -82,7 +92,7 @@ class Scorecard:
             "categories": {c: self._score(rs) for c, rs in self.categories().items()},
             "cases": [{"category": r.category, "id": r.id, "passed": r.passed, "failures": r.failures,
                        "wrong_changes": r.wrong, "misses": r.misses, "files_changed": r.changed,
-                       "seconds": r.seconds} for r in self.results],
+                       "known_miss": r.known_miss or None, "seconds": r.seconds} for r in self.results],
         }
 
     def markdown(self) -> str:

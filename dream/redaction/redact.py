@@ -92,7 +92,7 @@ _WS = r" \t\r\n\f\v"
 _AUTH = r"\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?"
 
 
-def _secret_value(min_length: int) -> str:
+def _secret_value(min_length: int, stop_also: str = "") -> str:
     """A value that looks like a secret: `min_length`+ characters, one a digit or symbol.
 
     The value runs to whitespace, a quote or a bracket. It may not start with
@@ -103,8 +103,8 @@ def _secret_value(min_length: int) -> str:
     (Rust's regex has none) the rule is spelled out by where the first such
     character is: at position 0, 1, …, or later.
     """
-    stop = _WS + "\"'`,;<>()\\[\\]{}\\\\"
-    mark = "0-9#$%&*+=@^"
+    stop = _WS + "\"'`,;<>()\\[\\]{}\\\\" + stop_also
+    mark = "".join(c for c in "0-9#$%&*+=@^" if c not in stop_also)
     word, marked = f"[^{stop}{mark}]", f"[{mark}]"
     any_char = f"[^{stop}]"
     first_word, first_marked = f"[^{stop}{mark}/~:]", "[0-9#%&+@^]"
@@ -145,6 +145,8 @@ _SECRET_VALUE = _secret_value(8)
 # The shared pieces the data file names as <<name>>.
 MACROS = {
     "secret_value": _SECRET_VALUE, "secret_value_6": _secret_value(6),
+    # a value said in a sentence ends at "=" or ":" too: "the password is password=…" is an assignment
+    "said_value": _secret_value(8, "=:"),
     "password_keys": _PASSWORD_KEYS, "secret_keys": _SECRET_KEYS,
     "assign": _ASSIGN, "assigned": _ASSIGNED, "auth": _AUTH, "token": _TOKEN, "ws": _WS,
 }

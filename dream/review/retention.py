@@ -251,7 +251,7 @@ def account(base: Tree, proposed: Tree) -> list[Item]:
         new_lines = memory_lines(proposed.get(path))
         still = {norm for _, _, norm in new_lines}
         old_lines = memory_lines(base[path])
-        removed = [(number, text, pool.find(norm, path)) for number, text, norm in old_lines
+        removed = [(number, text, _find(pool, text, norm, path)) for number, text, norm in old_lines
                    if norm not in still]  # a line still in the file (maybe moved) is unchanged
         unfound = {number for number, _, match in removed if match.holder is None}
         rewrites = _rewritten_in_place(old_lines, new_lines, unfound, path)
@@ -260,6 +260,17 @@ def account(base: Tree, proposed: Tree) -> list[Item]:
             items.append(_item(path, number, text.strip(), match))
     items.sort(key=lambda i: (_ORDER[i.status], i.path, i.line))
     return items
+
+
+def _find(pool: _Pool, text: str, norm: str, path: str) -> Match:
+    """Where a removed line's content is now. An index line's title is a label for its hook: when a
+    duplicate's line goes and its hook is carried into the file kept, the hook alone is what to find."""
+    match = pool.find(norm, path)
+    if match.holder is not None or path != INDEX_NAME:
+        return match
+    link = _LINK.search(text)
+    hook = comparable(text[link.end():]) if link else ""
+    return pool.find(hook, path) if len(hook.split()) >= 3 else match
 
 
 def _item(path: str, number: int, text: str, match: Match) -> Item:

@@ -17,7 +17,7 @@ CATEGORIES = {
     "duplicates", "remember", "forget", "correction", "rules", "pointers", "orphans", "long-lines",
     "index-prose", "instructions-in-logs", "secrets", "team", "idempotence", "partial-accept",
     "chatter", "repeated", "scoped", "tasks", "questions", "corrections-said-naturally", "opposites", "memory-truth", "unseen-phrasing",
-    "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast", "look-alikes",
+    "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast", "look-alikes", "hedged-and-reported", "pasted", "confirmations", "irony-and-narration", "dates-in-memories",
 }
 
 
@@ -66,12 +66,38 @@ def test_a_miss_is_scored_apart_from_a_wrong_change(tmp_path):
     assert failed.code == 1 and "MISS forget/forget-jenkins" in failed.stdout
 
 
+def _known(case: str, known_miss: str) -> str:
+    return case.replace("    store:\n", f"    known_miss: {known_miss}\n    store:\n", 1)
+
+
+def test_a_known_miss_is_still_counted_but_does_not_fail_the_run(tmp_path):
+    missed = CASE.replace("gone: reference_jenkins.md", "gone: feedback_tests.md")
+    write_case(tmp_path / "cases", _known(missed, "{offline: the request names another memory}"))
+    card = in_process("eval", "--cases", str(tmp_path / "cases"), "--json").json
+    assert card["overall"]["misses"] == 1 and card["overall"]["passed"] == 0
+    assert card["cases"][0]["known_miss"] == "the request names another memory"
+    shown = in_process("eval", "--cases", str(tmp_path / "cases"))
+    assert shown.code == 0 and "MISS (known: the request names another memory) forget/forget-jenkins" in shown.stdout
+
+
+@pytest.mark.parametrize("known_miss", ["{claude: only the model reads this}", "a reason for every engine"])
+def test_a_known_miss_never_excuses_a_wrong_change_nor_another_engines_miss(tmp_path, known_miss):
+    wrong = CASE.replace("gone: reference_jenkins.md", "exists: reference_jenkins.md")
+    write_case(tmp_path / "cases", _known(wrong, known_miss))
+    assert in_process("eval", "--cases", str(tmp_path / "cases")).code == 1
+    if known_miss.startswith("{claude"):
+        missed = CASE.replace("gone: reference_jenkins.md", "gone: feedback_tests.md")
+        write_case(tmp_path / "cases", _known(missed, known_miss))
+        assert in_process("eval", "--cases", str(tmp_path / "cases")).code == 1
+
+
 @pytest.mark.parametrize("body, message", [
     ("category: x\ncases: 3\n", "needs `category:` and a list under `cases:`"),
     ("category: x\ncases:\n  - id: a\n    expect: [{bogus: 1}]\n", "unknown check"),
     ("category: x\ncases:\n  - id: a\n    steps: [dance]\n", "unknown step"),
     ("category: x\ncases:\n  - id: a\n    logs: [{date: someday, text: hi}]\n", "is not a date"),
     ("category: [x\n", "cannot read eval cases"),
+    ("category: x\ncases:\n  - id: a\n    known_miss: [1]\n", "is a reason, or a map"),
 ])
 def test_bad_case_files_are_named_in_one_line(tmp_path, body, message):
     folder = write_case(tmp_path / "cases", body)

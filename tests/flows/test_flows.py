@@ -177,6 +177,52 @@ def _assert_fleet_rows(fleet, rows: list[dict]) -> None:
             assert not Layout.open(store).history.exists()  # the scan wrote nothing
 
 
+def test_a_shard_holds_its_stores_slots_while_it_runs_and_gives_them_back(tmp_path):
+    fleet = make_fleet(tmp_path / "projects", total=3, due=3)
+    names = [tasks.store_slot_name(store) for store in fleet.due]
+    seen: list[set[str]] = []
+
+    def dream_one_seeing_the_slots(*args, **kwargs):
+        seen.append({name for name in names if _slot(name).active_slots == 1})
+        return dream_one(*args, **kwargs)
+
+    from dream.pipeline import fleet as fleet_module
+    dream_one = fleet_module.dream_one
+    fleet_module.dream_one = dream_one_seeing_the_slots
+    try:
+        state = dream_fleet([str(fleet.root)], engine="offline", max_concurrency=1, shard_size=3, return_state=True)
+    finally:
+        fleet_module.dream_one = dream_one
+
+    assert state.is_completed() and state.message == "3 proposed", state.message
+    assert seen == [set(names)] * 3  # the first night creates the limits, then the shard holds all three
+    assert [(_slot(name).limit, _slot(name).active_slots) for name in names] == [(1, 0)] * 3
+
+
+def test_a_store_held_by_another_prefect_run_is_skipped_as_lock_and_its_shard_dreams_the_rest(tmp_path, monkeypatch):
+    # Long enough for a free slot on a loaded machine (a round trip has taken over 0.5 s), short for the busy one.
+    monkeypatch.setattr(tasks, "STORE_SLOT_WAIT_SECONDS", 5)
+    fleet = make_fleet(tmp_path / "projects", total=3, due=3)
+    busy = fleet.due[1]
+    name = tasks.store_slot_name(busy)
+    tasks.ensure_store_slot(name)
+
+    with concurrency(name, occupy=1, strict=True):  # another run is dreaming it: the shard's one lease is refused
+        state = dream_fleet([str(fleet.root)], engine="offline", shard_size=3, return_state=True)
+
+    assert state.is_completed(), state.message
+    rows = {row["store"]: row for row in state.result()}
+    assert (rows[str(busy)]["status"], rows[str(busy)]["reason"]) == ("skipped", "lock")
+    assert name in rows[str(busy)]["message"]
+    assert [rows[str(store)]["status"] for store in fleet.due if store != busy] == ["proposed", "proposed"]
+    assert all(_slot(tasks.store_slot_name(store)).active_slots == 0 for store in fleet.due)
+
+
+def _slot(name: str):
+    with get_client(sync_client=True) as client:
+        return client.read_global_concurrency_limit_by_name(name)
+
+
 def test_a_failing_store_is_a_failed_row_and_the_fleet_ends_failed_saying_how_many(tmp_path):
     fleet = make_fleet(tmp_path / "projects", total=4, due=2)
     broken = fleet.due[0]
@@ -189,6 +235,21 @@ def test_a_failing_store_is_a_failed_row_and_the_fleet_ends_failed_saying_how_ma
     rows = {row["store"]: row for row in state.result(raise_on_failure=False)}
     assert rows[str(broken)]["status"] == "failed" and "huge.md" in rows[str(broken)]["message"]
     assert rows[str(fleet.due[1])]["status"] == "proposed"
+
+
+def test_a_shard_that_cannot_be_started_on_the_pool_fails_its_stores_and_the_fleet_says_so(tmp_path):
+    fleet = make_fleet(tmp_path / "projects", total=5, due=3)
+
+    state = dream_fleet([str(fleet.root)], engine="offline", shard_size=2, shard_deployment="dream-shard/no-such-one",
+                        return_state=True)
+
+    assert state.is_failed() and state.message.startswith("3 of 5 store(s) failed; "), state.message
+    rows = {row["store"]: row for row in state.result(raise_on_failure=False)}
+    for store in fleet.due:  # both shards, each named by the error the server gave
+        assert rows[str(store)]["status"] == "failed"
+        assert rows[str(store)]["message"].startswith("shard not started: ObjectNotFound"), rows[str(store)]
+    assert [row["status"] for row in rows.values() if row["store"] not in map(str, fleet.due)] == ["skipped"] * 2
+    assert not any(Layout.open(store).history.exists() for store in fleet.due)  # no store was dreamed
 
 
 def test_the_fleet_on_a_dask_cluster_of_two_worker_processes_proposes_every_due_store(tmp_path, monkeypatch):

@@ -22,6 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 PREFECT = [sys.executable, "-m", "prefect"]
 POOL = yaml.safe_load((REPO / "prefect.yaml").read_text())["deployments"][0]["work_pool"]["name"]
 TERMINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+# How often a worker asks for new runs, as docs/prefect.md recommends for the dream pool: a fleet
+# run's shards are created when it has scanned, and each waits for the next poll (Prefect's default is 10 s).
+WORKER_QUERY_SECONDS = 1
 
 
 def _free_port() -> int:
@@ -96,18 +99,19 @@ class Server:
         run = self.post(f"/deployments/{deployment['id']}/create_flow_run", {"parameters": parameters})
         return run["id"]
 
-    def wait_until_done(self, flow_run_id: str, timeout: float = 300) -> dict:
-        """The flow run once it reaches a final state (the module's workers run it)."""
+    def wait_until_done(self, flow_run_id: str, timeout: float = 300, poll: float = 1) -> dict:
+        """The flow run once it reaches a final state (the module's workers run it), asked every `poll` s."""
         deadline = time.time() + timeout
         while time.time() < deadline:
             run = self.get(f"/flow_runs/{flow_run_id}")
             if run["state"]["type"] in TERMINAL:
                 return run
-            time.sleep(1)
+            time.sleep(poll)
         raise AssertionError(f"flow run {flow_run_id} did not finish")
 
     def start_worker(self) -> subprocess.Popen:
-        return subprocess.Popen([*PREFECT, "worker", "start", "--pool", POOL], env=self.env, cwd=REPO,
+        env = {**self.env, "PREFECT_WORKER_QUERY_SECONDS": str(WORKER_QUERY_SECONDS)}
+        return subprocess.Popen([*PREFECT, "worker", "start", "--pool", POOL], env=env, cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def wait_for_worker(self, pool: str, timeout: float) -> None:

@@ -16,6 +16,10 @@ they think:
 - `wide`: like diligent, ten calls a turn;
 - `thinking_heavy`: six calls a turn and 6,000 thinking tokens each.
 
+Diligent and wide models end with a `finish` call beside their last edits, as
+a model told of the tool would; lazy and thinking-heavy ones end with a
+text-only summary turn, as a model that ignores the tool does.
+
 A model is one callable; play it for every step: ``fake.play(*[model] * 400)``.
 """
 
@@ -42,6 +46,7 @@ class ScriptedModel:
     edits: int = 6  # str_replace edits, one per topic file, after the reads
     preamble: bool = True  # the first reply is text only
     question_at: int | None = None  # the turn (1-based) that asks a question instead of going on
+    finish: bool = True  # call `finish` with the summary beside the last edits (else: a text-only summary turn)
     seed: int = 7
     turns: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -62,10 +67,15 @@ class ScriptedModel:
         self._plan[:0] = _hints(body)
         if self._plan:
             batch = self._next_batch()
+            if self.finish and not self._plan and _edits(batch[-1]):  # the last edits: finish beside them
+                batch.append(tool_use("finish", summary=self._summary()))
             return Reply([text("Reading on."), *batch], thinking=think, output_tokens=25 + 60 * len(batch))
+        summary = self._summary()
+        return Reply([text(summary)], thinking=think, output_tokens=40 + 25 * summary.count("\n"))
+
+    def _summary(self) -> str:
         lines = [f"- dated {path.rsplit('/', 1)[1]}: last reviewed on the night of the sessions" for path in self._edited]
-        return Reply([text("\n".join(lines) or "Nothing needed changing.")], thinking=think,
-                     output_tokens=40 + 25 * len(lines))
+        return "\n".join(lines) or "Nothing needed changing."
 
     def _next_batch(self) -> list[dict[str, Any]]:
         """Up to `calls_per_turn` calls of one kind: a model edits only after it has seen what it read."""
@@ -95,7 +105,7 @@ def diligent(**kw: Any) -> ScriptedModel:
 
 
 def lazy(**kw: Any) -> ScriptedModel:
-    return ScriptedModel(calls_per_turn=3, read_topics=False, read_sessions=1, edits=1, **kw)
+    return ScriptedModel(calls_per_turn=3, read_topics=False, read_sessions=1, edits=1, finish=False, **kw)
 
 
 def wide(**kw: Any) -> ScriptedModel:
@@ -103,7 +113,7 @@ def wide(**kw: Any) -> ScriptedModel:
 
 
 def thinking_heavy(**kw: Any) -> ScriptedModel:
-    return ScriptedModel(calls_per_turn=6, thinking=(6000, 6000), **kw)
+    return ScriptedModel(calls_per_turn=6, thinking=(6000, 6000), finish=False, **kw)
 
 
 def _edits(call: dict[str, Any]) -> bool:

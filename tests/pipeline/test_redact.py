@@ -36,6 +36,13 @@ PEM = (
 
 # (text with a secret, expected redacted text, kind that must appear)
 CASES = [
+    # a password or an AWS secret said in a sentence, in the languages of data/phrases
+    ("la contraseña de staging es Tr0ub4dor&3xQ", "la contraseña de staging es [REDACTED:password]"),
+    ("das Passwort für die Staging-DB ist Sommer2026!Xy", "das Passwort für die Staging-DB ist [REDACTED:password]"),
+    ("le mot de passe du VPN est Chat-Noir-42", "le mot de passe du VPN est [REDACTED:password]"),
+    ("ステージングのパスワードは Himitsu2026xyz", "ステージングのパスワードは [REDACTED:password]"),
+    ("the db password is password=hunter2supersecret", "the db password is password=[REDACTED:password]"),
+    ("CI signs with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "CI signs with secret [REDACTED:aws-secret-key]"),
     ("SG." + "aB3dE5fG7hJ9kL1mN3pQ5r" + "." + "Zx8Cv6Bn4Mq2Wr0Ty9Ui7Op5As3Df1Gh2Jk4Lz6Xc8Vb",
      "[REDACTED:sendgrid-key]"),
     ("mailgun key-" + "3f9a" * 8, "mailgun [REDACTED:mailgun-key]"),
@@ -109,6 +116,8 @@ CASES = [
 ]
 
 PROSE = [
+    "The password is required on first login, and the secret is that nobody reads the docs.",
+    "La contraseña es obligatoria; das Passwort ist Pflicht; le mot de passe est requis.",
     "We use sk-learn and scikit-learn-compatible-estimators for the baseline model.",
     "The task-based scheduler and risk-assessment-for-everything checklist.",
     "He was the bearer of bad news; the bearer responsibilities are clear.",

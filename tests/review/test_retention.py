@@ -287,3 +287,16 @@ def test_words_found_across_lines_and_the_home_file_preferred():
     by_line = {(i.path, i.line): i for i in account(base, new)}
     assert by_line[("a.md", 1)].status == KEPT and by_line[("a.md", 1)].score == 100.0  # across two lines
     assert by_line[("b.md", 1)].status == KEPT and by_line[("b.md", 2)].status == KEPT  # parts of one line
+
+
+def test_a_merged_duplicates_index_line_is_merged_when_its_hook_is_carried_not_dropped():
+    index = (b"- [Local checks](feedback_run_tests.md) - CI takes 25 minutes, so check first\n"
+             b"- [Test before push](feedback_test_before_push.md) - always `make test` before you push\n")
+    base = {INDEX_NAME: index, "feedback_run_tests.md": b"Run `make test` before pushing.\n",
+            "feedback_test_before_push.md": b"Always run `make test` before you push.\n"}
+    new = {INDEX_NAME: index.splitlines(keepends=True)[0],
+           "feedback_run_tests.md": b"Run `make test` before pushing.\n\nalways `make test` before you push\n"}
+    by_line = {(i.path, i.line): i for i in account(base, new)}
+    assert (by_line[(INDEX_NAME, 2)].status, by_line[(INDEX_NAME, 2)].to) == (MERGED, "feedback_run_tests.md")
+    gone = dict(new, **{"feedback_run_tests.md": b"Run `make test` before pushing.\n"})
+    assert {(i.path, i.line): i.status for i in account(base, gone)}[(INDEX_NAME, 2)] == DROPPED  # the title alone is no proof

@@ -15,6 +15,9 @@ How a turn ends (docs/claude-engine.md, "How a run ends"):
 - a text-only reply before the model has done anything (a preamble), or one
   that asks a question, gets one nudge to go on; any other text-only reply
   is the final summary, after which the deterministic finish runs;
+- a `finish` call ends the run on its summary once the reply's other calls
+  have run, with no further request, unless one of them failed or it is the
+  model's first act (`finish_tool.py`);
 - `max_tokens` is retried once at twice the cap, its cut-off tool calls not
   run; cut off again, the run fails `max_tokens`;
 - `refusal` and `model_context_window_exceeded` end it `failed`.
@@ -62,6 +65,9 @@ from dream.engines.claude.client import (
 )
 from dream.engines.claude.digest import since_last_dream
 from dream.engines.claude.finish import drop_notes, prune_staged
+from dream.engines.claude.finish_tool import DECLARATION as FINISH_DECLARATION
+from dream.engines.claude.finish_tool import NAME as FINISH
+from dream.engines.claude.finish_tool import Ending
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool, declaration
 from dream.engines.claude.prompts import render_dream, render_system
@@ -159,15 +165,16 @@ class ClaudeEngine:
         finally:
             self.refusals.extend(memory.refusals)
         self._ended_on_final_reply = True
-        summary = without_numbers(_text_of(final))  # the report names a kept secret's kind, never its number
+        summary = without_numbers(final)  # the report names a kept secret's kind, never its number
         dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
         changes = describe_changes(before, read_tree(inp.staging), summary)
         done = dropped + prune_staged(inp, before)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
                             finish=done, needs_person=needs_a_person(summary))
 
-    def _conversation(self, inp: EngineInput, memory: StagingMemoryTool, preamble_nudge: bool) -> Any:
-        """Turns until a final reply: tools run, a preamble or question is nudged once, a long run segments.
+    def _conversation(self, inp: EngineInput, memory: StagingMemoryTool, preamble_nudge: bool) -> str:
+        """Turns until the final summary (a text-only reply, or an accepted `finish` call): tools run, a preamble
+        or question is nudged once, a long run segments.
 
         `preamble_nudge`: a text-only first reply is a preamble, not a summary
         (a dream, not a corrective turn, where "nothing left to fix" is one).
@@ -183,9 +190,12 @@ class ClaudeEngine:
             uses = [b for b in reply.content if getattr(b, "type", "") == "tool_use"]
             self._transcript.append({"role": "assistant", "content": [b.to_dict() for b in reply.content]})
             if uses:
-                acted = True
                 self._calls.update({u.id: context.describe_call(u.name, u.input) for u in uses})
-                self._transcript.append({"role": "user", "content": tools.run(uses)})
+                ending = self._run_calls(uses, tools, first_act=not acted, nudge=None if nudged else NUDGE)
+                if ending is not None and ending.summary is not None:
+                    return ending.summary  # nothing more is asked, so the results are never sent
+                nudged = nudged or bool(ending and ending.premature)
+                acted = acted or any(u.name != FINISH for u in uses)
                 self._segment_if_long(reply.usage, self._transcript[-1])
             elif reply.stop_reason in _SENT_BACK:
                 continue
@@ -193,7 +203,17 @@ class ClaudeEngine:
                 nudged = True
                 self._append_user_text(NUDGE)
             else:
-                return reply
+                return _text_of(reply)
+
+    def _run_calls(self, uses: list[Any], tools: Toolbox, first_act: bool, nudge: str | None) -> Ending | None:
+        """Run a reply's calls, then weigh its finish call (if any) on their results; the results, in the order of
+        the calls, become the next user message (kept even when the run ends, for a corrective turn)."""
+        finishes = [u for u in uses if u.name == FINISH]
+        others = tools.run([u for u in uses if u.name != FINISH])
+        ending = Ending.decide(finishes, others, first_act and len(finishes) == len(uses), nudge) if finishes else None
+        by_id = {r["tool_use_id"]: r for r in others} | (ending.results if ending else {})
+        self._transcript.append({"role": "user", "content": [by_id[u.id] for u in uses]})
+        return ending
 
     def _segment_if_long(self, usage: Any, results: dict[str, Any]) -> None:
         """Past the trigger, the next request opens a fresh segment (nothing sent is edited).
@@ -244,7 +264,8 @@ class ClaudeEngine:
             if stop not in _KNOWN:
                 raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
                                    reason="api")
-            self._budget.check(wants_more=any(getattr(b, "type", "") == "tool_use" for b in reply.content))
+            calls = [getattr(b, "name", "") for b in reply.content if getattr(b, "type", "") == "tool_use"]
+            self._budget.check(wants_more=bool(calls) and FINISH not in calls)  # a finish asks for no more turns
             return reply
 
     def _params(self, settings: Any, tools: Toolbox, max_tokens: int) -> dict[str, Any]:
@@ -334,7 +355,13 @@ class ClaudeEngine:
             lint_signal(inp.lint))
 
     def _append_user_text(self, text: str) -> None:
-        self._transcript.append({"role": "user", "content": [{"type": "text", "text": text}]})
+        """A user text turn; after a run that ended on `finish`, it follows the unsent results in their message."""
+        block = {"type": "text", "text": text}
+        last = self._transcript[-1] if self._transcript else None
+        if last is not None and last["role"] == "user" and isinstance(last["content"], list):
+            last["content"].append(block)
+        else:
+            self._transcript.append({"role": "user", "content": [block]})
 
 
 class Toolbox:
@@ -346,7 +373,7 @@ class Toolbox:
 
     def declarations(self) -> list[dict[str, Any]]:
         return [declaration(self._memory_mode) if name == "memory" else dict(t.to_dict())
-                for name, t in self._tools.items()]
+                for name, t in self._tools.items()] + [FINISH_DECLARATION]
 
     def run(self, uses: list[Any]) -> list[dict[str, Any]]:
         """One tool_result per call, in order; a refused or failing call is an ``is_error`` result the model reads."""

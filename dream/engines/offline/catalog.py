@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from dream.engines.offline.orient import Memory, Workspace, memories, topic_text
-from dream.engines.offline.phrases import words
+from dream.engines.offline.phrases import language_of, words
 from dream.engines.offline.placement import insert_at
 from dream.engines.offline.similarity import (
     FORGET_MIN,
@@ -328,6 +328,26 @@ class Catalog:
             return None
         best = max(alike, key=lambda k: (len(content & self.entries[k].keys), [-n for n in self.entries[k].rank[:2]]))
         return self.entries[best].memory
+
+    def said_in_another_language(self, text: str) -> Memory | None:
+        """The one memory, in another language, that holds every word of `text` the store knows.
+
+        "Immer pnpm benutzen, niemals npm!" against "Use pnpm in the web app, never
+        npm": the names are shared and the German words are in no memory at all, so
+        it is likely the same rule in another language. Filing it would make a second
+        copy; a person decides. A name or number the memory lacks is new information.
+        """
+        said = _REDACTED.sub(" ", text)
+        content = frozenset(k for k in keys(normalize(said)) if k not in _function_keys())
+        known = [k for k in content if self.by_key.get(k)]
+        if len(known) < 2 or len(known) == len(content):
+            return None
+        holders = set.intersection(*(self.by_key[k] for k in known))
+        if len(holders) != 1 or any(len(self.by_key[k]) > 1 for k in known):
+            return None
+        entry = self.entries[next(iter(holders))]
+        other = language_of(text) not in (None, language_of(entry.memory.text))
+        return entry.memory if other and details_of(text) <= entry.keys else None
 
     def _sharing(self, wanted: frozenset[str]) -> set[int]:
         """Memories likely to share `min_shared` of the wanted keys, found without a scan.

@@ -9,11 +9,12 @@ moved to the archive file (see prune.py), not deleted.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 
 from dream.engines.offline import corrections, dates, polarity
 from dream.engines.offline.archive import archive_lines
-from dream.engines.offline.catalog import Catalog
+from dream.engines.offline.catalog import Catalog, Entry
 from dream.engines.offline.orient import (
     Memory,
     Workspace,
@@ -22,9 +23,10 @@ from dream.engines.offline.orient import (
     memories,
     scope_of,
 )
-from dream.engines.offline.placement import title_of
+from dream.engines.offline.placement import reads_as_title, title_of
 from dream.engines.offline.requests import Request
 from dream.engines.offline.similarity import (
+    described_pairs,
     group_pairs,
     meta_tokens,
     normalize,
@@ -50,10 +52,13 @@ CONTRADICTION_MIN = 75.0  # alike enough (rapidfuzz ratio) for two opposite rule
 def merge_duplicates(ws: Workspace) -> None:
     """Merge near-duplicate topic files, and near-duplicate inline rules.
 
-    Team memories only merge when identical (after normalization): other
-    people rely on them, so we stay conservative there. Index lines are
-    parsed once and rewritten in one pass at the end, so the cost stays
-    linear in the size of the index however many merges there are.
+    Alike texts are near-duplicates; personal topic files are also compared
+    by name, description and body, which finds the same rule said in other
+    words. Opposite pairs are never merged: a person is asked. Team memories
+    only merge when identical (after normalization): other people rely on
+    them, so we stay conservative there. Index lines are parsed once and
+    rewritten in one pass at the end, so the cost stays linear in the size
+    of the index however many merges there are.
     """
     found = memories(ws.store)
     threshold = ws.settings.similarity_threshold
@@ -65,10 +70,14 @@ def merge_duplicates(ws: Workspace) -> None:
             continue
         # Opposites are looked for a little below the threshold: "Never X" and "Always X" differ by a word.
         alike = similar_pairs([m.text for m in pool], min(limit, CONTRADICTION_MIN))
-        pairs = _without_opposites(ws, pool, alike)
-        pairs = [(i, j, score) for i, j, score in pairs if score >= limit]
+        kept = _without_opposites(ws, pool, alike)
+        pairs = [(i, j, score) for i, j, score in kept if score >= limit]
         if kind == "topic" and scope == "personal":
-            pairs = _without_opposites(ws, pool, _with_named_pairs(ws, pool, pairs), quiet=True)
+            # a pair already merging, or already asked about as opposites, is not looked at again
+            settled = {(i, j) for i, j, _ in alike} - {(i, j) for i, j, score in kept if score < limit}
+            described = [p for p in _described_pairs(ws, pool, pointers) if (p[0], p[1]) not in settled]
+            described = _without_opposites(ws, pool, described, lambda m: _statement(ws, m))
+            pairs = sorted(pairs + described, key=lambda p: (p[1], p[0]))
         pairs = _without_look_alikes(ws, pool, pairs)
         best: dict[int, float] = {}
         for _, j, score in pairs:
@@ -84,14 +93,20 @@ def merge_duplicates(ws: Workspace) -> None:
 
 
 def _without_opposites(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]],
-                       quiet: bool = False) -> list[tuple[int, int, float]]:
-    """Alike pairs that say opposite things are a contradiction for a person, never merged."""
+                       said: Callable[[Memory], str] | None = None) -> list[tuple[int, int, float]]:
+    """Alike pairs that say opposite things are a contradiction for a person, never merged.
+
+    Alike texts are compared whole; memories alike by what they say they are (`said`, e.g. their
+    descriptions) are compared by that: their bodies differ, and a "never" in one's details is no
+    contradiction of the other.
+    """
+    said = said or (lambda m: m.text)
     kept = []
     for i, j, score in pairs:
-        if polarity.opposite(pool[i].text, pool[j].text):
-            if not quiet:
-                    ws.ask(f"{pool[i].label} and {pool[j].label} contradict each other ({score:.0f}% alike): "
-                       f"“{shorten(pool[i].text, 80)}” / “{shorten(pool[j].text, 80)}”; both kept, a person decides")
+        a, b = pool[i], pool[j]
+        if polarity.opposite(said(a), said(b)):
+            ws.ask(f"{a.label} and {b.label} contradict each other ({score:.0f}% alike): "
+                   f"“{shorten(a.text, 80)}” / “{shorten(b.text, 80)}”; both kept, a person decides")
         else:
             kept.append((i, j, score))
     return kept
@@ -126,17 +141,37 @@ def _same_name(ws: Workspace, a: Memory, b: Memory) -> bool:
     return len(names) == 2 and names[0] == names[1]
 
 
-def _with_named_pairs(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]]
-                      ) -> list[tuple[int, int, float]]:
-    """Add pairs alike by name and description: one's words all in the other's, both named alike."""
+def _statement(ws: Workspace, memory: Memory) -> str:
+    """What a memory says it is: a topic's description, else its first line of text; a rule's text."""
+    topic = ws.store.topics.get(memory.key) if memory.kind == "topic" else None
+    if topic is None:
+        return memory.text
+    if topic.description.strip():
+        return topic.description
+    return next((line for line in topic.body_lines if line.strip() and not line.lstrip().startswith("#")), "")
+
+
+def _described_pairs(ws: Workspace, pool: list[Memory], pointers: _IndexPointers) -> list[tuple[int, int, float]]:
+    """Topic pairs alike by name and description (one's words all in the other's, both named alike),
+    or saying the same in other words by name, description and body (`described_pairs`).
+
+    In other words, only statements with as many negations are taken: "use full names" and "no
+    abbreviations" may say the same, but so may not "use mocks" and "mock nothing"; a pair that
+    plainly negates the other is kept for `_without_opposites` to ask about.
+    """
     topics = [ws.store.topics[m.key] for m in pool]
     titles = [title_of(t) for t in topics]  # a slug name ("feedback_run_tests") as words
     metas = [meta_tokens(title, t.description) for title, t in zip(titles, topics)]
     names = [meta_tokens(title, "") for title in titles]
-    known = {(i, j) for i, j, _ in pairs}
-    extra = [(i, j, score) for i, j, score in subset_pairs(metas)
-             if (i, j) not in known and names[i] & names[j]]
-    return sorted(pairs + extra, key=lambda p: (p[1], p[0]))
+    found = {(i, j): score for i, j, score in subset_pairs(metas) if names[i] & names[j]}
+    statements = [_statement(ws, m) for m in pool]
+    docs = [("\n".join([title, *pointers.titles.get(t.path, [])]), said, t.body)
+            for title, t, said in zip(titles, topics, statements)]
+    for i, j, score in described_pairs(docs):
+        a, b = statements[i], statements[j]
+        if (i, j) not in found and (polarity.negations(a) == polarity.negations(b) or polarity.opposite(a, b)):
+            found[(i, j)] = score
+    return [(i, j, score) for (i, j), score in sorted(found.items(), key=lambda p: (p[0][1], p[0][0]))]
 
 
 class _IndexPointers:
@@ -145,6 +180,7 @@ class _IndexPointers:
     def __init__(self, ws: Workspace):
         self.ws = ws
         self.hooks: dict[str, list[str]] = {}
+        self.titles: dict[str, list[str]] = {}  # the titles index lines give a file, when they read as titles
         self.linked: set[str] = set()
         for line in ws.store.parsed_index():
             for target in line.links:
@@ -155,6 +191,8 @@ class _IndexPointers:
                 resolved = resolve_link(INDEX_NAME, line.target)
                 if resolved:
                     self.hooks.setdefault(resolved, []).append(line.hook)
+                    if reads_as_title(line.title):
+                        self.titles.setdefault(resolved, []).append(line.title)
         self.replaced_by: dict[str, str] = {}
 
     def replace(self, dup: str, keep: str) -> None:
@@ -296,14 +334,23 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
             continue
         seen.add(said)
         if not request.plain:
-            ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) may be a {request.kind}, but its "
-                   f"intent is not plain; not filed. Candidate memory: “{shorten(third_person(request.text), 120)}”")
+            ws.ask(_not_plain(request))
         elif request.kind == "forget":
             forget(ws, catalog, request)
         elif request.kind in ("correction", "update"):
             correct_existing(ws, catalog, request)
-        else:
+        elif not _filed_as_correction(ws, catalog, request):
             file_memory(ws, catalog, request)
+
+
+def _not_plain(request: Request) -> str:
+    said = f"“{shorten(request.sentence, 100)}” ({_where(request)})"
+    if request.answers:
+        return (f"{said} answers the assistant's “{shorten(request.answers, 120)}”: those words are the "
+                f"assistant's, not the user's; not filed. Write the memory yourself if it is meant")
+    why = "it is in the lines below what the user typed (pasted text?)" if request.pasted else "its intent is not plain"
+    return (f"{said} may be a {request.kind}, but {why}; not filed. "
+            f"Candidate memory: “{shorten(third_person(request.text), 120)}”")
 
 
 def _where(request: Request) -> str:
@@ -344,6 +391,11 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
         ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) says the opposite of "
                f"{catalog.label(existing)} (“{shorten(existing.text, 80)}”); a contradiction, nothing filed")
         return
+    alike = catalog.said_in_another_language(text) if existing is None and request.kind == "rule" else None
+    if alike is not None:
+        ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) may say what {catalog.label(alike)} says "
+               f"(“{shorten(alike.text, 80)}”) in another language; not filed")
+        return
     if existing is not None:  # nothing to change: said so once, as a note
         ws.note(f"{request.kind} “{shorten(text, 80)}” (session {request.session}): already covered by "
                 f"{catalog.label(existing)}; nothing changed")
@@ -377,10 +429,7 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     correction = corrections.parse(request.text, strict=request.kind == "update")
     if correction is None:
         return False  # "sorry, was away", "no, the other one": no old and new value, so no correction
-    found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
-    found += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
-    found = [(e, text) for e, text in found
-             if corrections.states(text, correction) and corrections.about(text, correction)]
+    found = _stating(ws, catalog, correction)
     said = f"correction “{shorten(request.sentence, 100)}” ({_where(request)})"
     if not found:
         if _already_said(catalog, correction):
@@ -416,6 +465,35 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     ws.requested("updated", path, f"correction in session {request.session}",
                  f"{changed} place(s) said “{correction.wrong}”, now “{correction.value}” "
                  f"(was {correction.wrong} until {day})", request.evidence)
+    return True
+
+
+def _stating(ws: Workspace, catalog: Catalog, correction: corrections.Correction) -> list[tuple[Entry, str]]:
+    """The memories that state the stale value about the same thing, with the text that says it."""
+    found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
+    found += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
+    return [(e, text) for e, text in found
+            if corrections.states(text, correction) and corrections.about(text, correction)]
+
+
+def _filed_as_correction(ws: Workspace, catalog: Catalog, request: Request) -> bool:
+    """A remember or a rule that names an old value a memory states ("note: CI runs on Buildkite now, no
+    longer on GitHub Actions") corrects that memory: a new file would make the store say both. When the
+    memories stating the old value seem to be about something else, a person decides. True if handled."""
+    correction = corrections.parse(request.text)
+    if correction is None:
+        return False
+    if _stating(ws, catalog, correction):
+        correct_existing(ws, catalog, request)
+        return True
+    texts = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
+    texts += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
+    mentioning = sorted({catalog.label(e.memory) for e, text in texts if corrections.states(text, correction)})
+    if not mentioning:
+        return False
+    ws.ask(f"{request.kind} “{shorten(request.sentence, 100)}” ({_where(request)}) says “{correction.wrong}” "
+           f"no longer holds, and {', '.join(mentioning[:4])} state(s) it; nothing filed, a person decides. "
+           f"Candidate: “{correction.value}” instead of “{correction.wrong}”")
     return True
 
 

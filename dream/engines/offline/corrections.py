@@ -15,7 +15,7 @@ from functools import cache, cached_property, lru_cache
 
 from rapidfuzz import fuzz
 
-from dream.engines.offline.phrases import alternation, change_verbs, words
+from dream.engines.offline.phrases import _alternation, alternation, change_verbs, words
 from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize
 
 # Scripts written without spaces between a value and the words around it ("16になりました",
@@ -35,8 +35,10 @@ def _standing_alone(value_regex: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![.])(?<!{_WORD_CHAR})(?i:{value_regex})(?!{_WORD_CHAR})")
 
 # "R, not W"; "no longer W but R": the words around the values are data/phrases lists.
+# "R, no longer W" too, with the many-word forms only: a lone French "plus" is English "and also".
+_INSTEAD_OF = _alternation(words("instead_of") + [w for w in words("no_longer") if " " in w]) or "(?!)"
 _NOT = re.compile(
-    rf"^(?P<right>.+?),?\s+(?:{alternation('instead_of')})\s+"
+    rf"^(?P<right>.+?),?\s+(?:{_INSTEAD_OF})\s+"
     r"(?P<wrong>[^,;]+?)\s*(?:[,;.]\s.*)?$", re.I)
 _NO_LONGER = re.compile(
     rf"^(?P<pre>.*?)\b(?:{alternation('no_longer')})\s+(?P<wrong>[^,;]+?),?\s+"
@@ -118,18 +120,23 @@ def _aligned(said: str, wrong: str, right: str, least: float) -> str:
         whole = align(_without_version(said, right), right, least)
         if whole.lower().startswith(lead.lower()) and len(whole) > len(lead):
             return whole[len(lead):]
-        after = _after_lead(lead, right, len(_tokens(wrong)))
+        after = _after_lead(lead, right, wrong)
         if after and after.lower() != wrong.lower():
             return after  # "tourne sur GitLab, pas sur GitHub Actions": the value is what follows "sur"
     return align(_without_version(wrong, right), right, least)
 
 
-def _after_lead(lead: str, right: str, size: int) -> str:
-    """The words after the last `lead` in `right` (at most `size`), when the new value is shorter than the old."""
+def _after_lead(lead: str, right: str, wrong: str) -> str:
+    """The words after the last `lead` in `right` (as many as `wrong` has), when the new value is shorter than the old.
+
+    A number replaces a number: "auf Port 3000, nicht mehr auf 8080" is not about "Port".
+    """
     found = list(re.finditer(rf"(?<!\w){re.escape(lead.strip())}\s+", right, re.I))
     if not found:
         return ""
-    words = _tokens(right[found[-1].end():])[:size]
+    words = _tokens(right[found[-1].end():])[:len(_tokens(wrong))]
+    if re.search(r"\d", wrong) and not re.search(r"\d", " ".join(words)):
+        return ""
     return " ".join(words) if words and words[0].lower() not in _function_words() else ""
 
 

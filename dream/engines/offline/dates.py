@@ -91,8 +91,10 @@ def _pattern(text_lang: str | None) -> tuple[re.Pattern[str], tuple[Row, ...]]:
     return _compile(chosen), chosen
 
 
-# Spans never rewritten: inline code, link targets, URLs, ISO-ish dates.
-_PROTECTED = re.compile(r"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+")
+# Spans never rewritten: inline code, link targets, URLs, dotted names ("Tomorrow.io", "next.config.js"),
+# and quotations: "we'll fix it tomorrow" in a quote is what someone said then, not a date to resolve.
+_PROTECTED = re.compile(r"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|"
+                        r'"[^"\n]+"|“[^”\n]+”|«[^»\n]+»|„[^“”\n]+[“”]|「[^」\n]+」|『[^』\n]+』')
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 

@@ -311,6 +311,40 @@ def _words_pattern(pick) -> re.Pattern[str]:  # type: ignore[no-untyped-def]
     return re.compile("|".join(parts) or "(?!)", re.I)
 
 
+@cache
+def points_ahead() -> re.Pattern[str]:
+    """A request's text that only points elsewhere ([words] `pointer`, maybe after `yes` words): at the block
+    pasted below ("this:", "esto, es la regla nueva del equipo:", "the following") or at what the assistant
+    just offered ("yes, remember that", "はい、覚えておいて"). Its content, if any, is the block below."""
+    ends = r"\s*(?:[:：]\s*|[,，—–-][^:：.!?。]*[:：]\s*)?$"
+    parts = []
+    for spaced in (True, False):
+        yes, pointer = (_alternation([w for lang in languages() if lang.spaced == spaced
+                                      for w in lang.words.get(key, [])]) for key in ("yes", "pointer"))
+        edge = r"(?!\w)" if spaced else ""
+        answers = rf"(?:(?:{yes}){edge}[\W_]*)*" if yes else ""
+        parts += [rf"{answers}(?:{pointer}){edge}{ends}"] if pointer else []
+        parts += [rf"(?:(?:{yes}){edge}[\W_]*)+$"] if yes else []
+    return re.compile(rf"^[\W_]*(?:{'|'.join(parts) or '(?!)'})", re.I)
+
+
+def language_of(text: str) -> str | None:
+    """The language whose small words (`function`, `negation`, rule leads) `text` uses most, if any."""
+    spaced = {w.lower() for w in re.findall(r"\w+(?:'\w+)?", text)}
+    best, most = None, 0
+    for lang, small in _small_words():
+        found = len(spaced & small) if lang.spaced else sum(w in text for w in small)
+        if found > most:
+            best, most = lang.code, found
+    return best
+
+
+@cache
+def _small_words() -> tuple[tuple[Language, frozenset[str]], ...]:
+    return tuple((lang, frozenset(w.lower() for key in ("function", "negation") for w in lang.words.get(key, []))
+                  | frozenset(w.lower() for w in lang.leads.get("rule", []))) for lang in languages())
+
+
 def alternation(name: str) -> str:
     """One [words] list of every language as a regex alternation, longest first ("nicht mehr" before "nicht")."""
     return _alternation(words(name)) or "(?!)"

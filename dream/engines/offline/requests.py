@@ -41,6 +41,8 @@ class Request:
     seq: int
     sentence: str  # the whole sentence, for the report
     plain: bool = True  # False: maybe meant, not plainly; a person decides, nothing is written
+    pasted: bool = False  # read in the lines below what the user typed (most often pasted text)
+    answers: str = ""  # "yes, remember that": the assistant's line it answers, whose words these are
 
     @property
     def evidence(self) -> Evidence:
@@ -164,21 +166,62 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
 
 
 def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
-    """All requests from user lines, ordered by date, session and position (doubtful ones too)."""
+    """All requests from user lines, ordered by date, session and position (doubtful ones too).
+
+    An entry's first line is what the user typed; its continuation lines are
+    most often pasted (a traceback, a guide, a colleague's message, a git log),
+    and a rule or "remember" in them is the pasted text's, not the user's. So
+    a request read there is only doubtful: a person sees it, nothing is filed.
+    The exception is a first line that points at them ("remember this:"),
+    whose content they are.
+    """
     if sessions is None or sessions.height == 0:
         return []
     users = (sessions.filter((pl.col("role") == "user") & pl.col("text").str.contains(phrases.prefilter()))
              .sort(["date", "session", "seq"]).select("session", "date", "seq", "text"))
     found: list[Request] = []
-    for session, day, seq, line in users.iter_rows():
-        for sentence in sentences(line):
+    for session, day, seq, entry in users.iter_rows():
+        typed, block = _typed_and_pasted(entry)
+        before = len(found)
+        for sentence in sentences(typed):
             if found and _just_before(found[-1], str(session), int(seq)) and _takes_back(sentence):
                 found[-1] = replace(found[-1], plain=False)  # taken back: a person decides
             hit = read(sentence)
             if hit:
                 kind, text, plain = hit
                 found.append(Request(kind, text, str(session), day, int(seq), sentence, plain))
+        if len(found) > before and phrases.points_ahead().match(found[-1].text):
+            found[-1] = _pointing_at(found[-1], block, _said_before(sessions, str(session), int(seq)))
+        elif block:
+            found += [Request(kind, text, str(session), day, int(seq), sentence, False, pasted=True)
+                      for sentence in sentences(block) if (hit := read(sentence)) for kind, text, _ in [hit]]
     return found
+
+
+def _typed_and_pasted(entry: str) -> tuple[str, str]:
+    typed, _, rest = entry.partition("\n")
+    return typed, "\n".join(line.strip() for line in rest.splitlines() if line.strip())
+
+
+def _said_before(sessions: pl.DataFrame, session: str, seq: int) -> str:
+    """The assistant's entry just before a user's (rarely needed: only for a request that points at it)."""
+    before = sessions.filter((pl.col("session") == session) & (pl.col("seq") == seq - 1)
+                             & (pl.col("role") == "assistant"))
+    return str(before["text"][0]) if before.height else ""
+
+
+def _pointing_at(request: Request, block: str, said_before: str) -> Request:
+    """"remember this, it's our release checklist now:" and the lines below it: one memory holding them.
+
+    With nothing below, "this" means something said before ("yes, remember that", answering the
+    assistant's offer): the words would be the assistant's, not the user's, so a person decides.
+    """
+    if not block or request.kind not in ("remember", "rule"):
+        return replace(request, plain=False, answers="" if block else said_before)
+    heading = re.split(r"[,，—–-]", request.text.rstrip(" :："), maxsplit=1)[1:]
+    content = "; ".join(block.splitlines())
+    text = f"{heading[0].strip()}: {content}" if heading and heading[0].strip() else content
+    return replace(request, text=text, sentence=f"{request.sentence} {content}")
 
 
 def _just_before(request: Request, session: str, seq: int) -> bool:

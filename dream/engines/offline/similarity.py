@@ -16,6 +16,7 @@ import math
 import re
 import unicodedata
 from collections import defaultdict
+from functools import cache
 from operator import itemgetter
 
 from rapidfuzz import fuzz, process
@@ -24,6 +25,7 @@ from rapidfuzz import fuzz, process
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 CJK = re.compile(f"[{CJK_CHARS}]")
 _WORD = re.compile(r"\w+")
+_DIGIT = re.compile(r"\d")
 MAX_BLOCK = 40  # tokens in more texts than this are not used to pick candidates
 
 
@@ -145,8 +147,16 @@ def meta_tokens(name: str, description: str) -> frozenset[str]:
     """The words of a memory's name and description that say what it is about, by their stem
     (first four letters: "tests" and "test", "pushing" and "push" are one word). A number is
     kept whole: ticket 12345 and ticket 12346 are two memories, not one."""
-    return frozenset(t if _has_digit(t) else t[:4] for t in tokens(normalize(f"{name} {description}"))
-                     if t not in _STOPWORDS and len(t) > 1)
+    return frozenset(stem(t) for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
+
+
+def stem(word: str) -> str:
+    return word if _has_digit(word) else word[:4]
+
+
+def stems_in_order(text: str) -> list[str]:
+    """`meta_tokens` of a text written with spaces, in the order they are said."""
+    return [stem(w) for w in normalize(text).split() if w not in _STOPWORDS and len(w) > 1]
 
 
 def numbers_in(text: str) -> frozenset[str]:
@@ -155,7 +165,7 @@ def numbers_in(text: str) -> frozenset[str]:
 
 
 def _has_digit(word: str) -> bool:
-    return any(c.isdigit() for c in word)
+    return _DIGIT.search(word) is not None
 
 
 def content_keys(text: str) -> frozenset[str]:
@@ -248,3 +258,94 @@ def forget_score(wanted: frozenset[str], named: frozenset[str], said: frozenset[
     in_name = len(wanted & named) / len(wanted)
     anywhere = len(wanted & (named | said)) / len(wanted)
     return round(100 * max(in_name, 0.95 * anywhere), 1)
+
+
+# ---------------------------------------------------------------- alike by name, description and body
+
+DESCRIBED_MIN = 52.0  # weighted share of each memory's statement that the other one says too
+STATEMENT_MIN = 5  # words a statement needs to be compared in other words: "Testing standards" says too little
+WEIGHT_FLOOR = 20  # a small store has no word counts to go by: weigh its words as if among this many memories
+_URL = re.compile(r"\b(?:https?://|www\.)[A-Za-z0-9.:/%?#=&~+_-]+", re.I)
+# A capital after a word and a space, not after the end of a sentence or a list mark: a proper name ("Alice").
+_PROPER = re.compile(r"(?<=[\w,)] )[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'-]*")
+
+
+def facts(text: str, names_too: bool = True) -> frozenset[str]:
+    """What a memory states that a reworded copy must state as well: numbers, addresses and, with
+    `names_too`, names written with a capital inside a sentence ("Alice", "Postgres")."""
+    found = {url.rstrip(".,:").lower() for url in _URL.findall(text)}
+    rest = _URL.sub(" ", text)
+    found.update(t for t in tokens(normalize(rest)) if _has_digit(t))
+    if names_too:
+        found.update(normalize(name) for name in _PROPER.findall(rest))
+    return frozenset(found)
+
+
+def described_pairs(docs: list[tuple[str, str, str]], threshold: float = DESCRIBED_MIN
+                    ) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, score) with i < j of memories that say the same thing in other words.
+
+    `docs` are (name, statement, body): the statement is what the memory says
+    it is (its description). Each one's statement must be said by the other
+    (in its name, statement or body), words weighed by how rare they are in
+    the store: the score is the smaller of the two shares. Never alike: a
+    name holds a word of its own statement that the other memory never uses
+    ("Backend deploys" / "Frontend deploys", "Code review" / "Security
+    review"), or each statement holds a fact the other lacks (port 8080 /
+    port 5432, Alice / Bob). Only memories whose
+    names share a word are compared, and a word in more than MAX_BLOCK names
+    picks none, so the cost stays linear in the number of memories.
+    """
+    said = [meta_tokens("", statement) for _, statement, _ in docs]
+    whole = [meta_tokens(name, f"{statement}\n{body}") for name, statement, body in docs]
+    names = [meta_tokens(name, "") for name, _, _ in docs]
+    # What a memory is about: the words of its name that its statement uses too ("com" in "Pacotes
+    # com pnpm" is too short to be one); the other memory must say every one of them.
+    subjects = [frozenset(t for t in n & s if len(t) >= 4 or CJK.search(t) or _has_digit(t))
+                for n, s in zip(names, said)]
+    frequency: dict[str, int] = defaultdict(int)
+    for toks in whole:
+        for tok in toks:
+            frequency[tok] += 1
+    size = max(len(docs), WEIGHT_FLOOR)
+
+    def weight(toks: frozenset[str]) -> float:
+        return sum(math.log(1 + size / frequency[t]) for t in toks)
+
+    # Only for the few memories compared: held for every memory, they double the memory used.
+    @cache
+    def text(j: int) -> str:
+        return "\n".join(docs[j]).lower()
+
+    @cache
+    def stated(i: int) -> frozenset[str]:
+        name, statement, _ = docs[i]
+        return facts(name, names_too=False) | facts(statement)
+
+    @cache
+    def words(j: int) -> set[str]:
+        return tokens(normalize(text(j)))
+
+    def lacks(i: int, j: int) -> bool:
+        """Whether memory j leaves out a fact memory i states."""
+        return any(f not in (text(j) if "/" in f or "." in f else words(j)) for f in stated(i))
+
+    def alike(i: int, j: int) -> float:
+        if subjects[i] - whole[j] or subjects[j] - whole[i] or (lacks(i, j) and lacks(j, i)):
+            return 0.0
+        return 100 * min(weight(said[i] & whole[j]) / weight(said[i]), weight(said[j] & whole[i]) / weight(said[j]))
+
+    named: dict[str, list[int]] = defaultdict(list)
+    for i, toks in enumerate(names):
+        for tok in toks:
+            named[tok].append(i)
+    pairs: list[tuple[int, int, float]] = []
+    for j, toks in enumerate(names):
+        if len(said[j]) < STATEMENT_MIN:
+            continue
+        candidates = {i for tok in toks if len(named[tok]) <= MAX_BLOCK for i in named[tok] if i < j}
+        for i in sorted(candidates):
+            score = alike(i, j) if len(said[i]) >= STATEMENT_MIN else 0.0
+            if score >= threshold:
+                pairs.append((i, j, round(score, 1)))
+    return sorted(pairs)

@@ -54,7 +54,7 @@ def test_requests_carry_the_stable_prefix_and_no_shell_or_network_tool(tmp_path:
     ClaudeEngine().consolidate(engine_input(tmp_path))
     first = fake_api.requests[0]
     names = [t["name"] for t in first["tools"]]
-    assert names == ["memory", "list_sessions", "read_session", "search_logs"]
+    assert names == ["memory", "list_sessions", "read_session", "search_logs", "finish"]
     assert first["tools"][0]["type"] == "memory_20250818"
     assert first["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "Orient" in first["system"][0]["text"] and "team/" in first["system"][0]["text"]

@@ -320,8 +320,9 @@ def test_a_diligent_model_reads_no_session_the_first_message_shows_in_full(tmp_p
     assert outcome.status == Status.PROPOSED, outcome.error
     calls = [b["name"] for r in fake_api.requests for m in r["messages"] if m["role"] == "assistant"
              for b in m["content"] if b.get("type") == "tool_use"]
-    assert "read_session" not in calls and calls.count("memory") >= 6
-    assert outcome.usage.turns == 4  # the preamble, two turns of three edits, the summary
+    reviewed = [p for p, t in proposal_files(store, outcome.proposal_id).items() if "\nreviewed: 2026-11-30\n" in t]
+    assert "read_session" not in calls and len(reviewed) == 6  # the last edits' reply is never sent back
+    assert outcome.usage.turns == 3  # the preamble, two turns of three edits (the second one finishes)
 
 
 # -- Recency as the tie-breaker ----------------------------------------------------------------------------------

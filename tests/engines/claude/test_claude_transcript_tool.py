@@ -112,7 +112,7 @@ def test_the_agent_searches_transcripts_during_a_dream_and_they_stay_untouched(
 
     first = fake_api.requests[0]
     assert [t["name"] for t in first["tools"]] == ["memory", "list_sessions", "read_session", "search_logs",
-                                                   "search_transcripts"]
+                                                   "search_transcripts", "finish"]
     assert "use it only\nfor an exact detail" in first["messages"][0]["content"][0]["text"]
     found = [r for r in fake_api.tool_results() if "excerpt" in str(r["content"])]
     assert len(found) == 1 and not found[0].get("is_error")

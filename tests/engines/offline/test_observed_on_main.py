@@ -343,3 +343,65 @@ def test_housekeeping_noise_28_rule_lines_whose_files_are_missing_stay_in_the_in
         assert f"({rel}) — {rule}" in after  # still read at every session start
         assert rule in (store / rel).read_text()  # and its file now exists, keeping the text
     assert "archive.md" not in result["files"]
+
+
+# The two files of a real store (AKABUST-STUDIO/era-plus in ../shared/corpus), the user's quote toned down.
+SHORT_NAMES = {
+    "MEMORY.md": "# Feedback\n"
+                 "- [No short variable names](feedback_no_short_variable_names.md) — never `$r`/`$q`/`$e`/`$org`; "
+                 "full descriptive names everywhere, including closure params\n",
+    "feedback_no_short_variable_names.md":
+        "---\nname: feedback_no_short_variable_names\n"
+        "description: never use short/single-letter variable names like $r, $q, $e; always full descriptive names\n"
+        "metadata:\n  type: feedback\n---\n\n"
+        "Never use short or single-letter variable names — `$r`, `$q`, `$e`, `$org`, etc. Use the full descriptive "
+        "name (`$organization`, `$query`, `$exception`). Applies everywhere, including closure params in "
+        "Filament/Eloquent callbacks (`fn (Builder $query) => ...`, not `fn (Builder $q)`).\n\n"
+        "**Why:** direct instruction — \"don't ever use short variable names like this\". Ties to existing "
+        "convention [[feedback_writing_style]] on descriptive naming in CLAUDE.md.\n\n"
+        "**How to apply:** when writing or editing, name every variable/closure param in full. When told about one "
+        "instance, sweep the codebase for the same pattern and fix all of them, not just the flagged line.\n",
+    "feedback_full_variable_names.md":  # an orphan: no index line points to it
+        "---\nname: feedback-full-variable-names\n"
+        "description: \"Never use short throwaway variable names like $q, $v, $r in closures — spell them out "
+        "($query, $value, $record).\"\nmetadata: \n  node_type: memory\n  type: feedback\n---\n\n"
+        "Never use short throwaway names in closures or block scopes — `$q`, `$v`, `$r`, `$item`, `$el`. "
+        "Spell them out: `$query`, `$value`, `$record`, `$participant`, `$organization`.\n\n"
+        "**Why:** Reads better in the diff, matches how the surrounding Laravel/Filament APIs name their own "
+        "callback params (`Builder $query`, `Model $record`).\n\n"
+        "**How to apply:** In every callback signature (`fn (Builder $query) => ...`, arrow-fn args, etc.). "
+        "Applies even in tight one-liners.\n",
+}
+
+
+def test_housekeeping_noise_two_files_about_short_variable_names_are_merged_in_one_dream(tmp_path, cli):
+    """"never `$r`/`$q`…" and "Never use short throwaway variable names like $q, $v, $r": one memory."""
+    store = write_store(tmp_path / "store", ["thanks"], SHORT_NAMES)
+    result = dream(cli, store)
+    merged = [(c["action"], c["path"]) for c in result["changes"] if c["action"] == "merged"]
+    assert merged == [("merged", "feedback_no_short_variable_names.md")]
+    accept(cli, store)
+    assert not (store / "feedback_full_variable_names.md").exists()
+    kept = (store / "feedback_no_short_variable_names.md").read_text()
+    for fact in ("`$org`", "sweep the codebase for the same pattern", "`$item`, `$el`", "even in tight one-liners",
+                 "spell them out ($query, $value, $record)", "Reads better in the diff"):
+        assert fact in kept
+    assert "feedback_no_short_variable_names.md" in (store / "MEMORY.md").read_text()
+
+
+def test_housekeeping_noise_an_opposite_pair_in_other_words_is_a_contradiction_not_merged(tmp_path, cli):
+    files = {
+        "MEMORY.md": "- [Payment gateway mocks](feedback_gateway_mocks.md) — use mocks for the payment gateway\n"
+                     "- [Payment gateway tests](feedback_gateway_sandbox.md) — don't mock the payment gateway\n",
+        "feedback_gateway_mocks.md": "---\nname: Payment gateway mocks\ndescription: use mocks for the payment "
+                                     "gateway in unit tests\ntype: feedback\n---\nUse mocks for the payment gateway "
+                                     "in unit tests; the suite must run offline.\n",
+        "feedback_gateway_sandbox.md": "---\nname: Payment gateway tests\ndescription: don't mock the payment gateway "
+                                       "in unit tests, call the sandbox\ntype: feedback\n---\nDon't mock the payment "
+                                       "gateway in unit tests: call the Stripe sandbox.\n",
+    }
+    store = write_store(tmp_path / "store", ["thanks"], files)
+    result = dream(cli, store)
+    assert not [c for c in result["changes"] if c["action"] == "merged"]
+    assert {"feedback_gateway_mocks.md", "feedback_gateway_sandbox.md"}.isdisjoint(result["files"])
+    assert any("contradict" in item and "feedback_gateway_sandbox.md" in item for item in result["needs"])

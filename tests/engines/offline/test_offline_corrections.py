@@ -20,6 +20,8 @@ SAID = [
     ("API 端口不是 8080，是 8081", "8080", "8081"),
     ("API 端口是 8081，不是 8080", "8080", "8081"),
     ("前端已经从 npm 换成 pnpm 了", "npm", "pnpm"),
+    # a number replaces a number: not "Port", the word after the last "auf"
+    ("der Dev-Server läuft jetzt auf Port 3000, nicht mehr auf 8080", "8080", "3000"),
 ]
 
 

@@ -478,6 +478,11 @@ def test_every_date_phrase_passes_the_quick_filter_and_is_rewritten(phrase):
     ("the freeze starts next Monday", date(2026, 11, 20), "the freeze starts on 2026-11-23", False),
     ("la demo es mañana", date(2026, 11, 20), "la demo es el 2026-11-21", False),
     ("por la mañana", date(2026, 11, 20), "por la mañana", False),
+    # what names no date here: a dotted name, a quotation (what someone said then)
+    ("Tomorrow.io serves the forecast", date(2026, 11, 20), "Tomorrow.io serves the forecast", False),
+    ("the joke “we'll fix it tomorrow” stuck", date(2026, 11, 20), "the joke “we'll fix it tomorrow” stuck", False),
+    ('he said "done by tomorrow", it broke yesterday', date(2026, 11, 20),
+     'he said "done by tomorrow", it broke on 2026-11-19', False),
 ])
 def test_dates_read_as_phrases_and_ambiguous_ones_are_left_as_written(said, day, written, asks):
     from dream.engines.offline.dates import rewrite_line
@@ -641,3 +646,45 @@ def test_a_date_row_without_its_needs_is_a_one_line_error(tmp_path):
     (tmp_path / "xx.toml").write_text('[[dates.row]]\nregex = "gisteren"\nmeans = "day"\n', encoding="utf-8")
     with pytest.raises(BadInput, match=r"xx.toml: each \[\[dates.row\]\] needs a regex, `means`"):
         languages(str(tmp_path))
+
+
+@pytest.mark.parametrize("a, b, opposed", [
+    ("use mocks for the payment gateway in unit tests", "don't mock the payment gateway in unit tests", True),
+    ("squash a PR's commits when merging", "never squash a PR's commits when merging; keep them all", True),
+    ("write commit subjects under 72 characters, no trailing period", "subjects: 72 characters, no period at the end",
+     False),
+    ("use full variable names", "full variable names, no abbreviations", False),
+    ("keine kurzen Variablennamen wie $tmp", "Variablennamen ausschreiben, keine kurzen Namen", False),
+    ("ログは構造化JSONで出力する", "ログは構造化JSONで出力しない", True),
+])
+def test_a_rule_that_denies_what_the_other_says_is_its_opposite(a, b, opposed):
+    from dream.engines.offline.polarity import opposite
+
+    assert opposite(a, b) is opposed and opposite(b, a) is opposed
+
+
+def test_memories_said_in_other_words_are_found_among_many_and_other_facts_are_not():
+    from dream.engines.offline.similarity import described_pairs
+
+    docs = [(f"Service {i} owner", f"the service number {i} belongs to team {i % 17} and pages its on-call",
+             f"Service {i} is run by team {i % 17}.") for i in range(600)]
+    docs.append(("No short variable names", "never use one-letter variable names like $r, $q; always the full name",
+                 "Never name a variable `$r` or `$q`: write `$record`, `$query`."))
+    docs.append(("Spelled out variables", "never use short throwaway variable names like $q, $r in callbacks; "
+                 "write the full name", "Write `$query`, `$record`, even in one-liners."))
+    docs.append(("Dev server port", "the dev server listens on port 8080 locally, started by make dev", ""))
+    docs.append(("Database port", "the local database listens on port 5432, started by make dev", ""))
+    found = {(i, j) for i, j, _ in described_pairs(docs)}
+    assert found == {(600, 601)}
+
+
+def test_a_rule_a_memory_states_in_another_language_is_asked_about_not_filed_again(tmp_path):
+    tree = {"MEMORY.md": b"- [Package manager](feedback_pnpm.md) - use pnpm, never npm\n",
+            "feedback_pnpm.md": topic("Package manager", "use pnpm, never npm", "feedback",
+                                      "Use pnpm in the web app, never npm.")}
+    rows = sessions(("s1", TODAY, "user", "Immer pnpm benutzen, niemals npm!"),
+                    ("s1", TODAY, "user", "Always pin pnpm to 9.12 in CI."))  # a number the memory lacks: new
+    out, result = run(tmp_path, tree, rows)
+    assert len([path for action, path in actions(result) if action == "created"]) == 1
+    assert not any("Immer pnpm" in text.decode() for text in out.values())
+    assert any("in another language" in ask and "feedback_pnpm.md" in ask for ask in result.needs_person)

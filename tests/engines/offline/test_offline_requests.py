@@ -83,6 +83,21 @@ class BruteCatalog:
                 scored.append((-shared, entry.rank, entry.memory))
         return min(scored, key=lambda s: s[:2])[2] if scored else None
 
+    def said_in_another_language(self, text: str) -> Memory | None:
+        """Every memory read: the only one holding each known content word, in another language."""
+        content = keys(normalize(catalog._REDACTED.sub(" ", text))) - catalog._function_keys()
+        entries = [entry for entry, _ in self._entries()]
+        holding = {k: [e for e in entries if k in keys(e.norm)] for k in content}
+        known = [k for k in content if holding[k]]
+        if len(known) < 2 or len(known) == len(content) or any(len(holding[k]) > 1 for k in known):
+            return None
+        owners = {holding[k][0].memory.key for k in known}
+        if len(owners) != 1:
+            return None
+        entry = holding[known[0]][0]
+        other = catalog.language_of(text) not in (None, catalog.language_of(entry.memory.text))
+        return entry.memory if other and catalog.details_of(text) <= keys(entry.norm) else None
+
     def forget_match(self, query: str):
         wanted = forget_keys(query)
         scored = []
@@ -292,6 +307,30 @@ def test_the_quick_filter_keeps_every_kind_of_request(said):
     assert [(r.kind, r.text) for r in found] == [extract(said)]
 
 
+# ---------------------------------------------------------------- pasted lines
+
+
+def test_a_rule_in_lines_pasted_below_the_typed_line_goes_to_a_person():
+    entry = "this is what the guide says, do we enforce it?\n  Always run `make lint` before you push.\n  Never commit to main."
+    found = gather_requests(sessions([entry]))
+    assert [(r.kind, r.plain, r.pasted) for r in found] == [("rule", False, True), ("rule", False, True)]
+
+
+@pytest.mark.parametrize("typed, heading", [
+    ("remember this, it's our release checklist now:", "it's our release checklist now: "),
+    ("Recuerda lo siguiente:", ""),
+])
+def test_a_remember_that_points_at_the_lines_below_keeps_them(typed, heading):
+    [request] = gather_requests(sessions([f"{typed}\n  1. tag the release\n  2. run the smoke tests"]))
+    assert (request.kind, request.plain) == ("remember", True)
+    assert request.text == f"{heading}1. tag the release; 2. run the smoke tests"
+
+
+def test_a_remember_of_this_with_nothing_below_is_not_filed():
+    [request] = gather_requests(sessions(["remember this"]))
+    assert (request.kind, request.plain) == ("remember", False)
+
+
 # ---------------------------------------------------------------- same answers
 
 
@@ -393,3 +432,27 @@ def test_work_grows_linearly_with_repeated_requests_on_a_small_store(tmp_path, m
     small = work(tmp_path, monkeypatch, 20, 200)
     double = work(tmp_path, monkeypatch, 20, 400)
     assert_linear(small, double, 400)
+
+
+@pytest.mark.parametrize("answer", ["yes, remember that", "はい、覚えておいて", "ja, merk dir das", "ok"])
+def test_an_answer_to_the_assistants_offer_is_not_the_users_memory(answer):
+    offer = "Want me to remember that the VPN is needed for staging deploys?"
+    log = pl.DataFrame({"session": ["s1", "s1"], "date": [date(2026, 3, 1)] * 2, "seq": [0, 1],
+                        "role": ["assistant", "user"], "text": [offer, answer]})
+    found = gather_requests(log)
+    assert [(r.plain, r.answers) for r in found] == ([(False, offer)] if answer != "ok" else [])
+
+
+@pytest.mark.parametrize("said", ["nunca entiendo por qué falla en CI", "Immer das Gleiche mit diesem Test",
+                                  "nie weiß man, ob es am Netz liegt"])
+def test_a_habit_or_complaint_told_with_always_or_never_is_no_plain_rule(said):
+    hit = extract(said)
+    assert hit is None
+
+
+@pytest.mark.parametrize("said, code", [("Immer pnpm benutzen, niemals npm!", "de"), ("Use pnpm, never npm.", "en"),
+                                        ("nunca despliegues los viernes", "es"), ("Запомни: 42", None)])
+def test_the_language_of_a_text_is_read_from_its_small_words(said, code):
+    from dream.engines.offline.phrases import language_of
+
+    assert language_of(said) == code
