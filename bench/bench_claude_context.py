@@ -5,7 +5,8 @@ The store (tests/helpers/reference_store.py, issue #11's): a 150-line index,
 a scripted one of tests/helpers/scripted_models.py that works the way
 current models do: it thinks 1,000-2,000 tokens every turn (thinking display
 omitted, as dream asks, so no thinking text is sent back), opens with a
-preamble, and batches 3, 6 or 10 tool calls a turn. Two reading habits:
+preamble, batches 3, 6 or 10 tool calls a turn, and ends with a `finish` call
+beside its last edits. Two reading habits:
 
 * **diligent**: views every topic file and reads every session (following the
   paging hints) that the first message does not show in full, then edits six
@@ -18,7 +19,9 @@ the first message shows the sessions in full (within
 `first_message_session_chars`, 480,000 characters; the reference store's
 20 sessions fit). The same-run baseline is the same engine with that setting
 at 0, digests only, as it was before: every session the model wants is read
-through `read_session`.
+through `read_session`. The rows "diligent, text end" are the same model
+ending instead with a text-only summary, one request more (the same-run
+baseline of the `finish` tool).
 The fake server (tests/helpers/fake_anthropic.py, on 127.0.0.1) counts
 tokens as characters / 4, holds the engine to the API's rules (thinking
 blocks bound to their prefix, four breakpoints, the 20-block lookback, a
@@ -31,7 +34,11 @@ signal for less.
 
 Targets (issue #21): every row proposes within the default budgets, with
 cache reads >= 80% of input, at a cost <= 1.5x the bound, at Sonnet 5.5
-list prices. ``DREAM_CONTEXT_EDITING=off`` runs the same with one segment.
+list prices. Two cache-read shares are printed: of all input ('cache-read'),
+and of the input of the requests after the first ('after 1st'): the first
+request of a night cannot read a cache that does not exist yet, so n
+requests of about the first one's size read at most (n-1)/n of all input.
+ ``DREAM_CONTEXT_EDITING=off`` runs the same with one segment.
 
     python bench/bench_claude_context.py
 """
@@ -82,13 +89,14 @@ def lower_bound(store: Path) -> float:
 MODES = {"in full": None, "digests": 0}  # first_message_session_chars: the default, and digests only
 
 
-def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int, mode: str = "in full") -> dict[str, Any]:
+def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int, mode: str = "in full",
+            finish: bool = True) -> dict[str, Any]:
     from dream.pipeline.run import run
 
-    store = make_store(root / f"{habit}-{calls}-{mode.replace(' ', '-')}")
+    store = make_store(root / f"{habit}-{calls}-{mode.replace(' ', '-')}-{finish}")
     bound = lower_bound(store)
     kind = Guided if habit == "guided" else ScriptedModel
-    model = kind(calls_per_turn=calls, thinking=THINKING, edits=EDITS)
+    model = kind(calls_per_turn=calls, thinking=THINKING, edits=EDITS, finish=finish)
     fake.play(*[model] * 400)
     fake.cache.clear()
     overrides: dict[str, Any] = {"model": MODEL}
@@ -98,6 +106,7 @@ def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int, mode: str =
     per_request = [u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
                    for u in fake.usages]
     total = sum(per_request)
+    reads = [u["cache_read_input_tokens"] for u in fake.usages]
     usage = outcome.usage
     # within a segment, does each request read all its predecessor wrote? (the 20-block lookback is no limit)
     later = [i for i in range(1, len(fake.usages)) if len(fake.requests[i]["messages"]) > 1]
@@ -106,9 +115,9 @@ def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int, mode: str =
     # the same-run ceiling of the cache-read share: a perfect cache (every prefix ever sent, no minimum, no TTL)
     ideal = sum(fake.ideal_reads()) / total if total else 0.0
     return {
-        "row": f"{habit}, {calls} calls", "mode": mode, "status": f"{outcome.status}" + (f" ({outcome.reason})" if outcome.reason else ""),
+        "row": f"{habit}{'' if finish else ', text end'}, {calls} calls", "mode": mode, "status": f"{outcome.status}" + (f" ({outcome.reason})" if outcome.reason else ""),
         "turns": len(fake.usages), "input": total, "read": usage.cache_read_tokens / total if total else 0.0,
-        "ideal": ideal,
+        "ideal": ideal, "after_first": sum(reads[1:]) / sum(per_request[1:]) if per_request[1:] else 0.0,
         "peak": max(per_request, default=0), "output": usage.output_tokens, "cost": usage.cost_usd,
         "bound": bound, "errors": len(fake.protocol_errors), "hits": f"{hits}/{len(later)}",
     }
@@ -122,25 +131,35 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             rows = [run_row(fake, Path(tmp), habit, calls, mode) for mode in MODES
                     for habit in ("diligent", "guided") for calls in SHAPES]
+            rows += [run_row(fake, Path(tmp), "diligent", calls, finish=False) for calls in SHAPES]
     finally:
         fake.stop()
     defaults = Settings()
     print(f"reference store: 150-line index, 40 topic files, 20 sessions of ~20 KB; {MODEL} list prices; "
           f"thinking {THINKING[0]:,}-{THINKING[1]:,} tokens a turn; default budgets (max_cost_usd "
           f"${defaults.max_cost_usd:g}); context mode {os.environ.get('DREAM_CONTEXT_EDITING') or 'segments'}")
-    print(f"{'model':18} {'sessions':8} {'status':16} {'turns':>5} {'input tok':>10} {'cache-read':>10} {'ideal':>6} "
+    print(f"{'model':28} {'sessions':8} {'status':16} {'turns':>5} {'input tok':>10} {'cache-read':>10} "
+          f"{'after 1st':>9} {'ideal':>6} "
           f"{'peak ctx':>9} {'output':>7} {'cost $':>7} {'bound $':>8} {'ratio':>6} {'400s':>4} {'prev read':>9}")
     for r in rows:
-        print(f"{r['row']:18} {r['mode']:8} {r['status']:16} {r['turns']:5d} {r['input']:10,d} {r['read']:10.1%} "
+        print(f"{r['row']:28} {r['mode']:8} {r['status']:16} {r['turns']:5d} {r['input']:10,d} {r['read']:10.1%} "
+              f"{r['after_first']:9.1%} "
               f"{r['ideal']:6.1%} {r['peak']:9,d} {r['output']:7,d} {r['cost']:7.3f} {r['bound']:8.3f} "
               f"{r['cost'] / r['bound']:6.2f} {r['errors']:4d} {r['hits']:>9}")
     for mode in MODES:
-        ratios = [r["cost"] / r["bound"] for r in rows if r["mode"] == mode]
+        ratios = [r["cost"] / r["bound"] for r in rows if r["mode"] == mode and "text end" not in r["row"]]
         print(f"sessions {mode}: median ratio to the bound {statistics.median(ratios):.2f}, worst {max(ratios):.2f}")
     base = {r["row"]: r for r in rows if r["mode"] == "digests"}
     print("cost in full / cost with digests only (same run): "
-          + ", ".join(f"{r['row']} {r['cost'] / base[r['row']]['cost']:.2f}" for r in rows if r["mode"] == "in full"))
-    print("targets: proposed, cache reads >= 80%, ratio <= 1.5, no 400s; 'prev read': requests of a segment that "
+          + ", ".join(f"{r['row']} {r['cost'] / base[r['row']]['cost']:.2f}" for r in rows
+                      if r["mode"] == "in full" and r["row"] in base))
+    text_end = {r["row"].replace(", text end", ""): r for r in rows if "text end" in r["row"]}
+    print("cost ending on finish / ending on a text summary (same run): "
+          + ", ".join(f"{row} {r['cost'] / text_end[row]['cost']:.2f}" for row, r in
+                      ((r["row"], r) for r in rows if r["mode"] == "in full") if row in text_end))
+    print("targets: proposed, cache reads >= 80%, ratio <= 1.5, no 400s; 'cache-read': cache reads over all "
+          "input; 'after 1st': over the input of the requests after the first (the first cannot read a cache "
+          "not written yet, so n requests read at most about (n-1)/n of all input); 'prev read': requests of a segment that "
           "read all their predecessor wrote; 'ideal': the cache-read share a perfect cache would give the same "
           "requests (every prefix ever sent, no breakpoints, minimum or TTL): no client can read more")
 

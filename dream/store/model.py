@@ -244,23 +244,30 @@ def _check_events(text: str) -> None:
             depth -= 1
 
 
-def parse_frontmatter(lines: list[str]) -> Frontmatter | None:
+def frontmatter_end(lines: list[str]) -> int | None:
+    """The line that closes the frontmatter (``len(lines)`` when nothing does), None without one; no YAML read."""
     if not lines or lines[0].strip() != "---":
         return None
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            block = lines[1:i]
-            try:
-                data = load_yaml("\n".join(block))
-            except yaml.YAMLError as exc:
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                return Frontmatter(0, i, _loose_frontmatter(block), f"malformed frontmatter: {first}")
-            if data is None:
-                data = {}
-            if not isinstance(data, dict):
-                return Frontmatter(0, i, {}, "frontmatter is not a mapping")
-            return Frontmatter(0, i, data)
-    return Frontmatter(0, len(lines), {}, "frontmatter has no closing '---'")
+    return next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), len(lines))
+
+
+def parse_frontmatter(lines: list[str]) -> Frontmatter | None:
+    end = frontmatter_end(lines)
+    if end is None:
+        return None
+    if end == len(lines):
+        return Frontmatter(0, end, {}, "frontmatter has no closing '---'")
+    block = lines[1:end]
+    try:
+        data = load_yaml("\n".join(block))
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return Frontmatter(0, end, _loose_frontmatter(block), f"malformed frontmatter: {first}")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return Frontmatter(0, end, {}, "frontmatter is not a mapping")
+    return Frontmatter(0, end, data)
 
 
 def frontmatter_of(path: str, lines: list[str]) -> Frontmatter | None:

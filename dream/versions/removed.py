@@ -26,7 +26,7 @@ import orjson
 
 from dream.errors import DreamError
 from dream.store.layout import Layout
-from dream.store.model import FrontmatterRefused, TextFile, parse_frontmatter, parse_index_line, resolve_link
+from dream.store.model import TextFile, frontmatter_end, parse_index_line, resolve_link
 from dream.store.records import DamagedRecord, read_gzip_record_bytes
 from dream.store.tree import INDEX_NAME, atomic_write
 from dream.versions.manifests import Version, Versions
@@ -220,11 +220,8 @@ def distinct_lines(tree: dict[str, bytes]) -> dict[str, str]:
     found: dict[str, str] = {}
     for rel in sorted(tree):
         lines = tree[rel].decode("utf-8", errors="replace").splitlines()
-        try:
-            fm = parse_frontmatter(lines)
-        except FrontmatterRefused:
-            fm = None
-        for line in lines[fm.end + 1 if fm else 0:]:
+        end = frontmatter_end(lines)  # where it ends, not what it says: no YAML load per file
+        for line in lines[end + 1 if end is not None else 0:]:
             if line.strip():
                 found.setdefault(line.strip(), rel)
     return found

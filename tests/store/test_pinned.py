@@ -72,3 +72,14 @@ def test_pinned_files_are_untouched_by_a_model_that_edits_them(cli, tmp_path, fa
     assert "(pytest-notes.md)" in tree["MEMORY.md"] and "(testing.md)" in tree["MEMORY.md"]
     restored = {c["path"] for c in report["finish"] if c["action"] == "restored"}
     assert {"testing.md", "pytest-notes.md"} <= restored
+
+
+def test_every_spelling_of_a_pin_is_found_without_loading_files_that_cannot_hold_one():
+    from dream.store import pinned
+
+    head = "---\nname: Deploy\ndescription: how we deploy\n{pin}---\nWe deploy on Fridays.\n"
+    spellings = {"pinned: true\n": True, "pinned: yes\n": True, "metadata:\n  pinned: true\n": True,
+                 '"pinned": true\n': True, '"\\x70inned": true\n': True, '"\\u0070inned": "on"\n': True,
+                 "pinned: false\n": False, "": False, "# pinned: true\n": False, "pin: true\n": False}
+    tree = {f"m{n}.md": head.format(pin=pin).encode() for n, pin in enumerate(spellings)}
+    assert pinned.pinned_paths(tree) == {f"m{n}.md" for n, pin in enumerate(spellings) if spellings[pin]}
