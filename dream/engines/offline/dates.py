@@ -21,6 +21,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from dream.engines.offline.phrases import Language, languages
+from dream.engines.offline.text import QUOTATION
 
 @dataclass(frozen=True)
 class Row:
@@ -93,8 +94,7 @@ def _pattern(text_lang: str | None) -> tuple[re.Pattern[str], tuple[Row, ...]]:
 
 # Spans never rewritten: inline code, link targets, URLs, dotted names ("Tomorrow.io", "next.config.js"),
 # and quotations: "we'll fix it tomorrow" in a quote is what someone said then, not a date to resolve.
-_PROTECTED = re.compile(r"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|"
-                        r'"[^"\n]+"|“[^”\n]+”|«[^»\n]+»|„[^“”\n]+[“”]|「[^」\n]+」|『[^』\n]+』')
+_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|{QUOTATION}")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 

@@ -219,7 +219,7 @@ def _required_in(op: Any, av: Any) -> tuple[str, ...] | None:
 def please_after_lead() -> re.Pattern[str]:
     """A politeness word said right after the lead ("vergiss bitte die Notiz", "olvida por favor …"): not
     part of what is named."""
-    return re.compile(rf"^(?:{_please()})(?!\w)[\s,:：—–-]*", re.I)
+    return re.compile(rf"^(?:{_please()})(?!\w)\s*", re.I)  # the punctuation after it: requests._judged
 
 
 def _please() -> str:

@@ -21,13 +21,14 @@ import polars as pl
 
 from dream.engines.base import Evidence
 from dream.engines.offline import phrases
+from dream.engines.offline.text import QUOTATION
 
 # "can you forget …?", "could you remember that …?": a request asked as a question.
 # "Can you remember the port?" asks to recall, not to store: "remember that …" is needed.
 _ASKED = re.compile(r"^(?:(?:can|could|would|will) you(?: please)?|please|pls)\s+(?=forget\b|delete\b|remove\b|drop\b|"
                     r"(?:remember|note|keep in mind) that\b)", re.I)
 # A quotation inside a sentence reports what someone else said (or an error message): masked.
-_QUOTED = re.compile(r'"[^"]+"|“[^”]+”|«[^»]+»|„[^“”]+[“”]|「[^」]+」|『[^』]+』')
+_QUOTED = re.compile(QUOTATION)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # CJK text has no space after a stop
 _CODE_HINTS = re.compile(r"```|^\s*[$#>]\s|[{};]\s*$|=>|\b(?:def|class|import|function|return)\b.*[(:]")
 
@@ -194,8 +195,17 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
         if len(found) > before and phrases.points_ahead().match(found[-1].text):
             found[-1] = _pointing_at(found[-1], block, _said_before(sessions, str(session), int(seq)))
         elif block:
-            found += [Request(kind, text, str(session), day, int(seq), sentence, False, pasted=True)
-                      for sentence in sentences(block) if (hit := read(sentence)) for kind, text, _ in [hit]]
+            found += _pasted_requests(block, str(session), day, int(seq))
+    return found
+
+
+def _pasted_requests(block: str, session: str, day: date, seq: int) -> list[Request]:
+    """What reads as a request in the lines below the typed one: each only doubtful."""
+    found = []
+    for sentence in sentences(block):
+        hit = read(sentence)
+        if hit:
+            found.append(Request(hit[0], hit[1], session, day, seq, sentence, plain=False, pasted=True))
     return found
 
 

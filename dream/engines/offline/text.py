@@ -11,6 +11,9 @@ from dream.store.validate import MAX_LINE_CHARS
 
 MAX_LINE = MAX_LINE_CHARS
 ELLIPSIS = "…"
+# A quotation, in the marks of the languages dream reads: what someone else said (or an error
+# message), never the writer's own request, and never a date to resolve.
+QUOTATION = r'"[^"\n]+"|“[^”\n]+”|«[^»\n]+»|„[^“”\n]+[“”]|「[^」\n]+」|『[^』\n]+』'
 
 
 def one_line(text: str) -> str:
