@@ -468,12 +468,16 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     return True
 
 
-def _stating(ws: Workspace, catalog: Catalog, correction: corrections.Correction) -> list[tuple[Entry, str]]:
-    """The memories that state the stale value about the same thing, with the text that says it."""
+def _mentioning(ws: Workspace, catalog: Catalog, correction: corrections.Correction) -> list[tuple[Entry, str]]:
+    """The memories that state the stale value, with the text that says it (about anything)."""
     found = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
     found += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
-    return [(e, text) for e, text in found
-            if corrections.states(text, correction) and corrections.about(text, correction)]
+    return [(e, text) for e, text in found if corrections.states(text, correction)]
+
+
+def _stating(ws: Workspace, catalog: Catalog, correction: corrections.Correction) -> list[tuple[Entry, str]]:
+    """The memories that state the stale value about the same thing, with the text that says it."""
+    return [(e, text) for e, text in _mentioning(ws, catalog, correction) if corrections.about(text, correction)]
 
 
 def _filed_as_correction(ws: Workspace, catalog: Catalog, request: Request) -> bool:
@@ -483,14 +487,13 @@ def _filed_as_correction(ws: Workspace, catalog: Catalog, request: Request) -> b
     correction = corrections.parse(request.text)
     if correction is None:
         return False
-    if _stating(ws, catalog, correction):
+    found = _mentioning(ws, catalog, correction)
+    if any(corrections.about(text, correction) for _, text in found):
         correct_existing(ws, catalog, request)
         return True
-    texts = [(e, _stated_text(ws, catalog, e.memory)) for e in catalog.stating(correction.wrong)]
-    texts += [(e, e.memory.text) for e in catalog.rules_stating(correction.wrong)]
-    mentioning = sorted({catalog.label(e.memory) for e, text in texts if corrections.states(text, correction)})
-    if not mentioning:
+    if not found:
         return False
+    mentioning = sorted({catalog.label(e.memory) for e, _ in found})
     ws.ask(f"{request.kind} “{shorten(request.sentence, 100)}” ({_where(request)}) says “{correction.wrong}” "
            f"no longer holds, and {', '.join(mentioning[:4])} state(s) it; nothing filed, a person decides. "
            f"Candidate: “{correction.value}” instead of “{correction.wrong}”")
