@@ -263,13 +263,18 @@ def retraction() -> re.Pattern[str]:
 
     In languages that space their words the phrase ends the clause: "forget
     that, I'll decide later" takes back, "forget that every PR needs two" asks.
+    An interjection may open it ([words] `filler`: "ugh, ignore that", "ay no,
+    olvida eso", "あ、やっぱ今のなし").
     """
     parts = []
     for lang in languages():
         leads = lang.leads.get("retract", [])
         if leads:
             end = r"(?=\s*(?:[^\w\s]|$))" if lang.spaced else ""
-            parts.append(rf"(?:{_alternation(leads)}){end}")
+            gap = r"(?:\s+|\s*[^\w\s]+\s*)" if lang.spaced else r"[^\w]*"
+            fillers = lang.words.get("filler", [])
+            opening = rf"(?:(?:{_alternation(fillers)}){gap})*" if fillers else ""
+            parts.append(rf"{opening}(?:{_alternation(leads)}){end}")
     return re.compile(rf"^[\W_]*(?:{'|'.join(parts) or '(?!)'})", re.I)
 
 
