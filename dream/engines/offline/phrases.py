@@ -244,10 +244,22 @@ def prefilter() -> str:
     for lang in languages():
         for key, leads in lang.leads.items():
             for lead in leads:
-                parts.append(rf"\b{re.escape(lead)}" if lang.spaced and lead[:1].isalnum() else re.escape(lead))
+                parts.append(rf"\b{_folded(lead)}" if lang.spaced and lead[:1].isalnum() else _folded(lead))
         for item in lang.patterns:
-            parts += [re.escape(word) for word in _needs(lang, item)]
+            parts += [_folded(word) for word in _needs(lang, item)]
     return "(?i)" + "|".join(sorted(set(parts)))
+
+
+def _folded(text: str) -> str:
+    """`text` escaped, with the dotless and dotted i of Turkish ("HATIRLA", "İPTAL") as Python's re folds them.
+
+    polars' regex folds case simply, so "ı" never matches "I" there, while the
+    request patterns (Python's re) take them as one letter.
+    """
+    return "".join(_TURKISH_I.get(c, re.escape(c)) for c in text)
+
+
+_TURKISH_I = {"ı": "[ıI]", "i": "[iİ]", "I": "[Iı]", "İ": "[İi]"}
 
 
 @cache

@@ -101,6 +101,8 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
         return None
     if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
         return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
+    if phrases.marker("pending").search(sentence):
+        return hit[0], hit[1], False  # "as soon as the cutover is done, drop …": not yet; the whole sentence says so
     return hit
 
 
