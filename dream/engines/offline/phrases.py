@@ -222,6 +222,35 @@ def please_after_lead() -> re.Pattern[str]:
     return re.compile(rf"^(?:{_please()})(?!\w)\s*", re.I)  # the punctuation after it: requests._judged
 
 
+@cache
+def bare_dont_forget() -> re.Pattern[str]:
+    """"don't forget the changelog": a don't-forget lead with neither a that-word nor a colon after it.
+
+    As often a reminder for the task at hand as a fact to keep, so a person
+    decides; "don't forget that …" and "don't forget: …" say a fact.
+    """
+    leads = [lead for lang in languages() if lang.spaced for lead in lang.leads.get("dont_forget", [])]
+    that = _alternation(words("that")) or "(?!)"
+    return re.compile(rf"^(?:(?:{_please()})\s+)?(?:{_alternation(leads) or '(?!)'})\s+(?!(?:{that})(?!\w))[^\s:：]",
+                      re.I)
+
+
+@cache
+def and_then() -> re.Pattern[str]:
+    """A word joining a request to the one before it ("also", "und", "あと"): not part of the request.
+
+    In languages that space their words it must be followed by a space or a
+    mark, so "y" or "e" never eats the start of a word.
+    """
+    parts = []
+    for lang in languages():
+        joining = lang.words.get("and_then", [])
+        if joining:
+            end = r"(?:[\s,，、:]+)" if lang.spaced else r"[\s,，、:]*"
+            parts.append(rf"(?:{_alternation(joining)}){end}")
+    return re.compile(rf"^(?:{'|'.join(parts) or '(?!)'})", re.I)
+
+
 def _please() -> str:
     """The politeness words a request may open with, in every language ("please", "pls", "bitte")."""
     return _alternation(words("please")) or "(?!)"
