@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
@@ -132,23 +132,24 @@ class _Pool:
         self.lines: list[str] = []  # normalized memory lines, in tree order
         self.texts: list[str] = []  # the same lines as the files hold them
         self.owners: list[str] = []  # the file of each line
-        self.words: dict[str, list[str]] = {}  # each file's normalized words, lines joined
-        # word -> file -> positions of the word in that file's `words`
-        self.places: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-        self.counts: dict[str, int] = defaultdict(int)  # word -> places in the whole tree
+        self.joined: dict[str, str] = {}  # each file's normalized words, lines joined, " " before and after
+        self.files_with: dict[str, list[str]] = defaultdict(list)  # word -> the files holding it, in tree order
+        self.counts: Counter[str] = Counter()  # word -> places in the whole tree
         self.holders: dict[str, list[int]] = defaultdict(list)  # blocking token -> lines holding it
         for path, data in tree.items():
-            words = self.words.setdefault(path, [])
+            words: list[str] = []
             for _, text, norm in memory_lines(data):
-                for word in norm.split():
-                    self.places[word][path].append(len(words))
-                    self.counts[word] += 1
-                    words.append(word)
+                words += norm.split()
                 for token in tokens(norm):
                     self.holders[token].append(len(self.lines))
                 self.lines.append(norm)
                 self.texts.append(text.strip())
                 self.owners.append(path)
+            # Built per file, not per word: a Python step for every word of the tree was most of a report's time.
+            self.counts.update(words)
+            for word in dict.fromkeys(words):
+                self.files_with[word].append(path)
+            self.joined[path] = f" {' '.join(words)} "
         self._found: dict[tuple[str, str], Match] = {}
 
     def find(self, norm: str, home: str) -> Match:
@@ -165,22 +166,19 @@ class _Pool:
     def _holding_words(self, words: list[str], home: str) -> str | None:
         """The first file (home, then tree order) whose words contain `words` in a row.
 
-        Same answer as a substring search for " norm " in each file's joined
-        text, but only the positions of the query's rarest word are tried.
+        A substring search for " norm " in each file's joined words, but only in
+        the files holding the query's rarest word.
         """
         # Counted once at build: summing over the files a common word is in, for
         # every removed line, was quadratic (100 s for 6,000 lines on 5,000 files).
-        counts = [self.counts.get(w, 0) for w in words]
-        offset = min(range(len(words)), key=counts.__getitem__)
-        if counts[offset] == 0:
+        rarest = min(words, key=lambda w: self.counts.get(w, 0))
+        if rarest not in self.counts:
             return None
-        by_file = self.places[words[offset]]
-        for path in ([home] if home in by_file else []) + [p for p in by_file if p != home]:
-            text = self.words[path]
-            for position in by_file[path]:
-                start = position - offset
-                if start >= 0 and text[start:start + len(words)] == words:
-                    return path
+        files = self.files_with[rarest]
+        run = f" {' '.join(words)} "
+        for path in ([home] if home in files else []) + [p for p in files if p != home]:
+            if run in self.joined[path]:
+                return path
         return None
 
     def _closest(self, norm: str, home: str) -> Match:

@@ -150,8 +150,30 @@ def request_checks() -> tuple[tuple[str, re.Pattern[str], Precheck], ...]:
 
 def _whole(kind: str, regex: str) -> tuple[str, re.Pattern[str], Precheck]:
     needed = required_text(regex) if _scans(list(sre_parser.parse(regex, re.I))) else None
-    precheck = re.compile("|".join(map(re.escape, needed)), re.I) if needed else None
-    return kind, re.compile(regex, re.I), precheck
+    return kind, re.compile(regex, re.I), needle_search(needed) if needed else None
+
+
+@cache
+def needle_search(needles: tuple[str, ...]) -> re.Pattern[str]:
+    """A search for any of `needles`, case-insensitively, that skips in C the places no needle can start.
+
+    A plain case-insensitive alternation tries every needle at every position (Python's re
+    skips ahead only by characters compared with their case). Here each match starts with
+    one character of a case-sensitive class, the *gate*, and a lookbehind then compares it
+    with the needle's first character case-insensitively: the same matches. The gate holds
+    both cases of an ASCII first character and every non-ASCII character (an "ı" or "ſ" may
+    match "i" or "s" without case), and a first character without case ("か", "切") is
+    only itself. Needles that all start without case need no gate (re skips to them already);
+    a non-ASCII first character with case ("é") gates nothing: both get the plain alternation.
+    """
+    firsts = {needle[0] for needle in needles}
+    cased = {c for c in firsts if not c.lower() == c == c.upper()}
+    if not cased or not all(c.isascii() for c in cased):  # without case, re finds the needles' starts itself
+        return re.compile("|".join(map(re.escape, needles)), re.I)
+    gated = {case for c in firsts if c.isascii() for case in (c.lower(), c.upper())}
+    gate = "[^" + "".join(re.escape(chr(c)) for c in range(128) if chr(c) not in gated) + "]"
+    tails = "|".join(f"(?<={re.escape(needle[0])}){re.escape(needle[1:])}" for needle in needles)
+    return re.compile(f"{gate}(?i:{tails})")
 
 
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -91,3 +93,23 @@ def test_only_patterns_that_scan_every_position_get_a_precheck():
     assert prechecked and len(prechecked) < len(checks)
     for regex in prechecked:  # "X を忘れて", "X, not Y now": `.+?` first; the rest open with their leads
         assert regex.startswith(("^(?P<text>.", "^(?:请)?(?:把|将)?(?P<text>.")), regex
+
+
+NEEDLES = [needles for lang in LANGS for item in lang.patterns
+           if (needles := phrases.required_text(phrases._pattern_regex(lang, item)))]
+# Characters that match another case-insensitively without being its plain upper or lower case ("ı" and "i",
+# "ſ" and "s", the Kelvin sign and "k"), and needles that start with them, with a symbol or without case.
+ODD = "ıİſKßẞΣσςÉé"
+NEEDLES += [("ſtop", "İx", "Kelvin"), ("i", "s", "k"), ("éte", "x"), ("-x", "]y", "\\z", "^w"), ("から", "Not")]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(NEEDLES), st.lists(st.one_of(st.sampled_from(list(ODD) + PIECES), FILLER), max_size=6),
+       st.data())
+def test_the_needle_search_finds_what_a_case_insensitive_alternation_finds(needles, parts, data):
+    needle = data.draw(st.sampled_from(needles))
+    cased = "".join(c.upper() if data.draw(st.booleans()) else c for c in needle)
+    parts.insert(data.draw(st.integers(0, len(parts))), data.draw(st.sampled_from([needle, cased, cased[1:], ""])))
+    line = data.draw(st.sampled_from(["", " "])).join(parts)
+    plain = re.compile("|".join(map(re.escape, needles)), re.I)
+    assert (phrases.needle_search(tuple(needles)).search(line) is None) == (plain.search(line) is None), line
