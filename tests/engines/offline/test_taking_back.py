@@ -166,3 +166,33 @@ def test_where_the_new_value_stands(text, wrong, value):
 def test_two_alike_readings_with_neither_said_last_give_no_value():
     # "linter" or "ruff" for "flake8", and a word of the same script after both: a guess, so no correction
     assert corrections.align("flake8", "the linter or ruff in CI") == ""
+
+
+@pytest.mark.parametrize("sentence, kind, text", [
+    ("also forget the LaunchDarkly note, we dropped flags", "forget", "the LaunchDarkly note"),
+    ("Und vergiss die Notiz zu LaunchDarkly.", "forget", "die Notiz zu LaunchDarkly"),
+    ("y recuerda que los builds de iOS corren en Bitrise", "remember", "los builds de iOS corren en Bitrise"),
+    ("あとLaunchDarklyのメモは忘れて", "forget", "LaunchDarkly"),
+])
+def test_a_request_joined_to_the_one_before_is_read(sentence, kind, text):
+    assert read(sentence) == (kind, text, True)
+
+
+@pytest.mark.parametrize("sentence", [
+    "I remember we had this exact bug last spring",  # not Polish "i" ("and") before a lead
+    "En realidad el frontend usa pnpm ahora, no yarn.",  # a correction lead, not Dutch "en"
+])
+def test_a_joining_word_is_only_taken_off_when_the_sentence_asks_nothing_without_it(sentence):
+    hit = read(sentence)
+    assert hit is None or hit[0] == "correction"
+
+
+@pytest.mark.parametrize("sentence, plain", [
+    ("don't forget the changelog", False),  # a reminder for the task as often as a fact
+    ("n'oublie pas le changelog", False),
+    ("don't forget that the API is at api.internal:7000", True),
+    ("don't forget: the API is at api.internal:7000", True),
+])
+def test_dont_forget_says_a_fact_only_with_that_or_a_colon(sentence, plain):
+    hit = read(sentence)
+    assert hit is not None and hit[0] == "remember" and hit[2] is plain
