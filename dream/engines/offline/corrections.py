@@ -74,7 +74,7 @@ _NOW = re.compile(rf"\s+(?:{alternation('now')})$", re.I)
 # Not what a text is about: a few English fillers, and "now" in every language ("теперь", "jetzt")
 _STOP = {"the", "and", "not", "for", "was", "are", "our", "its", "with", "from"} | {w.lower() for w in words("now")}
 # An article or preposition before the stale value is not part of it: "no en Heroku" replaces "Heroku".
-_LEADING_ARTICLE = re.compile(rf"^(?:{alternation('before_value')})\s+", re.I)
+_LEADING_ARTICLE = re.compile(rf"^(?:(?:{alternation('before_value')})\s+)+", re.I)  # "está en el 7000": 7000
 
 
 @dataclass(frozen=True)
