@@ -80,10 +80,23 @@ class Guided(ScriptedModel):
         return [c for c in plan if c["name"] != "read_session" or c["input"]["session_id"] in cut]
 
 
+BOUND_OUTPUT = THINKING[1] + EDITS * 60 + 200  # one turn of thinking, the edits, a summary
+
+
 def lower_bound(store: Path) -> float:
+    return estimate_cost(MODEL, Usage(input_tokens=store_and_sessions_tokens(store), output_tokens=BOUND_OUTPUT))
+
+
+def cache_share_floor(store: Path, share: float = 0.8) -> float:
+    """The least a dream can cost that reads `share` of its input from cache, with the same output as the bound.
+
+    Every request of a conversation carries what the model has seen, so the
+    store is written to the cache once and must then be read share/(1-share)
+    times for reads to be that share of all input: at 80%, 5 requests.
+    """
     tokens = store_and_sessions_tokens(store)
-    output = THINKING[1] + EDITS * 60 + 200  # one turn of thinking, the edits, a summary
-    return estimate_cost(MODEL, Usage(input_tokens=tokens, output_tokens=output))
+    reads = round(tokens * share / (1 - share))
+    return estimate_cost(MODEL, Usage(cache_creation_tokens=tokens, cache_read_tokens=reads, output_tokens=BOUND_OUTPUT))
 
 
 MODES = {"in full": None, "digests": 0}  # first_message_session_chars: the default, and digests only
@@ -119,7 +132,7 @@ def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int, mode: str =
         "turns": len(fake.usages), "input": total, "read": usage.cache_read_tokens / total if total else 0.0,
         "ideal": ideal, "after_first": sum(reads[1:]) / sum(per_request[1:]) if per_request[1:] else 0.0,
         "peak": max(per_request, default=0), "output": usage.output_tokens, "cost": usage.cost_usd,
-        "bound": bound, "errors": len(fake.protocol_errors), "hits": f"{hits}/{len(later)}",
+        "bound": bound, "floor": cache_share_floor(store), "errors": len(fake.protocol_errors), "hits": f"{hits}/{len(later)}",
     }
 
 
@@ -149,6 +162,13 @@ def main() -> None:
     for mode in MODES:
         ratios = [r["cost"] / r["bound"] for r in rows if r["mode"] == mode and "text end" not in r["row"]]
         print(f"sessions {mode}: median ratio to the bound {statistics.median(ratios):.2f}, worst {max(ratios):.2f}")
+    floor = rows[0]["floor"]
+    fewest = min(r["turns"] for r in rows if r["mode"] == "in full")
+    print(f"reading >= 80% of all input from cache takes >= 5 requests (n requests read at most (n-1)/n); with the "
+          f"sessions in full these models finish in {fewest}-{max(r['turns'] for r in rows if r['mode'] == 'in full')}"
+          f" (at most {(fewest - 1) / fewest:.0%} then); the cheapest 5-request dream on this store would cost "
+          f"${floor:.3f}, {floor / rows[0]['bound']:.2f}x the bound (the store written once and read 4 times, the "
+          f"bound's output), before the output of the 3 turns more")
     base = {r["row"]: r for r in rows if r["mode"] == "digests"}
     print("cost in full / cost with digests only (same run): "
           + ", ".join(f"{r['row']} {r['cost'] / base[r['row']]['cost']:.2f}" for r in rows

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from dream.engines.offline.orient import Memory, Workspace, memories, topic_text
-from dream.engines.offline.phrases import language_of, words
+from dream.engines.offline.phrases import language_of, negation, words
 from dream.engines.offline.placement import insert_at
 from dream.engines.offline.similarity import (
     FORGET_MIN,
@@ -46,7 +46,7 @@ from dream.store.tree import INDEX_NAME
 
 Rank = tuple[int, int, str]
 RESTATED_SHARE = 0.8  # of a text's content words that a memory saying it in other words holds
-RESTATED_MIN_WORDS = 4  # fewer content words than this say too little to be matched in other words
+RESTATED_MIN_WORDS = 3  # fewer content words than this say too little to be matched in other words
 INDEXED, UNLINKED = 0, 1
 KEY_CHARS = 5
 
@@ -340,14 +340,34 @@ class Catalog:
         said = _REDACTED.sub(" ", text)
         content = frozenset(k for k in keys(normalize(said)) if k not in _function_keys())
         known = [k for k in content if self.by_key.get(k)]
-        if len(known) < 2 or len(known) == len(content):
+        if not known or len(known) == len(content):
             return None
+        if len(known) == 1 and known[0] not in _written_as_name(said):
+            return None  # one shared everyday word ("make", "commit") says nothing; one shared name may
         holders = set.intersection(*(self.by_key[k] for k in known))
         if len(holders) != 1 or any(len(self.by_key[k]) > 1 for k in known):
             return None
         entry = self.entries[next(iter(holders))]
         other = language_of(text) not in (None, language_of(entry.memory.text))
         return entry.memory if other and details_of(text) <= entry.keys else None
+
+    def denying_a_name(self, text: str) -> Memory | None:
+        """The memory holding a name that `text` says beside a negation, if any.
+
+        "Priya ya no es la owner de payments, ahora es Marco" or "lint는 이제 ruff로
+        해, flake8 말고", read neither as a correction nor as already said, would be
+        filed beside the memory they contradict, and the store would say both.
+        """
+        if not negation().search(text):
+            return None
+        said = _REDACTED.sub(" ", text)
+        named = [k for k in _written_as_name(said) if self.by_key.get(k)]
+        if not named:
+            return None
+        content = keys(normalize(said))
+        best = max(set().union(*(self.by_key[k] for k in named)),
+                   key=lambda k: (len(content & self.entries[k].keys), [-n for n in self.entries[k].rank[:2]]))
+        return self.entries[best].memory
 
     def _sharing(self, wanted: frozenset[str]) -> set[int]:
         """Memories likely to share `min_shared` of the wanted keys, found without a scan.
@@ -454,6 +474,11 @@ def _function_keys() -> frozenset[str]:
 
 _REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
 _NAME_OR_NUMBER = re.compile(r"(?<=\s)[A-Z][\w.-]*|\S*\d\S*")
+
+
+def _written_as_name(text: str) -> frozenset[str]:
+    """Keys of its capitalized words, the first too, and of anything with a digit ("Releases", "flake8")."""
+    return keys(normalize(" ".join(re.findall(r"(?<!\w)[A-Z][\w.-]*|\S*\d\S*", text))))
 
 
 def details_of(text: str) -> frozenset[str]:

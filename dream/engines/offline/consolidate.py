@@ -391,10 +391,16 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
         ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) says the opposite of "
                f"{catalog.label(existing)} (“{shorten(existing.text, 80)}”); a contradiction, nothing filed")
         return
-    alike = catalog.said_in_another_language(text) if existing is None and request.kind == "rule" else None
+    alike = catalog.said_in_another_language(text) if existing is None and request.kind in ("rule", "remember") else None
     if alike is not None:
         ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) may say what {catalog.label(alike)} says "
                f"(“{shorten(alike.text, 80)}”) in another language; not filed")
+        return
+    denied = catalog.denying_a_name(text) if existing is None and request.kind == "remember" else None
+    if denied is not None:
+        ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) says “not” beside a name that "
+               f"{catalog.label(denied)} states (“{shorten(denied.text, 80)}”): it may correct or contradict it; "
+               "not filed, a person decides")
         return
     if existing is not None:  # nothing to change: said so once, as a note
         ws.note(f"{request.kind} “{shorten(text, 80)}” (session {request.session}): already covered by "

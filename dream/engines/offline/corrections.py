@@ -69,6 +69,9 @@ _INSTEAD_OF = _alternation(words("instead_of") + [w for w in words("no_longer") 
 _NOT = re.compile(
     rf"^(?P<right>.+?),?\s+(?:{_INSTEAD_OF})\s+"
     r"(?P<wrong>[^,;]+?)\s*(?:[,;.]\s.*)?$", re.I)
+# "R, W nahi", "R, W değil", "R, W 말고": languages that say the negation after the stale value
+_NOT_AFTER = re.compile(
+    rf"^(?P<right>.+?)\s*[,，、;]\s*(?P<wrong>[^,;，、]+?)\s*(?:{alternation('not_after_value')})[\s.!。！]*$", re.I)
 _NO_LONGER = re.compile(
     rf"^(?P<pre>.*?)\b(?:{alternation('no_longer')})\s+(?P<wrong>[^,;]+?),?\s+"
     rf"(?:{alternation('but')})\s+(?P<right>.+)$", re.I)
@@ -126,7 +129,7 @@ def parse(text: str, strict: bool = False) -> Correction | None:
     `strict` (a change said without "actually" or "correction"): the new value
     must look like the old one (same shape and alike, or sharing a word).
     """
-    for pattern in (_NO_LONGER, _FROM_TO, _MOVED_OFF, _OUTDATED, _NOT, *_CJK_PATTERNS):
+    for pattern in (_NO_LONGER, _FROM_TO, _MOVED_OFF, _OUTDATED, _NOT, _NOT_AFTER, *_CJK_PATTERNS):
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
             continue
@@ -237,36 +240,63 @@ def _tokens(text: str) -> list[str]:
     return [t.strip(",;:()\"'“”") for t in _spaced(text).split() if t.strip(",;:()\"'“”")]
 
 
+_PORT = re.compile(r"(?<=[\w.-]):(?=\d+$)")
+CLOSE_CALL = 0.1  # per word: two readings of the new value scored this close are a guess, not a reading
+
+
 def align(wrong: str, right: str, least: float = 0.5) -> str:
     """The words of `right` that stand where `wrong` stood: same length, shape and context.
 
     "15" in "we're on Postgres 16 now" is "16"; "Node 18" in "der Build
     läuft auf Node 22" is "Node 22"; "npm" in "pnpm for the web app" is "pnpm".
+    Two readings scored about alike are settled by the one said last ("el
+    frontend usa pnpm"; "ruff로 해": only particles follow), else by nobody: a
+    person reads it.
     """
     old = _tokens(wrong)
     new = _tokens(right)
     if not old or not new:
         return ""
     size = len(old)
+    if size == 1 and _shape(old[0]) == "number":
+        new = [part for token in new for part in _PORT.split(token) if part]  # "api.internal:7100" holds 7100
+    scored = [(_score(old, new[start:start + size], (start + 1) / len(new)), " ".join(new[start:start + size]))
+              for start in range(0, max(1, len(new) - size + 1))
+              if [g.lower() for g in new[start:start + size]] != [o.lower() for o in old]]
+    if not scored:
+        return ""
+    best_score, best = max(scored)
+    if best_score < least * size:
+        return ""
+    close = [i for i, (score, _) in enumerate(scored) if best_score - score < CLOSE_CALL * size]
+    if len(close) > 1:
+        last = close[-1]
+        trailing = [gram for _, gram in scored[last + 1:]]
+        said_last = all(not _same_script(wrong, gram) or gram.lower() in _function_words() for gram in trailing)
+        return scored[last][1] if said_last else ""
+    return best
+
+
+def _same_script(a: str, b: str) -> bool:
+    return bool(CJK.search(a)) == bool(CJK.search(b))
+
+
+def _score(old: list[str], gram: list[str], where: float) -> float:
+    """How well `gram` stands where `old` stood; `where` (0-1] is how late in the sentence it comes."""
     function = _function_words()
-    best, best_score = "", 0.0
-    for start in range(0, max(1, len(new) - size + 1)):
-        gram = new[start:start + size]
-        if [g.lower() for g in gram] == [o.lower() for o in old]:
-            continue
-        score = 0.1 * (start + 1) / len(new)  # what holds now is said last, more often than not
-        for a, b in zip(old, gram):
-            if a.lower() == b.lower():
-                score += 1.0
-            elif b.lower() in function:
-                score -= 1.0  # "we use tabs": the value is "tabs", never "use"
-            elif _shape(a) == _shape(b) or "number" not in (_shape(a), _shape(b)):
-                alike = 0.5 if _shape(a) == _shape(b) else 0.4
-                named = a[:1].isalpha() and _case(a) == _case(b)  # a person replaces a person, an acronym one
-                score += alike + fuzz.ratio(a.lower(), b.lower()) / 200 + 0.3 * named
-        if score > best_score:
-            best, best_score = " ".join(gram), score
-    return best if best_score >= least * size else ""
+    score = 0.1 * where  # what holds now is said last, more often than not
+    for a, b in zip(old, gram):
+        if a.lower() == b.lower():
+            score += 1.0
+        elif b.lower() in function:
+            score -= 1.0  # "we use tabs": the value is "tabs", never "use"
+        elif not _same_script(a, b):
+            continue  # "yarnじゃなくてpnpmを使って": a name written in Latin letters is replaced by one, not by "を使って"
+        elif _shape(a) == _shape(b) or "number" not in (_shape(a), _shape(b)):
+            alike = 0.5 if _shape(a) == _shape(b) else 0.4
+            named = a[:1].isalpha() and _case(a) == _case(b)  # a person replaces a person, an acronym one
+            score += alike + fuzz.ratio(a.lower(), b.lower()) / 200 + 0.3 * named
+    return score
 
 
 def _case(token: str) -> str:

@@ -244,6 +244,35 @@ def please_after_lead() -> re.Pattern[str]:
     return re.compile(rf"^(?:{_please()})(?!\w)\s*", re.I)  # the punctuation after it: requests._judged
 
 
+@cache
+def bare_dont_forget() -> re.Pattern[str]:
+    """"don't forget the changelog": a don't-forget lead with neither a that-word nor a colon after it.
+
+    As often a reminder for the task at hand as a fact to keep, so a person
+    decides; "don't forget that …" and "don't forget: …" say a fact.
+    """
+    leads = [lead for lang in languages() if lang.spaced for lead in lang.leads.get("dont_forget", [])]
+    that = _alternation(words("that")) or "(?!)"
+    return re.compile(rf"^(?:(?:{_please()})\s+)?(?:{_alternation(leads) or '(?!)'})\s+(?!(?:{that})(?!\w))[^\s:：]",
+                      re.I)
+
+
+@cache
+def and_then() -> re.Pattern[str]:
+    """A word joining a request to the one before it ("also", "und", "あと"): not part of the request.
+
+    In languages that space their words it must be followed by a space or a
+    mark, so "y" or "e" never eats the start of a word.
+    """
+    parts = []
+    for lang in languages():
+        joining = lang.words.get("and_then", [])
+        if joining:
+            end = r"(?:[\s,，、:]+)" if lang.spaced else r"[\s,，、:]*"
+            parts.append(rf"(?:{_alternation(joining)}){end}")
+    return re.compile(rf"^(?:{'|'.join(parts) or '(?!)'})", re.I)
+
+
 def _please() -> str:
     """The politeness words a request may open with, in every language ("please", "pls", "bitte")."""
     return _alternation(words("please")) or "(?!)"
@@ -266,10 +295,22 @@ def prefilter() -> str:
     for lang in languages():
         for key, leads in lang.leads.items():
             for lead in leads:
-                parts.append(rf"\b{re.escape(lead)}" if lang.spaced and lead[:1].isalnum() else re.escape(lead))
+                parts.append(rf"\b{_folded(lead)}" if lang.spaced and lead[:1].isalnum() else _folded(lead))
         for item in lang.patterns:
-            parts += [re.escape(word) for word in _needs(lang, item)]
+            parts += [_folded(word) for word in _needs(lang, item)]
     return "(?i)" + "|".join(sorted(set(parts)))
+
+
+def _folded(text: str) -> str:
+    """`text` escaped, with the dotless and dotted i of Turkish ("HATIRLA", "İPTAL") as Python's re folds them.
+
+    polars' regex folds case simply, so "ı" never matches "I" there, while the
+    request patterns (Python's re) take them as one letter.
+    """
+    return "".join(_TURKISH_I.get(c, re.escape(c)) for c in text)
+
+
+_TURKISH_I = {"ı": "[ıI]", "i": "[iİ]", "I": "[Iı]", "İ": "[İi]"}
 
 
 @cache
@@ -285,13 +326,18 @@ def retraction() -> re.Pattern[str]:
 
     In languages that space their words the phrase ends the clause: "forget
     that, I'll decide later" takes back, "forget that every PR needs two" asks.
+    An interjection may open it ([words] `filler`: "ugh, ignore that", "ay no,
+    olvida eso", "あ、やっぱ今のなし").
     """
     parts = []
     for lang in languages():
         leads = lang.leads.get("retract", [])
         if leads:
             end = r"(?=\s*(?:[^\w\s]|$))" if lang.spaced else ""
-            parts.append(rf"(?:{_alternation(leads)}){end}")
+            gap = r"(?:\s+|\s*[^\w\s]+\s*)" if lang.spaced else r"[^\w]*"
+            fillers = lang.words.get("filler", [])
+            opening = rf"(?:(?:{_alternation(fillers)}){gap})*" if fillers else ""
+            parts.append(rf"{opening}(?:{_alternation(leads)}){end}")
     return re.compile(rf"^[\W_]*(?:{'|'.join(parts) or '(?!)'})", re.I)
 
 

@@ -104,10 +104,15 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
     if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
         return None
     hit = _request_in(sentence)  # first: most lines ask for nothing, and the markers below cost more
+    joined = None if hit else phrases.and_then().match(sentence)
+    if joined:
+        hit = _request_in(sentence[joined.end():])  # "also forget …", "und vergiss …": joined to the one before
     if not hit or retracts(sentence) or any(phrases.marker(name).search(sentence) for name in _NOT_REQUESTS):
         return None
     if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
         return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
+    if phrases.marker("pending").search(sentence):
+        return hit[0], hit[1], False  # "as soon as the cutover is done, drop …": not yet; the whole sentence says so
     return hit
 
 
@@ -165,14 +170,15 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
             return None
         if phrases.marker("set_aside").search(sentence):
             return None  # "forget about CI for a sec, let's look at the db": set aside, not unlearned
-        text = first_clause(text)
+        text = first_clause(phrases.and_then().sub("", text, count=1))  # "あとLaunchDarklyのメモは忘れて"
     if kind == "rule":
         if phrases.not_after("not_rule_after", "rule").match(text):
             return None  # "never seen that", "don't forget to …", "always fun": not an instruction
         text = text[0].upper() + text[1:]
     if len(text) < 3:
         return None
-    doubtful = phrases.marker("doubt").search(sentence) or (kind == "rule" and phrases.marker("rule_doubt").search(text))
+    doubtful = (phrases.marker("doubt").search(sentence) or (kind == "rule" and phrases.marker("rule_doubt").search(text))
+                or (kind == "remember" and phrases.bare_dont_forget().match(sentence)))
     plain = not doubtful
     return kind, text, plain
 

@@ -21,6 +21,8 @@ from operator import itemgetter
 
 from rapidfuzz import fuzz, process
 
+from dream.engines.offline import phrases
+
 # Scripts written without spaces between words: kana, Han, Hangul.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 CJK = re.compile(f"[{CJK_CHARS}]")
@@ -147,7 +149,7 @@ def meta_tokens(name: str, description: str) -> frozenset[str]:
     """The words of a memory's name and description that say what it is about, by their stem
     (first four letters: "tests" and "test", "pushing" and "push" are one word). A number is
     kept whole: ticket 12345 and ticket 12346 are two memories, not one."""
-    return frozenset(stem(t) for t in tokens(normalize(f"{name} {description}")) if t not in _STOPWORDS and len(t) > 1)
+    return frozenset(stem(t) for t in tokens(normalize(f"{name} {description}")) if t not in _stopwords() and len(t) > 1)
 
 
 def stem(word: str) -> str:
@@ -156,7 +158,7 @@ def stem(word: str) -> str:
 
 def stems_in_order(text: str) -> list[str]:
     """`meta_tokens` of a text written with spaces, in the order they are said."""
-    return [stem(w) for w in normalize(text).split() if w not in _STOPWORDS and len(w) > 1]
+    return [stem(w) for w in normalize(text).split() if w not in _stopwords() and len(w) > 1]
 
 
 def numbers_in(text: str) -> frozenset[str]:
@@ -172,7 +174,7 @@ def content_keys(text: str) -> frozenset[str]:
     """The words that carry what `text` says, by their first letters (KEY_CHARS): numbers, CJK
     character pairs, and words of four letters or more that are not stopwords."""
     return frozenset(t[:KEY_CHARS] for t in tokens(normalize(text))
-                     if t not in _STOPWORDS and (len(t) >= 4 or CJK.search(t) or _has_digit(t)))
+                     if t not in _stopwords() and (len(t) >= 4 or CJK.search(t) or _has_digit(t)))
 
 
 def word_keys(text: str) -> frozenset[str]:
@@ -213,18 +215,13 @@ def group_pairs(count: int, pairs: list[tuple[int, int, float]]) -> list[list[in
 
 
 # Words that say nothing about which memory is meant ("forget about the X", "olvida lo de X").
-_STOPWORDS = frozenset("""
-a an the this that these those my our your its about all any of to for on in at with and or we it
-is are be use used how when each no not
-everything anything stuff thing things what note notes memory memories entry entries please rule rules
-memo info part bit
-lo la el los las de del que sobre nota notas regla todo eso
-den die das der dem dass über notiz notizen eintrag regel alles
-le les du des sur mémo tout ce ça
-o os as do da dos das sobre nota
-про о об заметку заметки всё все это
-メモ 메모 件 事
-""".split())
+@cache
+def _stopwords() -> frozenset[str]:
+    """Words that name no memory: "the", "note", "über", "メモ" (data/phrases, `naming_nothing`)."""
+    return frozenset(w.lower() for w in phrases.words("naming_nothing"))
+
+
+
 FORGET_MIN = 75.0  # share of a forget request's words a memory must hold to be the one meant
 KEY_CHARS = 5  # words compare by their first letters: "approval" finds "approvals"
 
@@ -232,7 +229,7 @@ KEY_CHARS = 5  # words compare by their first letters: "approval" finds "approva
 def forget_query(query: str) -> str:
     """The words of a forget request that say which memory is meant (all, if only stopwords)."""
     words = normalize(query).split()
-    return " ".join(w for w in words if w not in _STOPWORDS) or " ".join(words)
+    return " ".join(w for w in words if w not in _stopwords()) or " ".join(words)
 
 
 # CJK words for "that entry", "the note about": no spaces to find them by, so they are cut out.
@@ -242,7 +239,7 @@ _CJK_FILLER = re.compile(r"那条|这条|那个|这个|笔记|记录|备忘|关�
 def forget_keys(query: str) -> frozenset[str]:
     """The forget request's words, as lookup keys (CJK as character pairs)."""
     query = _CJK_FILLER.sub(" ", query)
-    return frozenset(t[:KEY_CHARS] for t in tokens(forget_query(query)) if t not in _STOPWORDS)
+    return frozenset(t[:KEY_CHARS] for t in tokens(forget_query(query)) if t not in _stopwords())
 
 
 def forget_score(wanted: frozenset[str], named: frozenset[str], said: frozenset[str]) -> float:

@@ -89,7 +89,9 @@ class BruteCatalog:
         entries = [entry for entry, _ in self._entries()]
         holding = {k: [e for e in entries if k in keys(e.norm)] for k in content}
         known = [k for k in content if holding[k]]
-        if len(known) < 2 or len(known) == len(content) or any(len(holding[k]) > 1 for k in known):
+        if not known or len(known) == len(content) or any(len(holding[k]) > 1 for k in known):
+            return None
+        if len(known) == 1 and known[0] not in catalog._written_as_name(catalog._REDACTED.sub(" ", text)):
             return None
         owners = {holding[k][0].memory.key for k in known}
         if len(owners) != 1:
@@ -97,6 +99,17 @@ class BruteCatalog:
         entry = holding[known[0]][0]
         other = catalog.language_of(text) not in (None, catalog.language_of(entry.memory.text))
         return entry.memory if other and catalog.details_of(text) <= keys(entry.norm) else None
+
+    def denying_a_name(self, text: str) -> Memory | None:
+        """Every memory read: of those holding a name said beside a negation, the one sharing most words."""
+        if not catalog.negation().search(text):
+            return None
+        said = catalog._REDACTED.sub(" ", text)
+        names, content = catalog._written_as_name(said), keys(normalize(said))
+        holding = [entry for entry, _ in self._entries() if names & keys(entry.norm)]
+        if not holding:
+            return None
+        return min(holding, key=lambda e: (-len(content & keys(e.norm)), e.rank[:2])).memory
 
     def forget_match(self, query: str):
         wanted = forget_keys(query)

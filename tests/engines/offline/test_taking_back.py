@@ -127,3 +127,72 @@ def test_other_words_with_another_name_or_number_are_new_information(tmp_path, l
     _, actions = _dream(tmp_path, line)
 
     assert "created" in actions
+
+
+@pytest.mark.parametrize("then", [
+    "ugh ignore that, I was thinking of the web team",
+    "ay no, olvida eso, me confundí de equipo",
+    "ach nee, vergiss das wieder, das war das Web-Team",
+    "non attends, oublie ça",
+    "あ、やっぱ今のなし。Webチームの話だった",
+    "arre, rehne do, woh dusri team ka tha",
+])
+def test_a_request_taken_back_behind_an_interjection_goes_to_a_person(then):
+    requests = gather_requests(said(("user", "remember that releases ship on Fridays now"), ("user", then)))
+    assert [(r.kind, r.plain) for r in requests][:1] == [("remember", False)]
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    ("vergiss bloß nicht: der Staging-Build braucht das VPN", "remember"),
+    ("vergiss ja nicht, dass Releases donnerstags rausgehen", "remember"),
+    ("no te olvides de que Priya es la dueña de pagos", "remember"),
+    ("n'oublie surtout pas qu'on lint avec flake8", "remember"),
+])
+def test_dont_forget_with_a_particle_is_never_a_forget(sentence, kind):
+    assert (read(sentence) or ("nothing",))[0] == kind
+
+
+@pytest.mark.parametrize("text, wrong, value", [
+    ("lint는 이제 ruff로 해, flake8 말고", "flake8", "ruff"),        # the negation after the stale value
+    ("API ab api.internal:7100 pe hai, 7000 nahi", "7000", "7100"),  # Hinglish, the same order
+    ("the API is at api.internal:7100 now, not 7000", "7000", "7100"),  # a port inside an address
+    ("le linter c'est ruff maintenant, plus flake8", "flake8", "ruff"),  # two alike readings: the last said
+])
+def test_where_the_new_value_stands(text, wrong, value):
+    found = corrections.parse(text)
+    assert found is not None and (found.wrong, found.value) == (wrong, value)
+
+
+def test_two_alike_readings_with_neither_said_last_give_no_value():
+    # "linter" or "ruff" for "flake8", and a word of the same script after both: a guess, so no correction
+    assert corrections.align("flake8", "the linter or ruff in CI") == ""
+
+
+@pytest.mark.parametrize("sentence, kind, text", [
+    ("also forget the LaunchDarkly note, we dropped flags", "forget", "the LaunchDarkly note"),
+    ("Und vergiss die Notiz zu LaunchDarkly.", "forget", "die Notiz zu LaunchDarkly"),
+    ("y recuerda que los builds de iOS corren en Bitrise", "remember", "los builds de iOS corren en Bitrise"),
+    ("あとLaunchDarklyのメモは忘れて", "forget", "LaunchDarkly"),
+])
+def test_a_request_joined_to_the_one_before_is_read(sentence, kind, text):
+    assert read(sentence) == (kind, text, True)
+
+
+@pytest.mark.parametrize("sentence", [
+    "I remember we had this exact bug last spring",  # not Polish "i" ("and") before a lead
+    "En realidad el frontend usa pnpm ahora, no yarn.",  # a correction lead, not Dutch "en"
+])
+def test_a_joining_word_is_only_taken_off_when_the_sentence_asks_nothing_without_it(sentence):
+    hit = read(sentence)
+    assert hit is None or hit[0] == "correction"
+
+
+@pytest.mark.parametrize("sentence, plain", [
+    ("don't forget the changelog", False),  # a reminder for the task as often as a fact
+    ("n'oublie pas le changelog", False),
+    ("don't forget that the API is at api.internal:7000", True),
+    ("don't forget: the API is at api.internal:7000", True),
+])
+def test_dont_forget_says_a_fact_only_with_that_or_a_colon(sentence, plain):
+    hit = read(sentence)
+    assert hit is not None and hit[0] == "remember" and hit[2] is plain
