@@ -166,7 +166,8 @@ class Frontmatter:
     """The block between the opening and closing ``---`` lines.
 
     `start`/`end` are line numbers of the two fences in the file's lines.
-    `data` is the parsed mapping ({} when it could not be parsed, see `error`).
+    `data` is the parsed mapping ({} when it could not be parsed, see `error`), shared by
+    every file with the same block: read only.
     """
 
     start: int
@@ -257,17 +258,29 @@ def parse_frontmatter(lines: list[str]) -> Frontmatter | None:
         return None
     if end == len(lines):
         return Frontmatter(0, end, {}, "frontmatter has no closing '---'")
-    block = lines[1:end]
+    data, error = _read_block(tuple(lines[1:end]))
+    return Frontmatter(0, end, data, error)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _read_block(block: tuple[str, ...]) -> tuple[dict, str | None]:
+    """A frontmatter block's mapping and what is wrong with it, read once per text.
+
+    A run reads each memory's frontmatter several times (the engine, pins, the
+    validation), most often unchanged: the YAML constructor, in Python, was a
+    tenth of a large run. The mapping is shared by every file with this block:
+    read it, never change it. A refused block raises each time (not cached).
+    """
     try:
         data = load_yaml("\n".join(block))
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return Frontmatter(0, end, _loose_frontmatter(block), f"malformed frontmatter: {first}")
+        return _loose_frontmatter(list(block)), f"malformed frontmatter: {first}"
     if data is None:
-        data = {}
+        return {}, None
     if not isinstance(data, dict):
-        return Frontmatter(0, end, {}, "frontmatter is not a mapping")
-    return Frontmatter(0, end, data)
+        return {}, "frontmatter is not a mapping"
+    return data, None
 
 
 def frontmatter_of(path: str, lines: list[str]) -> Frontmatter | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
+from typing import Callable
 
 from rapidfuzz import fuzz
 
@@ -21,18 +22,46 @@ from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize
 # Scripts written without spaces between a value and the words around it ("16になりました",
 # "6380이에요"): a boundary between one of them and any other script counts as a space.
 _SCRIPT_EDGE = re.compile(rf"(?<=[{CJK_CHARS}])(?=[^\s{CJK_CHARS}])|(?<=[^\s{CJK_CHARS}])(?=[{CJK_CHARS}])")
-_WORD_CHAR = rf"[^\W{CJK_CHARS}]"  # a letter or digit of a script that spaces its words
+
+
+class StandingAlone:
+    """A value where it is not part of a longer word or a dotted name: `search` and `sub` as re's.
+
+    A CJK character next to a value is no part of it ("16になりました"), yet it is a word
+    character to re, and a class of the CJK ranges costs milliseconds to compile, once
+    for every value corrected. So the text is searched with each CJK character written as
+    a private-use character of its own (no case, no word character, one for one, so
+    every match stands where it stood), and the value's edges are plain word boundaries.
+    """
+
+    def __init__(self, regex: str):
+        self.regex = regex.translate(_as_private())  # a CJK character in the value is written the same way
+        self.compiled = re.compile(self.regex)
+
+    def search(self, text: str) -> bool:
+        return self.compiled.search(text.translate(_as_private())) is not None
+
+    def sub(self, replace: Callable[[str], str], text: str) -> str:
+        """`text` with each match replaced by `replace(the words matched)`."""
+        pieces, last = [], 0
+        for found in self.compiled.finditer(text.translate(_as_private())):
+            pieces += [text[last:found.start()], replace(text[found.start():found.end()])]
+            last = found.end()
+        pieces.append(text[last:])
+        return "".join(pieces)
+
+
+@cache
+def _as_private() -> dict[int, int]:
+    """Each CJK character (similarity.CJK_CHARS: ranges "a-b") to its own character of private-use plane 15."""
+    ranges = [(ord(CJK_CHARS[i]), ord(CJK_CHARS[i + 2])) for i in range(0, len(CJK_CHARS), 3)]
+    return {char: 0xF0000 + n for n, char in enumerate(c for low, high in ranges for c in range(low, high + 1))}
 
 
 @lru_cache(maxsize=4096)
-def _standing_alone(value_regex: str) -> re.Pattern[str]:
-    """`value_regex`, case-insensitive, where it is not part of a longer word or a dotted name.
-
-    Compiled once per value, with IGNORECASE only around the value: the word
-    boundaries hold the CJK ranges, and compiling that class case-insensitively
-    costs tens of milliseconds (it matches the same characters either way).
-    """
-    return re.compile(rf"(?<![.])(?<!{_WORD_CHAR})(?i:{value_regex})(?!{_WORD_CHAR})")
+def _standing_alone(value_regex: str) -> StandingAlone:
+    """`value_regex`, case-insensitive, where it is not part of a longer word or a dotted name."""
+    return StandingAlone(rf"(?<![.\w])(?i:{value_regex})(?!\w)")
 
 # "R, not W"; "no longer W but R": the words around the values are data/phrases lists.
 # "R, no longer W" too, with the many-word forms only: a lone French "plus" is English "and also".
@@ -83,7 +112,7 @@ class Correction:
     right: str  # the clause that holds now
     value: str  # what replaces `wrong` in the memory
 
-    def pattern(self) -> re.Pattern[str]:
+    def pattern(self) -> StandingAlone:
         """The stale value in a memory; with its version when the new value has none ("RabbitMQ 3.11")."""
         version = r"(?:\s+v?\d+(?:\.\d+)*)?" if not re.search(r"\d", self.wrong + self.value) else ""
         return _standing_alone(f"{re.escape(self.wrong)}{version}")
@@ -297,7 +326,7 @@ _ACRONYM = re.compile(r"(?<![\w.])[A-Z]{2}(?![\w.])")
 
 def states(text: str, correction: Correction) -> bool:
     """Whether `text` states the stale value as current (history notes aside)."""
-    return bool(correction.pattern().search(_HISTORY.sub("", text)))
+    return correction.pattern().search(_HISTORY.sub("", text))
 
 
 def about(text: str, correction: Correction) -> bool:
@@ -328,12 +357,12 @@ def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:
         return _swapped(line, correction, day, note)
     noted = not note
 
-    def replace(found: re.Match[str]) -> str:
+    def replace(found: str) -> str:
         nonlocal noted
         if noted:
             return correction.value
         noted = True
-        return f"{correction.value} (was {found.group(0)} until {day})"
+        return f"{correction.value} (was {found} until {day})"
 
     pieces, last = [], 0
     for kept in _HISTORY.finditer(line):
@@ -344,22 +373,21 @@ def rewrite(line: str, correction: Correction, day: str, note: bool) -> str:
     return "".join(pieces)
 
 
-def _value_pattern(correction: Correction) -> re.Pattern[str]:
+def _value_pattern(correction: Correction) -> StandingAlone:
     return _standing_alone(re.escape(correction.value))
 
 
 def _states_both(line: str, correction: Correction) -> bool:
     """"Indent with spaces, not tabs" corrected to tabs: the line names both values."""
     current = _HISTORY.sub("", line)
-    return bool(correction.pattern().search(current) and _value_pattern(correction).search(current))
+    return correction.pattern().search(current) and _value_pattern(correction).search(current)
 
 
 def _swapped(line: str, correction: Correction, day: str, note: bool) -> str:
     """The two values change places, so the sentence still reads: "Indent with tabs, not spaces"."""
-    both = re.compile(f"{correction.pattern().pattern}|{_value_pattern(correction).pattern}")  # each says (?i:)
+    both = StandingAlone(f"{correction.pattern().regex}|{_value_pattern(correction).regex}")  # each says (?i:)
     wrong = correction.wrong.lower()
-    swapped = both.sub(lambda m: correction.value if m.group(0).lower().startswith(wrong) else correction.wrong,
-                       line)
+    swapped = both.sub(lambda found: correction.value if found.lower().startswith(wrong) else correction.wrong, line)
     if not note:
         return swapped
     body = swapped.rstrip()
