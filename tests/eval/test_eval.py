@@ -18,7 +18,7 @@ CATEGORIES = {
     "index-prose", "instructions-in-logs", "secrets", "team", "idempotence", "partial-accept",
     "chatter", "repeated", "scoped", "tasks", "questions", "corrections-said-naturally", "opposites", "memory-truth", "unseen-phrasing",
     "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast", "look-alikes", "hedged-and-reported", "pasted", "confirmations", "irony-and-narration", "dates-in-memories",
-    "take-backs", "code-switching", "conditional", "several-in-one", "forget-broad", "corrections-everyday", "dates-in-requests",
+    "take-backs", "code-switching", "conditional", "several-in-one", "forget-broad", "corrections-everyday", "dates-in-requests", "preferences",
 }
 
 
