@@ -20,7 +20,7 @@ from pathlib import Path
 from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, MergeConflict, Refused, is_disk_full
-from dream.review import requests, retention
+from dream.review import requests
 from dream.review.choices import needs, why
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
@@ -271,6 +271,8 @@ def carry_over(layout: Layout, proposal: Proposal, files: list[str], onto: int, 
     changed = changed_paths(onto_tree, merged.tree)
     if not changed:
         return None
+    from dream.review import retention  # start-up: rapidfuzz and the similarity tables; only a carry-over needs them
+
     report = {**report, "carried_from": proposal.id, "base_version": onto,
               "retention": retention.summarize(onto_tree, merged.tree)}
     left = Proposal(id=new_proposal_id(), created_at=time.time(), base_version=onto, engine=proposal.engine,
