@@ -28,6 +28,11 @@ from dream.errors import BadInput
 # Request kinds in the order their patterns are tried: the first that matches wins.
 # (kind, lead list, template for languages that space their words, template for those that do not)
 _TEMPLATES: list[tuple[str, str, str | None, str | None]] = [
+    # A request asked as a question ([words] `asked`: "could you", "kannst du", "¿puedes"), with the lead's
+    # form said after it ("remember", "dir merken", "guardar en memoria"). A remember needs its that-word
+    # there: "can you remember the port?" asks to recall, "can you remember that the port is 5433?" to keep.
+    ("remember", "asked_remember", r"^{asked}(?:{leads})(?:\s*,)?\s+(?:{that})\s+(?P<text>.+?)[\s?？]*$", None),
+    ("forget", "asked_forget", r"^{asked}(?:{leads})(?:\s+(?:{about}))?[\s:,]+(?P<text>.+?)[\s?？]*$", None),
     # "don't forget that X" before forget and rule, which it would match too
     ("remember", "dont_forget", r"^(?:(?:{please})\s+)?(?:{leads})(?:\s*,)?(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$", None),
     ("forget", "forget", r"^(?:(?:{please})\s+)?(?:{leads})(?:\s+(?:{about}))?[\s:,]+(?P<text>.+)$",
@@ -139,7 +144,8 @@ def request_checks() -> tuple[tuple[str, re.Pattern[str], Precheck], ...]:
             leads = [lead for lang in langs if lang.spaced == spaced for lead in lang.leads.get(key, [])]
             if template and leads:
                 filled = template.format(leads=_alternation(leads), that=_alternation(words("that")) or "(?!)",
-                                         about=_alternation(words("about")) or "(?!)", please=_please())
+                                         about=_alternation(words("about")) or "(?!)", please=_please(),
+                                         asked=_asked_opening())
                 found.append((kind, re.compile(filled, re.I), None))
         found += [_whole(kind, _pattern_regex(lang, item)) for lang in langs for item in lang.patterns
                   if item["kind"] == kind and _first_template(item["kind"]) == key]
@@ -273,6 +279,24 @@ def and_then() -> re.Pattern[str]:
     return re.compile(rf"^(?:{'|'.join(parts) or '(?!)'})", re.I)
 
 
+def _asked_opening() -> str:
+    """What opens a request asked as a question, up to its lead: "could you please ", "¿me puedes "."""
+    return rf"[¿¡]?\s*(?:(?:{_please()})\s+)?(?:{_alternation(words('asked')) or '(?!)'})(?:\s+(?:{_please()}))?,?\s+"
+
+
+@cache
+def asked_opening() -> re.Pattern[str]:
+    return re.compile(_asked_opening(), re.I)
+
+
+@cache
+def asked_after() -> re.Pattern[str]:
+    """What closes a request asked as a question where the verb comes last ([words] `asked_after`): "…覚えて
+    おいてくれる？", "… 기억해 줄래?". Removed, the rest reads as the request itself."""
+    endings = [w for lang in languages() if not lang.spaced for w in lang.words.get("asked_after", [])]
+    return re.compile(rf"\s*(?:{_alternation(endings) or '(?!)'})\s*[?？]\s*$", re.I)
+
+
 def _please() -> str:
     """The politeness words a request may open with, in every language ("please", "pls", "bitte")."""
     return _alternation(words("please")) or "(?!)"
@@ -359,10 +383,11 @@ def task() -> re.Pattern[str]:
     """A remember lead followed by an action in its own language: "remember to squash", "recuerda hacer…"."""
     parts = []
     for lang in languages():
-        leads = lang.leads.get("remember", []) + lang.leads.get("dont_forget", [])
+        leads = lang.leads.get("remember", []) + lang.leads.get("dont_forget", []) + lang.leads.get("asked_remember", [])
         for regex in lang.not_requests.get("task", []):
             if leads:
-                parts.append(rf"^(?:(?:{_please()})\s+)?(?:{_alternation(leads)})(?:\s*,)?\s*(?:{regex})")
+                parts.append(rf"^(?:{_asked_opening()})?(?:(?:{_please()})\s+)?(?:{_alternation(leads)})(?:\s*,)?\s*"
+                             rf"(?:{regex})")
     return re.compile("|".join(parts) or "(?!)", re.I)
 
 

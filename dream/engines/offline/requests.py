@@ -23,10 +23,6 @@ from dream.engines.base import Evidence
 from dream.engines.offline import phrases
 from dream.engines.offline.text import QUOTATION
 
-# "can you forget …?", "could you remember that …?": a request asked as a question.
-# "Can you remember the port?" asks to recall, not to store: "remember that …" is needed.
-_ASKED = re.compile(r"^(?:(?:can|could|would|will) you(?: please)?|please|pls)\s+(?=forget\b|delete\b|remove\b|drop\b|"
-                    r"(?:remember|note|keep in mind) that\b)", re.I)
 # A quotation inside a sentence reports what someone else said (or an error message): masked.
 _QUOTED = re.compile(QUOTATION)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # CJK text has no space after a stop
@@ -98,15 +94,31 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
     sentence = whole.strip("\"'“”").strip()
     if sentence != whole.strip("\"'“”") or not _QUOTED.fullmatch(whole):
         sentence = _QUOTED.sub("…", sentence)
-    asked = _ASKED.match(sentence)
-    if asked:
-        sentence = sentence[asked.end():].rstrip("?？ ")
-    if not sentence or sentence.rstrip().endswith(("?", "？")) or looks_like_code(sentence):
+    if not sentence or looks_like_code(sentence):
         return None
-    hit = _request_in(sentence)  # first: most lines ask for nothing, and the markers below cost more
+    if sentence.rstrip().endswith(("?", "？")):
+        return _asked(sentence)
+    return _judged_whole(sentence, _request_in(sentence))  # first: most lines ask for nothing
+
+
+def _asked(sentence: str) -> tuple[str, str, bool] | None:
+    """A question that asks for a request ("could you remember that …?", "…覚えておいてくれる？"); other
+    questions ask for nothing."""
+    verb_last = phrases.asked_after().sub("", sentence)  # "…覚えておいてくれる？" → "…覚えておいて"
+    if verb_last == sentence and not phrases.asked_opening().match(sentence):
+        return None
+    asked = verb_last.rstrip("?？ ")  # the question mark is the asking, not a hypothetical's
+    hit = _judged_whole(asked, _request_in(asked))
+    return hit if hit and hit[0] in ("remember", "forget") else None  # "can you check why X moved from A to B?"
+
+
+def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str, str, bool] | None:
+    """What the whole sentence says about its request: taken back, hypothetical, scoped, pending."""
     joined = None if hit else phrases.and_then().match(sentence)
     if joined:
         hit = _request_in(sentence[joined.end():])  # "also forget …", "und vergiss …": joined to the one before
+    opening = phrases.asked_opening().match(sentence)
+    sentence = sentence[opening.end():] if opening and hit else sentence  # "¿puedes …" is no hypothetical "¿…"
     if not hit or retracts(sentence) or any(phrases.marker(name).search(sentence) for name in _NOT_REQUESTS):
         return None
     if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):

@@ -554,6 +554,20 @@ def test_entry_titled_by_its_file_name_gets_the_memory_title(tmp_path):
     ("this is not working", None),
     ("I always forget the flags for tar", None),
     ("Can you remember the port?", None),
+    # asked as a question, in the languages' own forms ([words] asked, [leads] asked_*)
+    ("would you mind forgetting the feature flags memory?", "forget"),
+    ("can you delete the memory about Heroku?", "forget"),
+    ("can you delete the temp dir?", None),  # a task: no memory named
+    ("kannst du dir merken, dass die Staging-DB auf Port 5433 läuft?", "remember"),
+    ("weißt du noch, auf welchem Port die API läuft?", None),
+    ("¿puedes guardar en memoria que staging usa el puerto 5433?", "remember"),
+    ("¿te acuerdas de qué puerto usa la API?", None),
+    ("tu peux retenir que la base écoute sur 5433 ?", "remember"),
+    ("puoi ricordarti di pushare?", None),  # "di" + a verb: a task
+    ("ステージングのDBはポート5433だって覚えておいてくれる？", "remember"),
+    ("APIのポート、覚えてる？", None),
+    ("스테이징 DB 포트가 5433이라는 거 기억해 줄래?", "remember"),
+    ("can you check why the API moved from 7000 to 7001?", None),  # a question: no update read from it
 ])
 def test_requests_as_people_phrase_them(sentence, kind):
     found = extract(sentence)
