@@ -29,6 +29,7 @@ from dream.engines.offline.similarity import (
     described_pairs,
     group_pairs,
     meta_tokens,
+    names_a_fact,
     normalize,
     numbers_in,
     similar_pairs,
@@ -383,6 +384,10 @@ def memory_type(request: Request, text: str) -> str:
 def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
     """A new memory in the third person, with a short name and title, indexed in its section."""
     store = ws.store
+    if not names_a_fact(request.text):
+        ws.ask(f"“{shorten(request.sentence, 100)}” ({_where(request)}) asks to remember but names no fact "
+               "(“all of this”, “everything”); nothing filed. Write the memory yourself if one is meant")
+        return
     text = _dated_text(request, ws)
     spoken = third_person(text)
     stated = f"The user {spoken}" if spoken != text else text

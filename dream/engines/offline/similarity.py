@@ -46,6 +46,32 @@ def says_something(text: str) -> bool:
     return len(norm.split()) >= 3 or len(CJK.findall(norm)) >= 6
 
 
+def names_a_fact(text: str) -> bool:
+    """Whether a remember holds a word of a fact: "all of this for next time", "das alles für das nächste
+    Mal" and "今日のこと全部" do not (data/phrases, `naming_nothing` and `naming_no_fact`)."""
+    empty = _no_fact_words()
+    for word in normalize(text).split():
+        if word in empty:
+            continue
+        if not CJK.search(word):
+            return True
+        for part in _no_fact_parts():  # no spaces to split on: what is left once they are taken out
+            word = word.replace(part, "")
+        if word:
+            return True
+    return False
+
+
+@cache
+def _no_fact_words() -> frozenset[str]:
+    return _stopwords() | frozenset(w.lower() for w in phrases.words("naming_no_fact"))
+
+
+@cache
+def _no_fact_parts() -> tuple[str, ...]:
+    return tuple(sorted((w for w in _no_fact_words() if CJK.search(w)), key=len, reverse=True))
+
+
 def tokens(normalized: str) -> set[str]:
     """Words for alphabetic scripts, character pairs for CJK (no spaces there)."""
     if not CJK.search(normalized):

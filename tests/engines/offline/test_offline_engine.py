@@ -702,3 +702,27 @@ def test_a_rule_a_memory_states_in_another_language_is_asked_about_not_filed_aga
     assert len([path for action, path in actions(result) if action == "created"]) == 1
     assert not any("Immer pnpm" in text.decode() for text in out.values())
     assert any("in another language" in ask and "feedback_pnpm.md" in ask for ask in result.needs_person)
+
+
+@pytest.mark.parametrize("text, names", [
+    ("all of this for next time", False),
+    ("das alles für das nächste Mal", False),
+    ("今日のこと全部", False),
+    ("이거 다", False),
+    ("this conversation", False),
+    ("the staging database listens on port 5433", True),
+    ("ステージングのDBはポート5433", True),
+    ("everything in infra/ is managed by Terraform", True),
+])
+def test_a_remember_that_names_no_fact_is_told_apart(text, names):
+    from dream.engines.offline.similarity import names_a_fact
+
+    assert names_a_fact(text) is names
+
+
+def test_a_sweeping_remember_files_nothing_and_asks_a_person(tmp_path):
+    tree = {"MEMORY.md": b"- [Office](office.md) \xe2\x80\x94 office\n",
+            "office.md": topic("office", "office", "project", "The team sits on floor 3.")}
+    out, result = run(tmp_path, tree, sessions(("s1", date(2026, 3, 9), "user", "remember all of this for next time")))
+    assert out == tree and result.changes == []
+    assert any("names no fact" in line for line in result.needs_person)
