@@ -34,10 +34,10 @@ _TEMPLATES: list[tuple[str, str, str | None, str | None]] = [
     ("remember", "asked_remember", r"^{asked}(?:{leads})(?:\s*,)?\s+(?:{that})\s+(?P<text>.+?)[\s?？]*$", None),
     ("forget", "asked_forget", r"^{asked}(?:{leads})(?:\s+(?:{about}))?[\s:,]+(?P<text>.+?)[\s?？]*$", None),
     # "don't forget that X" before forget and rule, which it would match too
-    ("remember", "dont_forget", r"^(?:(?:{please})\s+)?(?:{leads})(?:\s*,)?(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$", None),
-    ("forget", "forget", r"^(?:(?:{please})\s+)?(?:{leads})(?:\s+(?:{about}))?[\s:,]+(?P<text>.+)$",
+    ("remember", "dont_forget", r"^(?:(?:{please})[\s,]+)*(?:{leads})(?:\s*,)?(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$", None),
+    ("forget", "forget", r"^(?:(?:{please})[\s,]+)*(?:{leads})(?:\s+(?:{about}))?[\s:,]+(?P<text>.+)$",
      r"^(?:{leads})[\s:：,，]*(?P<text>.+)$"),
-    ("remember", "remember", r"^(?:(?:{please})\s+)?(?:{leads})(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$",
+    ("remember", "remember", r"^(?:(?:{please})[\s,]+)*(?:{leads})(?:\s+(?:{that}))?[\s:,]+(?P<text>.+)$",
      r"^(?:{leads})[\s:：,，]*(?P<text>.+)$"),
     ("correction", "correction_marked", r"^(?:{leads})\s*[,:;.!-]\s*(?P<text>.+)$", None),
     ("correction", "correction", r"^(?:{leads})\s*[,:;.!-]?\s+(?P<text>.+)$",
@@ -261,6 +261,27 @@ def bare_dont_forget() -> re.Pattern[str]:
     that = _alternation(words("that")) or "(?!)"
     return re.compile(rf"^(?:(?:{_please()})\s+)?(?:{_alternation(leads) or '(?!)'})\s+(?!(?:{that})(?!\w))[^\s:：]",
                       re.I)
+
+
+@cache
+def lead_alone() -> re.Pattern[str]:
+    """A remember lead said as a sentence of its own, its content in the next one: "remember!!! staging
+    db = port 5433", "remember... the db is on 5433", "覚えておいて！！ステージング…". Group "lead"."""
+    parts = []
+    for spaced in (True, False):
+        leads = [lead for lang in languages() if lang.spaced == spaced for lead in lang.leads.get("remember", [])]
+        if leads:
+            please = rf"(?:(?:{_please()})[\s,]+)*" if spaced else ""
+            parts.append(rf"{please}(?:{_alternation(leads)})")
+    # marks of emphasis only: after a plain "." ("remember. that was a long day") a new sentence starts
+    return re.compile(rf"^(?P<lead>{'|'.join(parts) or '(?!)'})\s*(?:[!！:：]|\.{{2,}}|…)+$", re.I)
+
+
+@cache
+def emphasis() -> re.Pattern[str]:
+    """A word of emphasis and its mark before a request ([words] `emphasis`: "IMPORTANT:", "wichtig!"): not
+    part of the request."""
+    return re.compile(rf"^(?:{_alternation(words('emphasis')) or '(?!)'})\s*[:：!！]+\s*", re.I)
 
 
 @cache

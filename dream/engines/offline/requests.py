@@ -68,9 +68,19 @@ def first_clause(text: str) -> str:
 
 def sentences(text: str) -> list[str]:
     parts = _SENTENCE_END.split(text) if _STOP.search(text) else [text]  # the split tries every position
-    return [s.strip() for s in parts if s and s.strip()]
+    found: list[str] = []
+    for part in (s.strip() for s in parts if s and s.strip()):
+        alone = phrases.lead_alone().match(found[-1]) if found else None
+        if found and not _WORDLIKE.search(part):
+            found[-1] += part  # "！！" split off after "！": marks of the sentence before
+        elif alone:  # "remember!!! staging db = port 5433": the lead, then what it asks to keep
+            found[-1] = f"{alone['lead']}: {part}"
+        else:
+            found.append(part)
+    return found
 
 
+_WORDLIKE = re.compile(r"\w")
 _STOP = re.compile(r"[.!?。！？\n]")  # what every `_SENTENCE_END` touches: without one, one sentence
 
 
@@ -94,6 +104,7 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
     sentence = whole.strip("\"'“”").strip()
     if sentence != whole.strip("\"'“”") or not _QUOTED.fullmatch(whole):
         sentence = _QUOTED.sub("…", sentence)
+    sentence = phrases.emphasis().sub("", sentence)  # "IMPORTANT: always run the migrations first"
     if not sentence or looks_like_code(sentence):
         return None
     if sentence.rstrip().endswith(("?", "？")):

@@ -726,3 +726,19 @@ def test_a_sweeping_remember_files_nothing_and_asks_a_person(tmp_path):
     out, result = run(tmp_path, tree, sessions(("s1", date(2026, 3, 9), "user", "remember all of this for next time")))
     assert out == tree and result.changes == []
     assert any("names no fact" in line for line in result.needs_person)
+
+
+@pytest.mark.parametrize("typed, read", [
+    ("remember!!! staging db = port 5433", ("remember", "staging db = port 5433")),
+    ("remember... the staging db is on 5433", ("remember", "the staging db is on 5433")),
+    ("覚えておいて！！ステージングDBはポート5433", ("remember", "ステージングDBはポート5433")),
+    ("pls pls remember the staging db is on 5433 🙏", ("remember", "the staging db is on 5433 🙏")),
+    ("IMPORTANT: always run the migrations before the tests", ("rule", "Always run the migrations before the tests")),
+    ("NEVER MIND", None),
+    ("remember. that was a long day", None),  # "remember." then a sentence: the lead asks for it
+])
+def test_emphasis_around_a_lead_keeps_the_request(typed, read):
+    from dream.engines.offline.requests import sentences
+
+    found = [extract(s) for s in sentences(typed)]
+    assert [f for f in found if f] == ([read] if read else [])
