@@ -132,7 +132,7 @@ def _key_names(*names: str) -> str:
     return "(?:" + "|".join("[_-]?".join(map(spellings, name.split("_"))) for name in names) + ")"
 
 
-_PASSWORD_KEYS = _key_names("password", "passwd", "pwd")
+_PASSWORD_KEYS = _key_names("password", "passwd", "pwd", "pw")
 _SECRET_KEYS = _key_names("secret", "token", "api_key", "access_key", "secret_key", "private_key")
 # Key name to value in an assignment: `=`, `: `, `": "`, `` = ` ``.
 _ASSIGN = r"[\"'`]?[ \t]*[:=][ \t]*[\"'`]?"
@@ -147,6 +147,8 @@ MACROS = {
     "secret_value": _SECRET_VALUE, "secret_value_6": _secret_value(6),
     # a value said in a sentence ends at "=" or ":" too: "the password is password=…" is an assignment
     "said_value": _secret_value(8, "=:"),
+    # a password said in a sentence may be short: "the jenkins password is hunter2"
+    "said_value_6": _secret_value(6, "=:"),
     "password_keys": _PASSWORD_KEYS, "secret_keys": _SECRET_KEYS,
     "assign": _ASSIGN, "assigned": _ASSIGNED, "auth": _AUTH, "token": _TOKEN, "ws": _WS,
 }

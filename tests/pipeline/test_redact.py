@@ -39,6 +39,21 @@ CASES = [
     # a password or an AWS secret said in a sentence, in the languages of data/phrases
     ("la contraseña de staging es Tr0ub4dor&3xQ", "la contraseña de staging es [REDACTED:password]"),
     ("das Passwort für die Staging-DB ist Sommer2026!Xy", "das Passwort für die Staging-DB ist [REDACTED:password]"),
+    # said the way people type them (data/eval/secrets-everyday.yaml): short, after "pw:", a dash or "to"
+    ("remember the staging admin pw: Blu3-Fjord-77", "remember the staging admin pw: [REDACTED:password]"),
+    ("fyi the jenkins password is hunter2", "fyi the jenkins password is [REDACTED:password]"),
+    ("la clave del wifi es PerroVerde#19", "la clave del wifi es [REDACTED:password]"),
+    ("пароль от staging — Zima2026!q", "пароль от staging — [REDACTED:password]"),
+    ("hasło do stagingu to Las#Zielony8", "hasło do stagingu to [REDACTED:password]"),
+    ("our internal api token is 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "our internal api token is [REDACTED:token]"),
+    ("the office door PIN is 480913", "the office door PIN is [REDACTED:pin]"),
+    ("PIN: 4471", "PIN: [REDACTED:pin]"),
+    # ... and what only looks like it: a word, a duration, a place
+    ("the token is valid for 30 days", "the token is valid for 30 days"),
+    ("la clave es usar caché", "la clave es usar caché"),
+    ("the api key is in 1password", "the api key is in 1password"),
+    ("the password is required", "the password is required"),
+    ("the PIN is on the card", "the PIN is on the card"),
     ("le mot de passe du VPN est Chat-Noir-42", "le mot de passe du VPN est [REDACTED:password]"),
     ("ステージングのパスワードは Himitsu2026xyz", "ステージングのパスワードは [REDACTED:password]"),
     ("the db password is password=hunter2supersecret", "the db password is password=[REDACTED:password]"),

@@ -58,6 +58,8 @@ SECRETS = {
     "telegram-bot-token": "8130614501:AAWrTxQ9bL2mZ8Kd4Vn6Jp3Hs7Fy1Cg5Eq0",
     "cli-password": "S3cr3t!pw42",
     "curl-credentials": "hunter2pass77",
+    "token": "7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d",
+    "pin": "739164",
 }
 
 # How a user mentions each secret, in one request to remember it.
@@ -96,6 +98,8 @@ MENTIONS = {
     "telegram-bot-token": "the alert bot token is {}",
     "cli-password": "connect with psql --password {} -h db",
     "curl-credentials": "fetch with curl -u admin:{} https://ci.internal",
+    "token": "our internal api token is {}",
+    "pin": "the office door PIN is {}",
 }
 
 PUBLIC_CORPUS = REPO / "tests" / "reliability" / "data" / "public_secrets.tsv"

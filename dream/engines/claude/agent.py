@@ -301,6 +301,9 @@ class ClaudeEngine:
             except ValueError as err:  # the SDK could not parse the streamed tool input
                 self._record_broken(stream)
                 raise UnreadableReply(str(err)[:300]) from None
+            except anthropic.APIConnectionError as err:  # anthropic >= 2.17 wraps a read that fails mid-stream
+                self._record_broken(stream)
+                raise UnreadableReply(f"the reply stream broke off: {err.__cause__ or err}"[:300]) from None
             except BaseException:
                 self._record_broken(stream)
                 raise

@@ -128,9 +128,9 @@ def test_a_retry_after_longer_than_the_time_left_ends_the_run_at_once(
 
 def test_a_stream_that_goes_silent_half_way_is_asked_for_again(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     script = four_phase_script()
-    stuck = Reply(script[1].blocks, stall=6.0)  # the second reply starts, then nothing for longer than the timeout
+    stuck = Reply(script[1].blocks, stall=3.0)  # the second reply starts, then nothing for longer than the timeout
     fake_api.play(script[0], stuck, *script[1:])
-    client = anthropic.Anthropic(max_retries=0, timeout=2.0)
+    client = anthropic.Anthropic(max_retries=0, timeout=1.0)
     result = ClaudeEngine(client=client).consolidate(engine_input(tmp_path))
     assert result.usage.turns == 7 and len(fake_api.requests) == 8
     assert fake_api.protocol_errors == []
