@@ -140,7 +140,7 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
 
 
 # Markers ([not_requests] in data/phrases) of a sentence that asks for nothing, whatever it starts with.
-_NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep")
+_NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep", "amends")
 
 
 def retracts(text: str) -> bool:
@@ -151,6 +151,11 @@ def retracts(text: str) -> bool:
 def _takes_back(sentence: str) -> bool:
     """It, or one of its clauses, starts by taking back: "hmm wait, never mind"."""
     return retracts(sentence) or any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence))
+
+
+def _amends(sentence: str) -> bool:
+    """It takes back or amends the request just before it: "scratch that", "sorry, I meant 5433", "*artifacts"."""
+    return _takes_back(sentence) or bool(phrases.marker("amends").search(sentence))
 
 
 def _request_in(sentence: str) -> tuple[str, str, bool] | None:
@@ -218,15 +223,19 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
     """
     if sessions is None or sessions.height == 0:
         return []
-    users = (sessions.filter((pl.col("role") == "user") & pl.col("text").str.contains(phrases.prefilter()))
+    users = sessions.filter(pl.col("role") == "user")
+    leads = users.filter(pl.col("text").str.contains(phrases.prefilter())).select("session", "seq")
+    # ... and the user's lines right after one: they may take it back or amend it ("sorry, I meant 5433")
+    after = [leads.with_columns(pl.col("seq") + step) for step in range(1, _RETRACTION_REACH + 1)]
+    users = (users.join(pl.concat([leads, *after]).unique(), on=["session", "seq"], how="semi")
              .sort(["date", "session", "seq"]).select("session", "date", "seq", "text"))
     found: list[Request] = []
     for session, day, seq, entry in users.iter_rows():
         typed, block = _typed_and_pasted(entry)
         before = len(found)
         for sentence in sentences(typed):
-            if found and _just_before(found[-1], str(session), int(seq)) and _takes_back(sentence):
-                found[-1] = replace(found[-1], plain=False)  # taken back: a person decides
+            if found and _just_before(found[-1], str(session), int(seq)) and _amends(sentence):
+                found[-1] = replace(found[-1], plain=False)  # taken back or amended: a person decides
             hit = read(sentence)
             if hit:
                 kind, text, plain = hit

@@ -476,3 +476,17 @@ def test_the_language_of_a_text_is_read_from_its_small_words(said, code):
                                          ("olvida por favor la nota de deploys", "la nota de deploys")])
 def test_please_after_the_lead_is_not_part_of_what_is_named(said, named):
     assert extract(said)[1] == named
+
+
+@pytest.mark.parametrize("amendment, plain", [
+    ("sorry, I meant 5433", False),
+    ("*5433", False),
+    ("äh, ich meinte 5433", False),  # not a line the quick filter keeps: read because it follows a request
+    ("perdón, quise decir 5433", False),
+    ("5433の間違い", False),
+    ("thanks!", True),
+    ("I meant to tell you yesterday", True),
+])
+def test_a_request_amended_on_the_next_line_goes_to_a_person(amendment, plain):
+    found = gather_requests(sessions(["remember the staging db is on port 5432", amendment]))
+    assert [(r.text, r.plain) for r in found] == [("the staging db is on port 5432", plain)]
