@@ -400,6 +400,18 @@ def not_after(name: str, key: str) -> re.Pattern[str]:
 
 
 @cache
+def opens_with(name: str) -> re.Pattern[str]:
+    """A text that opens with a word of the [words] list `name` (a whole word where words are spaced)."""
+    parts = []
+    for lang in languages():
+        found = lang.words.get(name, [])
+        if found:
+            end = r"(?!\w)" if lang.spaced else ""
+            parts.append(rf"(?:{_alternation(found)}){end}")
+    return re.compile(rf"^(?:{'|'.join(parts) or '(?!)'})", re.I)
+
+
+@cache
 def task() -> re.Pattern[str]:
     """A remember lead followed by an action in its own language: "remember to squash", "recuerda hacer…"."""
     parts = []

@@ -202,6 +202,8 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
     if kind == "rule":
         if phrases.not_after("not_rule_after", "rule").match(text):
             return None  # "never seen that", "don't forget to …", "always fun": not an instruction
+        if phrases.opens_with("not_instruction").match(text):
+            return None  # "ab jetzt läuft es wieder", "à partir de maintenant, c'est bon": a status
         text = text[0].upper() + text[1:]
     if len(text) < 3:
         return None

@@ -742,3 +742,18 @@ def test_emphasis_around_a_lead_keeps_the_request(typed, read):
 
     found = [extract(s) for s in sentences(typed)]
     assert [f for f in found if f] == ([read] if read else [])
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    ("whenever you touch the payments code, run the integration tests too", "rule"),
+    ("every time you open a PR, add the Jira ticket to the title", "rule"),
+    ("in future, please write commit messages in English", "rule"),
+    ("in future releases we drop Python 3.9", None),  # no comma: a plan stated, not an instruction
+    ("whenever you're ready, run the build", None),
+    ("ab jetzt läuft es wieder", None),
+    ("à partir de maintenant, c'est bon", None),
+    ("ab jetzt bitte immer Conventional Commits verwenden", "rule"),
+])
+def test_standing_instructions_beside_statuses(sentence, kind):
+    found = extract(sentence)
+    assert (found[0] if found else None) == kind
