@@ -33,9 +33,6 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from rapidfuzz import fuzz, process
-
-from dream.engines.offline.similarity import MAX_BLOCK, normalize, prefix_length, tokens
 from dream.store.tree import INDEX_NAME, Tree, changed_paths
 from dream.versions.manifests import Versions
 
@@ -68,6 +65,8 @@ class Item:
 
 def comparable(text: str) -> str:
     """Compare content, not markup: link targets go, then what `normalize` drops (punctuation, case)."""
+    from dream.engines.offline.similarity import normalize  # start-up: see `of_proposal`
+
     return normalize(_LINK.sub(_link_words, text))
 
 
@@ -129,6 +128,8 @@ class _Pool:
     """
 
     def __init__(self, tree: Tree):
+        from dream.engines.offline.similarity import tokens  # start-up: see `of_proposal`
+
         self.lines: list[str] = []  # normalized memory lines, in tree order
         self.texts: list[str] = []  # the same lines as the files hold them
         self.owners: list[str] = []  # the file of each line
@@ -189,6 +190,8 @@ class _Pool:
         compared (as in the offline engine's near-duplicate search): an 80%
         ratio leaves most words intact, so they share one.
         """
+        from rapidfuzz import fuzz, process  # start-up: see `of_proposal`
+
         candidates = sorted(self._candidates(norm))
         if not candidates:
             return Match(None, 0.0)
@@ -207,6 +210,8 @@ class _Pool:
 
     def _candidates(self, norm: str) -> set[int]:
         """Lines holding one of the rarest tokens of `norm` (the prefix-filtering block)."""
+        from dream.engines.offline.similarity import MAX_BLOCK, prefix_length, tokens  # start-up: see `of_proposal`
+
         ordered = sorted(tokens(norm), key=lambda t: (len(self.holders.get(t, ())), t))
         prefix = ordered[: prefix_length(len(ordered), MATCH_THRESHOLD)]
         prefix = [t for t in prefix if len(self.holders.get(t, ())) <= MAX_BLOCK] or prefix[:1]
@@ -222,6 +227,8 @@ def _rewritten_in_place(old: list[tuple[int, str, str]], new: list[tuple[int, st
     `_Pool.find`, but the diff pairs it with its rewrite. The diff can be
     slow on a large file, so it runs only for lines found nowhere else.
     """
+    from rapidfuzz import fuzz  # start-up: see `of_proposal`
+
     found: dict[int, Match] = {}
     if not wanted:
         return found
@@ -308,6 +315,8 @@ def of_proposal(proposals: Proposals, proposal: Proposal, report: dict | None = 
 
     Reports of older dreams carry none, or one that counted rewrites as kept.
     """
+    # `dream diff` and `dream review` read the stored one, and start without rapidfuzz and the
+    # offline engine's text tools: the functions that work a summary out import them.
     stored = (report if report is not None else proposals.report(proposal)).get("retention")
     if stored and stored.get("format") == FORMAT:
         return stored
