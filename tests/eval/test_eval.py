@@ -20,7 +20,7 @@ CATEGORIES = {
     "everyday-talk", "in-the-moment", "corrections-in-passing", "typed-fast", "look-alikes", "hedged-and-reported", "pasted", "confirmations", "irony-and-narration", "dates-in-memories",
     "take-backs", "code-switching", "conditional", "several-in-one", "forget-broad", "corrections-everyday", "dates-in-requests", "preferences",
     "polite-asks", "sweeping-remember", "emphatic", "forget-near-misses", "secrets-everyday", "self-corrections",
-    "standing-instructions", "technical-content",
+    "standing-instructions", "technical-content", "remember-contradicts",
 }
 
 

@@ -28,6 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 
+from dream.engines.offline.dates import weekdays_named
 from dream.engines.offline.orient import Memory, Workspace, memories, topic_text
 from dream.engines.offline.phrases import language_of, negation, words
 from dream.engines.offline.placement import insert_at
@@ -363,11 +364,19 @@ class Catalog:
         said = _REDACTED.sub(" ", text)
         named = [k for k in _written_as_name(said) if self.by_key.get(k)]
         if not named:
-            return None
+            return self._naming_the_same_weekday(said)
         content = keys(normalize(said))
         best = max(set().union(*(self.by_key[k] for k in named)),
                    key=lambda k: (len(content & self.entries[k].keys), [-n for n in self.entries[k].rank[:2]]))
         return self.entries[best].memory
+
+    def _naming_the_same_weekday(self, text: str) -> Memory | None:
+        """A memory naming a weekday `text` names, in any language: "on ne publie plus le jeudi" denies
+        "releases ship on Thursdays" though the two share no word. Only asked for a remember with a negation."""
+        days = weekdays_named(text)
+        if not days:
+            return None
+        return next((e.memory for e in self.entries.values() if days & weekdays_named(e.memory.text)), None)
 
     def _sharing(self, wanted: frozenset[str]) -> set[int]:
         """Memories likely to share `min_shared` of the wanted keys, found without a scan.

@@ -176,6 +176,14 @@ def weekday_phrase(phrase: str) -> tuple[bool, int] | None:
     return None
 
 
+def weekdays_named(text: str) -> frozenset[int]:
+    """The weekdays `text` names, in any language of data/phrases, as numbers (Monday 0): "releases ship
+    on Thursdays" and "on ne publie plus le jeudi" both name 3."""
+    said = re.findall(r"\w+", text.lower())
+    return frozenset(number for names in _weekday_names() for number, name in enumerate(names)
+                     for word in said if word.startswith(name))
+
+
 def _weekday_date(phrase: str, base: date) -> str | None:
     """The coming such weekday; "next" on that very weekday means a week on, "this" means today."""
     found = weekday_phrase(phrase)

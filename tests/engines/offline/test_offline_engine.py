@@ -757,3 +757,23 @@ def test_emphasis_around_a_lead_keeps_the_request(typed, read):
 def test_standing_instructions_beside_statuses(sentence, kind):
     found = extract(sentence)
     assert (found[0] if found else None) == kind
+
+
+@pytest.mark.parametrize("text, days", [
+    ("Mobile releases ship on Thursdays.", {3}),
+    ("on ne publie plus le jeudi", {3}),
+    ("Releases gehen donnerstags raus, Hotfixes montags", {0, 3}),
+    ("the release train leaves weekly", set()),
+])
+def test_weekdays_are_named_in_any_language(text, days):
+    from dream.engines.offline.dates import weekdays_named
+
+    assert weekdays_named(text) == days
+
+
+def test_a_remember_denying_a_weekday_a_memory_states_in_another_language_asks_a_person(tmp_path):
+    tree = {"MEMORY.md": "- [Release day](release.md) — releases ship on Thursdays\n".encode(),
+            "release.md": topic("Release day", "releases ship on Thursdays", "project", "Mobile releases ship on Thursdays.")}
+    out, result = run(tmp_path, tree, sessions(("s1", date(2026, 3, 9), "user", "retiens qu'on ne publie plus le jeudi")))
+    assert out == tree and result.changes == []
+    assert any("says “not” beside a name" in line for line in result.needs_person)
