@@ -226,11 +226,14 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
     if sessions is None or sessions.height == 0:
         return []
     users = sessions.filter(pl.col("role") == "user")
-    leads = users.filter(pl.col("text").str.contains(phrases.prefilter())).select("session", "seq")
-    # ... and the user's lines right after one: they may take it back or amend it ("sorry, I meant 5433")
-    after = [leads.with_columns(pl.col("seq") + step) for step in range(1, _RETRACTION_REACH + 1)]
-    users = (users.join(pl.concat([leads, *after]).unique(), on=["session", "seq"], how="semi")
-             .sort(["date", "session", "seq"]).select("session", "date", "seq", "text"))
+    led = pl.col("text").str.contains(phrases.prefilter())
+    found = _read_requests(sessions, users.filter(led).sort(["date", "session", "seq"]))
+    return _amended_after(found, users.filter(~led))
+
+
+def _read_requests(sessions: pl.DataFrame, users: pl.DataFrame) -> list[Request]:
+    """The requests in the user lines the quick filter kept, in order."""
+    users = users.select("session", "date", "seq", "text")
     found: list[Request] = []
     for session, day, seq, entry in users.iter_rows():
         typed, block = _typed_and_pasted(entry)
@@ -246,6 +249,27 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
             found[-1] = _pointing_at(found[-1], block, _said_before(sessions, str(session), int(seq)))
         elif block:
             found += _pasted_requests(block, str(session), day, int(seq))
+    return found
+
+
+def _amended_after(found: list[Request], rest: pl.DataFrame) -> list[Request]:
+    """Requests amended by a user line the quick filter passed over ("äh, ich meinte 5433", "*5433"): a
+    person decides. Only the lines right after a plain request are read."""
+    last = {(r.session, r.seq): i for i, r in enumerate(found) if r.plain}  # each entry's last request
+    if not last:
+        return found
+    keys = pl.DataFrame({"session": [s for s, q in last for _ in range(_RETRACTION_REACH)],
+                         "seq": [q + step for _, q in last for step in range(1, _RETRACTION_REACH + 1)]},
+                        schema={"session": rest.schema["session"], "seq": rest.schema["seq"]})
+    near = rest.join(keys.unique(), on=["session", "seq"], how="semi").select("session", "seq", "text")
+    for session, seq, entry in near.iter_rows():
+        if not any(_amends(sentence) for sentence in sentences(_typed_and_pasted(entry)[0])):
+            continue
+        for step in range(1, _RETRACTION_REACH + 1):
+            i = last.get((str(session), int(seq) - step))
+            if i is not None:
+                found[i] = replace(found[i], plain=False)
+                break
     return found
 
 
