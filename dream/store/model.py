@@ -28,7 +28,8 @@ TEAM_DIR = "team"
 BOM = "\ufeff"
 
 _LIST_ITEM = re.compile(r"^(?P<indent>\s*)(?P<bullet>[-*+]|\d+[.)])\s+(?P<rest>.*)$")
-MARKDOWN_LINK = re.compile(r"\[(?P<title>[^\]\n]*)\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+# The target as written: bare, or in angle brackets (CommonMark's form for a name with a space in it)
+MARKDOWN_LINK = re.compile(r"\[(?P<title>[^\]\n]*)\]\((?P<target><[^>\n]+>|[^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _WIKILINK = re.compile(r"\[\[(?P<name>[^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
 _HOOK_SEP = re.compile(r"^\s*(?:—|–|-{1,2}|:|\|)\s*")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -154,7 +155,8 @@ def parse_index_line(text: str) -> IndexLine:
 
 
 def format_index_line(title: str, target: str, hook: str, sep: str = " — ") -> str:
-    line = f"- [{title}]({target})"
+    destination = f"<{target}>" if re.search(r"[\s()<>]", target) else target  # "project flags.md"
+    line = f"- [{title}]({destination})"
     return f"{line}{sep}{hook}" if hook else line
 
 

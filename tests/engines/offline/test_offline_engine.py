@@ -777,3 +777,20 @@ def test_a_remember_denying_a_weekday_a_memory_states_in_another_language_asks_a
     out, result = run(tmp_path, tree, sessions(("s1", date(2026, 3, 9), "user", "retiens qu'on ne publie plus le jeudi")))
     assert out == tree and result.changes == []
     assert any("says “not” beside a name" in line for line in result.needs_person)
+
+
+def test_an_index_link_in_angle_brackets_points_at_its_file(tmp_path):
+    tree = {"MEMORY.md": "- [Flags](<project flags.md>) — flags live in LaunchDarkly\n".encode(),
+            "project flags.md": topic("Flags", "flags live in LaunchDarkly", "project", "Flags live in LaunchDarkly.")}
+    out, result = run(tmp_path, tree)
+    assert out == tree and result.changes == []
+
+
+@pytest.mark.parametrize("sentence", [
+    "ahora el owner de payments es Marco, no Priya",
+    "c'est Marco qui gère payments maintenant, plus Priya",
+    "quem cuida de payments é o Marco agora, não a Priya",
+])
+def test_r_now_not_w_reads_as_a_change_in_romance_languages(sentence):
+    found = extract(sentence)
+    assert found is not None and found[0] == "update"
