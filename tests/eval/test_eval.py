@@ -21,7 +21,7 @@ CATEGORIES = {
     "take-backs", "code-switching", "conditional", "several-in-one", "forget-broad", "corrections-everyday", "dates-in-requests", "preferences",
     "polite-asks", "sweeping-remember", "emphatic", "forget-near-misses", "secrets-everyday", "self-corrections",
     "standing-instructions", "technical-content", "remember-contradicts",
-    "people-change", "owner-formats",
+    "people-change", "owner-formats", "forget-across-languages",
 }
 
 
