@@ -77,10 +77,11 @@ def test_the_fleet_budget_is_shared_by_the_shards_and_stops_the_night(tmp_path, 
 
     rows = {row["store"]: row for row in run_fleet_flow(tmp_path / "root", threads=1)}
 
-    # Two shards of three, one store at a time each: a shard's first store may start on an
-    # empty ledger (the other shard's may have charged it already); after it, the ledger is spent.
+    # Two shards of three, one store at a time each: each shard's first store may start on an
+    # empty ledger, or find it charged by the other shard's (whichever process started first);
+    # after one dream the ledger is spent, so no shard dreams a second store.
     dreamed = [s for s in stores if rows[str(s)]["status"] == "proposed"]
-    assert stores[0] in dreamed and set(dreamed) <= {stores[0], stores[3]}, rows
+    assert dreamed and set(dreamed) <= {stores[0], stores[3]}, rows
     assert all(rows[str(s)]["reason"] == "budget" for s in stores if s not in dreamed)
     with get_client(sync_client=True) as client:  # the run's ledger is gone with it
         assert not [gcl for gcl in client.read_global_concurrency_limits(limit=200, offset=0)
