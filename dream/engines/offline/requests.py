@@ -70,11 +70,10 @@ def sentences(text: str) -> list[str]:
     parts = _SENTENCE_END.split(text) if _STOP.search(text) else [text]  # the split tries every position
     found: list[str] = []
     for part in (s.strip() for s in parts if s and s.strip()):
-        alone = phrases.lead_alone().match(found[-1]) if found else None
         if found and not _WORDLIKE.search(part):
             found[-1] += part  # "！！" split off after "！": marks of the sentence before
-        elif alone:  # "remember!!! staging db = port 5433": the lead, then what it asks to keep
-            found[-1] = f"{alone['lead']}: {part}"
+        elif found and (alone := phrases.lead_alone().match(found[-1])):
+            found[-1] = f"{alone['lead']}: {part}"  # "remember!!! staging db = port 5433": the lead, then its content
         else:
             found.append(part)
     return found
@@ -128,9 +127,11 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
     joined = None if hit else phrases.and_then().match(sentence)
     if joined:
         hit = _request_in(sentence[joined.end():])  # "also forget …", "und vergiss …": joined to the one before
+    if not hit:
+        return None  # most sentences: the markers below cost more
     opening = phrases.asked_opening().match(sentence)
-    sentence = sentence[opening.end():] if opening and hit else sentence  # "¿puedes …" is no hypothetical "¿…"
-    if not hit or retracts(sentence) or any(phrases.marker(name).search(sentence) for name in _NOT_REQUESTS):
+    sentence = sentence[opening.end():] if opening else sentence  # "¿puedes …" is no hypothetical "¿…"
+    if retracts(sentence) or any(phrases.marker(name).search(sentence) for name in _NOT_REQUESTS):
         return None
     if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
         return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
