@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dream import notes
 from dream.history import EVENT_TYPES, RUN_TYPES
 from dream.store.layout import Layout
 
@@ -32,7 +33,7 @@ VIEW = "dream_history"
 MAX_LINE_BYTES = 1 << 24
 
 # The actions that close a proposal: it no longer waits once one of these names it.
-CLOSING_ACTIONS = ("accept", "reject", "rebase")
+CLOSING_ACTIONS = ("accept", "reject", "rebase", "take-note")  # take-note: a taken note replaced it (dream.notes.take)
 
 # The files are read once (MATERIALIZED): each mention of the view would read them all again.
 REPORT_SQL = f"""
@@ -124,6 +125,9 @@ def report(stores: Iterable[Path], since: datetime | None = None) -> dict[str, A
         con.execute(f"CREATE TEMP TABLE report AS {REPORT_SQL}", {"since": since})
         rows = _dicts(con.execute("SELECT * FROM report ORDER BY store"))
         [total] = _dicts(con.execute(TOTAL_SQL))
+    for row in rows:  # not in the history: the notes ledger says what still waits for a person
+        row["needs_person"] = len(notes.ranked(notes.load(Layout(Path(row["store"])))))
+    total["needs_person"] = sum(row["needs_person"] for row in rows)
     return {"stores": rows, "total": total}
 
 
@@ -134,5 +138,5 @@ def _dicts(cursor: Any) -> list[dict[str, Any]]:
 
 def _empty_total() -> dict[str, Any]:
     keys = ("stores", "runs", "proposed", "noop", "skipped", "failed", "tokens", "cost_usd", "accepted",
-            "rejected", "lines_removed", "waiting")
+            "rejected", "lines_removed", "waiting", "needs_person")
     return {**dict.fromkeys(keys, 0), "acceptance_rate": None, "longest_wait_hours": None}

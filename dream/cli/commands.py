@@ -170,10 +170,23 @@ def status(
     say(f"current version  {human(info['current_version']) or 'none yet'}")
     say(f"pending          {', '.join(info['pending']) or 'none'}")
     say(f"survival         {survival_line(info['survival'])}")
+    _print_notes(info, store)
     for why in info["damaged_proposals"].values():
         say(f"damaged proposal {why}")
     if info["interrupted_accept_problem"]:
         say(f"interrupted write {info['interrupted_accept_problem']}")
+
+
+def _print_notes(info: dict, store: Path) -> None:
+    """The open notes for a person, one line each, requests first; older ones as a count and the command to list them."""
+    from dream.cli.notes import note_lines  # start-up: see dream/cli/__init__.py
+    from dream.notes import Note, OpenNotes  # start-up: see dream/cli/__init__.py
+
+    found = info["notes"]
+    say(f"needs a person   {found['open'] or 'nothing'}" + (" open note(s)" if found["open"] else ""))
+    shown = OpenNotes([Note.from_json(n) for n in found["shown"]], found["folded"], found["fold_days"])
+    for line in note_lines(shown, Path(info["store"]), width=120):
+        say(f"  {line}")
 
 
 def _print_fleet(rows: list[dict], as_json: bool) -> None:

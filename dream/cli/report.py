@@ -15,7 +15,7 @@ from dream.errors import BadInput
 COLUMNS = {"runs": "runs", "proposed": "proposed", "noop": "noop", "skipped": "skipped", "failed": "failed",
            "tokens": "tokens", "cost_usd": "cost $", "accepted": "accepted", "rejected": "rejected",
            "acceptance_rate": "accept rate", "lines_removed": "lines removed",
-           "waiting_proposal": "waiting", "waiting_hours": "waiting h"}
+           "waiting_proposal": "waiting", "waiting_hours": "waiting h", "needs_person": "needs a person"}
 
 
 @app.command()

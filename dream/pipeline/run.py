@@ -26,7 +26,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dream import history, lint
+from dream import history, lint, notes
 from dream.lint import verified
 from dream.config import Settings, load_settings
 from dream.engines import (
@@ -314,6 +314,7 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
 def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged, findings: list) -> RunOutcome:
     outcome = _outcome(ctx, gathered, staged.result)
     outcome.base_version = snap.version
+    open_notes = notes.record(ctx.layout, staged.result.needs_person, ctx.run_id, ctx.started_at)  # noop too
     if not staged.changed:
         outcome.status, outcome.reason = Status.NOOP, str(NoopReason.NO_CHANGES)
         return outcome
@@ -334,6 +335,7 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     report["lint"] = staged.lint
     report["memory_reads"] = staged.memory_reads
     report["removal_budget"] = budget.removal_budget(snap.tree, staged.tree, ctx.settings)
+    report["notes"] = [n.to_json() for n in open_notes]  # every open note, this night's and earlier ones
     over = budget.over_budget(report["removal_budget"])
     if over:
         report["needs_person"].insert(0, f"over the removal budget: {over}")

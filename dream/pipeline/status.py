@@ -18,6 +18,7 @@ from typing import Any
 
 from dream.config import Settings, load_settings
 from dream.errors import DreamError
+from dream.notes import open_notes
 from dream.pipeline.fleet import fleet_stores
 from dream.pipeline.gate import check_gate
 from dream.store.state import load_state
@@ -52,6 +53,7 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "interrupted_accept_problem": problem,
         "survival": _survival(layout),
         "memory_reads": _reads(layout, settings),
+        "notes": open_notes(layout, settings.notes_fold_days).to_json(),  # what waits for a person, noop nights too
     }
 
 
