@@ -180,12 +180,11 @@ def status(
 def _print_notes(info: dict, store: Path) -> None:
     """The open notes for a person, one line each, requests first; older ones as a count and the command to list them."""
     from dream.cli.notes import note_lines  # start-up: see dream/cli/__init__.py
-    from dream.notes import Note, OpenNotes  # start-up: see dream/cli/__init__.py
+    from dream.notes import OpenNotes  # start-up: see dream/cli/__init__.py
 
     found = info["notes"]
     say(f"needs a person   {found['open'] or 'nothing'}" + (" open note(s)" if found["open"] else ""))
-    shown = OpenNotes([Note.from_json(n) for n in found["shown"]], found["folded"], found["fold_days"])
-    for line in note_lines(shown, Path(info["store"]), width=120):
+    for line in note_lines(OpenNotes.from_json(found), Path(info["store"]), width=120):
         say(f"  {line}")
 
 

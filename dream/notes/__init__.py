@@ -184,6 +184,11 @@ class OpenNotes:
         return {"open": len(self.shown) + self.folded, "shown": [n.to_json() for n in self.shown],
                 "folded": self.folded, "fold_days": self.fold_days}
 
+    @classmethod
+    def from_json(cls, found: dict) -> OpenNotes:
+        """Back from `to_json` (a status row's ``notes``)."""
+        return cls([Note.from_json(n) for n in found["shown"]], found["folded"], found["fold_days"])
+
     def groups(self) -> list[tuple[NoteKind, list[Note]]]:
         return [(kind, [n for n in self.shown if n.kind == kind]) for kind in NoteKind
                 if any(n.kind == kind for n in self.shown)]
