@@ -26,6 +26,7 @@ from typing import Any
 from dream import notes
 from dream.history import EVENT_TYPES, RUN_TYPES
 from dream.store.layout import Layout
+from dream.store.records import DamagedRecord
 
 HISTORY_TYPES = {"kind": "VARCHAR", **RUN_TYPES, **EVENT_TYPES}
 VIEW = "dream_history"
@@ -126,9 +127,18 @@ def report(stores: Iterable[Path], since: datetime | None = None) -> dict[str, A
         rows = _dicts(con.execute("SELECT * FROM report ORDER BY store"))
         [total] = _dicts(con.execute(TOTAL_SQL))
     for row in rows:  # not in the history: the notes ledger says what still waits for a person
-        row["needs_person"] = len(notes.ranked(notes.load(Layout(Path(row["store"])))))
-    total["needs_person"] = sum(row["needs_person"] for row in rows)
+        row["needs_person"] = _open_notes(Path(row["store"]))
+    total["needs_person"] = sum(row["needs_person"] or 0 for row in rows)
     return {"stores": rows, "total": total}
+
+
+def _open_notes(store: Path) -> int | None:
+    """How many notes wait for a person; None when the ledger is damaged (`dream notes` names it), so that
+    one store's damage does not end the report of the others."""
+    try:
+        return len(notes.ranked(notes.load(Layout(store))))
+    except DamagedRecord:
+        return None
 
 
 def _dicts(cursor: Any) -> list[dict[str, Any]]:

@@ -105,8 +105,13 @@ def kind_of(text: str) -> NoteKind:
 
 
 def note_key(text: str) -> str:
-    """The same note, written again on a later night, has the same key; another session's has another."""
-    return hashlib.sha256(_VOLATILE.sub("#", text).encode()).hexdigest()[:24]
+    """The same note, written again on a later night, has the same key; another session's has another.
+
+    Where the user said it is kept whole (a session id may be hex, like a commit); the rest is masked.
+    """
+    where = _WHERE.search(text)
+    said = "|".join(where.groups(default="")) if where else ""
+    return hashlib.sha256(f"{said}|{_VOLATILE.sub('#', text)}".encode()).hexdigest()[:24]
 
 
 def path(layout: Layout):

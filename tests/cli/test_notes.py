@@ -7,6 +7,7 @@ Each test drives `dream` as a person does: a night (`dream run`), then
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from helpers.cli import assert_one_line_error
@@ -84,6 +85,22 @@ def test_a_noop_night_keeps_its_note_and_every_view_shows_it_until_answered(cli,
     html = page.read_text()
     assert 'id="open-notes"' in html and "tuesday standup rota" in html
     assert f"dream notes dismiss {note['id']} --store {store.resolve()}" in html
+
+
+def test_the_overview_page_lists_a_quiet_stores_notes_with_the_commands_that_answer_them(cli, tmp_path):
+    quiet = a_store(tmp_path / "root" / "-work-quiet" / "memory", {"s33": DOUBTFUL})
+    a_store(tmp_path / "root" / "-work-silent" / "memory", {})
+    night(cli, quiet)
+    overview = tmp_path / "overview.html"
+
+    result = cli("status", "--root", str(tmp_path / "root"), "--html", str(overview), "--json")
+
+    assert result.code == 0, result.stderr
+    html = overview.read_text()
+    [section] = re.findall(r'<section class="store-notes".*?</section>', html, re.S)
+    assert str(quiet.resolve()) in section and "02:40 UTC" in section
+    assert f"dream notes take 1 --store {quiet.resolve()}" in section
+    assert f"dream notes dismiss 1 --store {quiet.resolve()}" in section
 
 
 def test_the_same_note_read_again_is_one_note_and_said_again_in_a_later_session_is_a_new_one(cli, tmp_path):
@@ -232,6 +249,8 @@ def test_a_damaged_ledger_is_one_line_naming_it(cli, tmp_path):
 
     for args in (["notes"], ["status"], ["run", "--engine", "offline", "--force"]):
         assert_one_line_error(cli(*args, "--store", str(store)), 2, "notes.json")
+    report = cli("report", "--root", str(tmp_path), "--json")  # one store's damage never ends a fleet's report
+    assert report.code == 0 and [r["needs_person"] for r in report.json["stores"]] == [None]
     (store / ".dream" / "notes.json").rename(store / "notes.json.damaged")
     night(cli, store)  # the refused night consumed nothing: its log is read again, its note comes back
     assert [n["session"] for n in open_notes(cli, store)] == ["s94"]

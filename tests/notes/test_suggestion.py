@@ -47,6 +47,8 @@ def test_a_note_written_again_with_another_commit_is_the_same_note_and_another_s
     assert note_key("stale claim: a.md:1: `b.py` is not in the tree at 3a068cd") == \
         note_key("stale claim: a.md:1: `b.py` is not in the tree at 9f1e2d4")
     assert note_key(said) != note_key(said.replace("session s1", "session s2"))
+    uuid = "forget “x” (session 9f0e0000-0000-4000-8000-00000000000{}, 2026-11-02, line 3): no memory matches"
+    assert note_key(uuid.format(1)) != note_key(uuid.format(2))
     assert sentence_of(said) == "x"
 
 
