@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from dream.errors import BadInput, Refused
+from dream.errors import BadInput, DreamError, Refused
 from dream.store.layout import Layout
 from dream.store.records import DamagedRecord, load_json_record, record_from_dict
 from dream.store.tree import atomic_write
@@ -149,6 +149,7 @@ def record(layout: Layout, items: Iterable[str], run_id: str, now: float | None 
 
     moment = time.time() if now is None else now
     notes = load(layout)
+    reopened = reopen_untaken(layout, notes)
     by_key = {n.key: n for n in notes}
     for item in items:
         text = redact(item)[0]
@@ -159,9 +160,36 @@ def record(layout: Layout, items: Iterable[str], run_id: str, now: float | None 
         note = _new_note(max((n.id for n in notes), default=0) + 1, key, text, run_id, moment)
         notes.append(note)
         by_key[key] = note
-    if notes:
+    if notes and (items or reopened):
         save(layout, notes)
     return ranked(notes)
+
+
+def reopen_untaken(layout: Layout, notes: list[Note]) -> int:
+    """Taken notes whose proposal will never be accepted (rejected, superseded by a night, rolled back) open
+    again: the person's answer went with that proposal, so they are asked again. How many opened."""
+    from dream.versions.proposals import ACCEPTED, PENDING, Proposals  # start-up: only a run records notes
+
+    proposals = Proposals(layout)
+    opened = 0
+    for note in notes:
+        if note.status != NoteStatus.TAKEN or note.proposal_id is None:
+            continue
+        try:
+            status = proposals.get(note.proposal_id).status
+        except DreamError:  # removed by gc: decided long ago, and an answered note stays answered
+            continue
+        if status not in (PENDING, ACCEPTED):
+            note.status, note.proposal_id, note.answered_at = NoteStatus.OPEN, None, None
+            opened += 1
+    return opened
+
+
+def carried(notes: list[Note], old: str, new: str) -> None:
+    """The notes taken into proposal `old` are now held by `new`, which replaced it carrying their changes."""
+    for note in notes:
+        if note.status == NoteStatus.TAKEN and note.proposal_id == old:
+            note.proposal_id = new
 
 
 def _new_note(number: int, key: str, text: str, run_id: str, moment: float) -> Note:

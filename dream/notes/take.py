@@ -58,6 +58,8 @@ def take(store: str | Path, number: int, now: float | None = None) -> Taken:
             raise Refused(f"note {note.id} suggests no change dream can make; edit the memory by hand, then "
                           f"`dream notes dismiss {note.id} --store {layout.root}`")
         proposal_id, replaced, change = _propose(layout, note, suggestion, date.fromtimestamp(moment), moment)
+        if replaced:
+            notes.carried(ledger, replaced, proposal_id)
         notes.answer(note, notes.NoteStatus.TAKEN, proposal_id, moment)
         notes.save(layout, ledger)
     # `replaced` is closed by this event, as by a rebase: the report no longer counts it as waiting

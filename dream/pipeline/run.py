@@ -314,8 +314,8 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
 def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged, findings: list) -> RunOutcome:
     outcome = _outcome(ctx, gathered, staged.result)
     outcome.base_version = snap.version
-    open_notes = notes.record(ctx.layout, staged.result.needs_person, ctx.run_id, ctx.started_at)  # noop too
     if not staged.changed:
+        notes.record(ctx.layout, staged.result.needs_person, ctx.run_id, ctx.started_at)  # kept on a noop night too
         outcome.status, outcome.reason = Status.NOOP, str(NoopReason.NO_CHANGES)
         return outcome
     proposals = Proposals(ctx.layout)
@@ -335,13 +335,15 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     report["lint"] = staged.lint
     report["memory_reads"] = staged.memory_reads
     report["removal_budget"] = budget.removal_budget(snap.tree, staged.tree, ctx.settings)
-    report["notes"] = [n.to_json() for n in open_notes]  # every open note, this night's and earlier ones
     over = budget.over_budget(report["removal_budget"])
     if over:
         report["needs_person"].insert(0, f"over the removal budget: {over}")
         outcome.needs_person.insert(0, f"over the removal budget: {over}")
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
+    # after superseding: a note taken into a proposal superseded now opens again, and this one lists it
+    report["notes"] = [n.to_json() for n in notes.record(ctx.layout, staged.result.needs_person, ctx.run_id,
+                                                         ctx.started_at)]  # every open note, earlier nights' too
     diff = tree_diff(snap.tree, staged.tree)
     proposals.create(proposal, diff, report, tree=staged.tree)
     outcome.status, outcome.proposal_id = Status.PROPOSED, proposal.id

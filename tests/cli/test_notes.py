@@ -279,3 +279,38 @@ def test_requests_come_first_so_thirty_lint_findings_never_bury_one(cli, tmp_pat
     kinds = [n["kind"] for n in shown]
     assert kinds.count("lint") == 30 and kinds[0] == "request"
     assert human.index("request (1)") < human.index("lint (30)")
+
+
+def test_a_taken_note_whose_proposal_a_later_night_replaces_or_a_person_rejects_is_asked_again(cli, tmp_path):
+    store = a_store(tmp_path / "memory", {"s96": DOUBTFUL})
+    night(cli, store)
+    [note] = open_notes(cli, store)
+    assert cli("notes", "take", str(note["id"]), "--store", str(store)).code == 0
+    assert open_notes(cli, store) == []
+
+    # a later night proposes again: it replaces the proposal holding the taken change, so the note opens again
+    add_logs(store, {"s97": "> forget the build cache note, we dropped the remote cache\n< done\n"}, day="25")
+    assert night(cli, store)["status"] == "proposed"
+    assert [n["id"] for n in open_notes(cli, store)] == [note["id"]]
+
+    # taken again (into the night's proposal), then that proposal is rejected: the next night asks again
+    assert cli("notes", "take", str(note["id"]), "--store", str(store)).code == 0
+    assert cli("reject", "--store", str(store)).code == 0
+    night(cli, store)
+    assert [n["id"] for n in open_notes(cli, store)] == [note["id"]]
+
+
+def test_notes_taken_one_after_the_other_are_all_accepted_together(cli, tmp_path):
+    second = "> remember that the audit export maybe moves to 03:15 UTC\n< ok\n"
+    store = a_store(tmp_path / "memory", {"s98": DOUBTFUL, "s99": second})
+    night(cli, store)
+    numbers = [n["id"] for n in open_notes(cli, store)]
+
+    for number in numbers:
+        assert cli("notes", "take", str(number), "--store", str(store)).code == 0
+    assert cli("accept", "--store", str(store)).code == 0
+    night(cli, store)
+
+    assert len(numbers) == 2 and open_notes(cli, store) == []
+    index = (store / "MEMORY.md").read_text()
+    assert "02:40 UTC" in index and "03:15 UTC" in index
