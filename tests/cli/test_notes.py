@@ -251,6 +251,8 @@ def test_a_damaged_ledger_is_one_line_naming_it(cli, tmp_path):
         assert_one_line_error(cli(*args, "--store", str(store)), 2, "notes.json")
     report = cli("report", "--root", str(tmp_path), "--json")  # one store's damage never ends a fleet's report
     assert report.code == 0 and [r["needs_person"] for r in report.json["stores"]] == [None]
+    (store / ".dream" / "notes.json").write_text('{"format": 9, "notes": []}')  # a newer dream's ledger
+    assert_one_line_error(cli("notes", "--store", str(store)), 2, "notes.json", "format 9", "newer dream")
     (store / ".dream" / "notes.json").rename(store / "notes.json.damaged")
     night(cli, store)  # the refused night consumed nothing: its log is read again, its note comes back
     assert [n["session"] for n in open_notes(cli, store)] == ["s94"]

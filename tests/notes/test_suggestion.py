@@ -26,6 +26,10 @@ TREE = {"MEMORY.md": INDEX.encode(), "project_queue.md": QUEUE.encode(), "refere
      Suggestion(Action.REPLACE, path="project_queue.md", old="5671", new="5672")),
     ("… may be a remember, but its intent is not plain; not filed. Candidate memory: “the VPN is vpn3.corp.test”",
      Suggestion(Action.REMEMBER, text="the VPN is vpn3.corp.test")),
+    ("“the wiki notes can go” (session s3, 2026-11-02, line 8) may ask to change memory; nothing changed. "
+     "Suggested change: forget `reference_wiki.md`?", Suggestion(Action.FORGET, path="reference_wiki.md")),
+    ("“5671 → 5672” (session s3, 2026-11-02, line 9) may ask to change memory; nothing changed. "
+     "Suggested change: 5671 → 5672 in which of `a.md`, `b.md`?", None),
     ("forget “the queue” (session s3, 2026-11-02, line 4): several memories match equally well (a.md, b.md); "
      "nothing removed", None),
 ])
