@@ -23,10 +23,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dream import notes
 from dream.history import EVENT_TYPES, RUN_TYPES
 from dream.store.layout import Layout
-from dream.store.records import DamagedRecord
 
 HISTORY_TYPES = {"kind": "VARCHAR", **RUN_TYPES, **EVENT_TYPES}
 VIEW = "dream_history"
@@ -34,7 +32,7 @@ VIEW = "dream_history"
 MAX_LINE_BYTES = 1 << 24
 
 # The actions that close a proposal: it no longer waits once one of these names it.
-CLOSING_ACTIONS = ("accept", "reject", "rebase", "take-note")  # take-note: a taken note replaced it (dream.notes.take)
+CLOSING_ACTIONS = ("accept", "reject", "rebase", "take-note")  # take-note: a taken note replaced it (dream.review.answer_note)
 
 # The files are read once (MATERIALIZED): each mention of the view would read them all again.
 REPORT_SQL = f"""
@@ -126,19 +124,7 @@ def report(stores: Iterable[Path], since: datetime | None = None) -> dict[str, A
         con.execute(f"CREATE TEMP TABLE report AS {REPORT_SQL}", {"since": since})
         rows = _dicts(con.execute("SELECT * FROM report ORDER BY store"))
         [total] = _dicts(con.execute(TOTAL_SQL))
-    for row in rows:  # not in the history: the notes ledger says what still waits for a person
-        row["needs_person"] = _open_notes(Path(row["store"]))
-    total["needs_person"] = sum(row["needs_person"] or 0 for row in rows)
     return {"stores": rows, "total": total}
-
-
-def _open_notes(store: Path) -> int | None:
-    """How many notes wait for a person; None when the ledger is damaged (`dream notes` names it), so that
-    one store's damage does not end the report of the others."""
-    try:
-        return len(notes.ranked(notes.load(Layout(store))))
-    except DamagedRecord:
-        return None
 
 
 def _dicts(cursor: Any) -> list[dict[str, Any]]:
@@ -148,5 +134,5 @@ def _dicts(cursor: Any) -> list[dict[str, Any]]:
 
 def _empty_total() -> dict[str, Any]:
     keys = ("stores", "runs", "proposed", "noop", "skipped", "failed", "tokens", "cost_usd", "accepted",
-            "rejected", "lines_removed", "waiting", "needs_person")
+            "rejected", "lines_removed", "waiting")
     return {**dict.fromkeys(keys, 0), "acceptance_rate": None, "longest_wait_hours": None}

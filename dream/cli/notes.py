@@ -53,7 +53,7 @@ def notes(
 
 
 def _answer(action: str, number: int, store: Path, as_json: bool) -> None:
-    from dream.notes import take  # start-up: see dream/cli/__init__.py
+    from dream.review import answer_note as take  # start-up: see dream/cli/__init__.py
 
     if action == "dismiss":
         note = take.dismiss(store, number)

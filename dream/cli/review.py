@@ -65,7 +65,7 @@ def review(
 def _answer_notes(screen, keys: Keys, layout) -> bool:
     """The open notes with a suggested change first, one key each: take, dismiss, or later. True if one was taken."""
     from dream import notes  # start-up: see dream/cli/__init__.py
-    from dream.notes import take  # start-up: see dream/cli/__init__.py
+    from dream.review import answer_note as take  # start-up: see dream/cli/__init__.py
     from dream.notes.suggestion import suggestion_of  # start-up: see dream/cli/__init__.py
 
     waiting = notes.ranked(notes.load(layout))

@@ -3,7 +3,7 @@
 Every run's "needs a person" items (the engine's questions and lint's
 findings) go into the store's notes ledger, ``.dream/notes.json``, written
 atomically like the rest of dream's state. A note stays open until a person
-answers it: *takes* its suggested change (`dream.notes.take`) or
+answers it: *takes* its suggested change (`dream.review.answer_note`) or
 *dismisses* it. A noop night's notes are kept like any other, so a request
 the engine could not carry out is never lost with that run's JSON.
 
