@@ -66,6 +66,7 @@ def _answer_notes(screen, keys: Keys, layout) -> bool:
     """The open notes with a suggested change first, one key each: take, dismiss, or later. True if one was taken."""
     from dream import notes  # start-up: see dream/cli/__init__.py
     from dream.review import answer_note as take  # start-up: see dream/cli/__init__.py
+    from dream.errors import Refused  # start-up: see dream/cli/__init__.py
     from dream.notes.suggestion import suggestion_of  # start-up: see dream/cli/__init__.py
 
     waiting = notes.ranked(notes.load(layout))
@@ -76,7 +77,11 @@ def _answer_notes(screen, keys: Keys, layout) -> bool:
         answer = keys.ask(f"suggests: {suggestion}. [t]ake it into the proposal [d]ismiss it [l]ater "
                           f"[q]uit the notes", "tdlq", end_of_input="q")
         if answer == "t":
-            done = take.take(layout.root, note.id)
+            try:
+                done = take.take(layout.root, note.id)
+            except Refused as refused:  # the memory changed since: say why, and go on with the others
+                screen.print(f"not taken: {refused}", markup=False)
+                continue
             screen.print(f"taken into proposal {done.proposal_id}", markup=False)
             taken = True
         elif answer == "d":
