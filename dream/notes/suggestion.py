@@ -20,6 +20,7 @@ from enum import StrEnum
 
 from dream.errors import Refused
 from dream.store.model import Store, format_index_line, new_topic_text, parse_index_line, resolve_link
+from dream.store.paths import PathRefused, check_new_in_tree
 from dream.store.tree import INDEX_NAME, Tree
 from dream.store.validate import MAX_LINE_CHARS
 
@@ -76,6 +77,10 @@ def apply(suggestion: Suggestion, tree: Tree, today: date) -> tuple[Tree, str, s
     store = Store.from_tree(tree)
     if suggestion.action == Action.REMEMBER:
         path = _remember(store, suggestion.text, today)
+        try:
+            check_new_in_tree(path, tree)  # the rules every new file of a dream obeys: no look-alike name
+        except PathRefused as why:
+            raise Refused(f"{path}: {why}; nothing changed") from None
         return store.to_tree(), path, f"new memory: {suggestion.text}"
     if suggestion.path not in store.topics:
         raise Refused(f"{suggestion.path}: no such memory file now; nothing changed (edit by hand, then dismiss "
