@@ -55,12 +55,13 @@ def open_notes(cli, store: Path) -> list[dict]:
 def test_a_noop_night_keeps_its_note_and_every_view_shows_it_until_answered(cli, tmp_path):
     store = a_store(tmp_path / "memory", {"s31": NO_MATCH})
 
-    first = night(cli, store)
+    first = cli("run", "--store", str(store), "--engine", "offline", "--force").stdout
     status = cli("status", "--store", str(store), "--json").json["notes"]
     human = cli("status", "--store", str(store)).stdout
     report = cli("report", "--root", str(tmp_path), "--json").json
 
-    assert first["status"] == "noop"
+    assert first.startswith("noop") and "1 note(s) for a person, kept until answered" in first
+    assert f"notes --store {store}" in first
     [note] = status["shown"]
     assert status["open"] == 1 and note["kind"] == "request"
     assert "tuesday standup rota" in note["text"] and (note["session"], note["date"], note["line"]) == (
