@@ -69,6 +69,7 @@ def test_a_noop_night_keeps_its_note_and_every_view_shows_it_until_answered(cli,
     assert "needs a person   1 open note(s)" in human and "tuesday standup rota" in human
     assert f"notes dismiss {note['id']} --store {store.resolve()}" in human
     assert [row["needs_person"] for row in report["stores"]] == [1] and report["total"]["needs_person"] == 1
+    assert [run["needs_person"] for run in cli("history", "--store", str(store), "--json").json["runs"]] == [1]
     table = cli("report", "--root", str(tmp_path), env={"COLUMNS": "250"}).stdout
     assert "needs a person" in table
 
