@@ -31,13 +31,14 @@ def notes(
     reviewed and accepted like any other. A dismissed note never comes back.
     """
     from dream import notes as ledger  # start-up: see dream/cli/__init__.py
+    from dream.config import load_settings  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
 
     if action is None:
         if number is not None:
             raise BadInput(f"dream notes {number}: say what to do with it: take or dismiss")
         layout = Layout.open(store)
-        every = ledger.OpenNotes(ledger.ranked(ledger.load(layout)), 0, 0)
+        every = ledger.OpenNotes(ledger.ranked(ledger.load(layout)), 0, load_settings(layout.root).notes_fold_days)
         if as_json:
             emit_json(every.to_json())
             return
