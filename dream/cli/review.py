@@ -63,7 +63,7 @@ def review(
 
 
 def _answer_notes(screen, keys: Keys, layout) -> bool:
-    """The open notes with a suggested change first, one key each: take, dismiss, or later. True if one was taken."""
+    """The open notes with a suggested change first, one key each: take, dismiss, not now. True if one was taken."""
     from dream import notes  # start-up: see dream/cli/__init__.py
     from dream.review import answer_note as take  # start-up: see dream/cli/__init__.py
     from dream.errors import Refused  # start-up: see dream/cli/__init__.py
@@ -74,8 +74,8 @@ def _answer_notes(screen, keys: Keys, layout) -> bool:
     taken = False
     for note, suggestion in answerable:
         screen.print(f"note #{note.id} ({note.kind}): {note.text}", markup=False)
-        answer = keys.ask(f"suggests: {suggestion}. [t]ake it into the proposal [d]ismiss it [l]ater "
-                          f"[q]uit the notes", "tdlq", end_of_input="q")
+        answer = keys.ask(f"suggests: {suggestion}. [t]ake it into the proposal [d]ismiss it [n]ot now "
+                          f"[q]uit the notes", "tdnq", end_of_input="q")
         if answer == "t":
             try:
                 done = take.take(layout.root, note.id)

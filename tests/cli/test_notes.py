@@ -194,14 +194,15 @@ def test_review_takes_a_suggestion_with_one_key(cli, tmp_path):
     assert open_notes(cli, store) == []
 
 
-def test_review_dismisses_with_one_key_and_a_store_with_notes_but_no_proposal_says_so(cli, tmp_path):
-    store = a_store(tmp_path / "memory", {"s82": DOUBTFUL})
+def test_review_dismisses_or_leaves_a_note_with_one_key_and_then_says_no_proposal_waits(cli, tmp_path):
+    later = "> remember that the audit export maybe moves to 03:15 UTC\n< ok\n"
+    store = a_store(tmp_path / "memory", {"s82": DOUBTFUL, "s83": later})
     night(cli, store)
 
-    result = cli("review", "--store", str(store), input="d\n")
+    result = cli("review", "--store", str(store), input="n\nd\n")
 
     assert result.code == 2 and "no pending proposal" in result.stderr
-    assert open_notes(cli, store) == []
+    assert [n["session"] for n in open_notes(cli, store)] == ["s82"]
 
 
 def test_notes_older_than_the_fold_age_fold_into_a_count_and_dream_notes_lists_them(cli, tmp_path):
