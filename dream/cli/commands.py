@@ -180,6 +180,9 @@ def status(
         say(f"interrupted write {info['interrupted_accept_problem']}")
 
 
+STATUS_NOTES = 5  # of each kind; `dream notes` lists them all
+
+
 def _print_notes(info: dict, store: Path) -> None:
     """The open notes for a person, one line each, requests first; older ones as a count and the command to list them."""
     from dream.cli.notes import note_lines  # start-up: see dream/cli/__init__.py
@@ -187,7 +190,7 @@ def _print_notes(info: dict, store: Path) -> None:
 
     found = info["notes"]
     say(f"needs a person   {found['open'] or 'nothing'}" + (" open note(s)" if found["open"] else ""))
-    for line in note_lines(OpenNotes.from_json(found), Path(info["store"]), width=120):
+    for line in note_lines(OpenNotes.from_json(found), Path(info["store"]), width=120, per_kind=STATUS_NOTES):
         say(f"  {line}")
 
 

@@ -73,10 +73,11 @@ def _answer(action: str, number: int, store: Path, as_json: bool) -> None:
     say(f"review: {dream_command()} review --store {where}   or: {dream_command()} accept --store {where}")
 
 
-def note_lines(found: OpenNotes, root: Path, width: int = 0) -> list[str]:
+def note_lines(found: OpenNotes, root: Path, width: int = 0, per_kind: int = 0) -> list[str]:
     """The notes grouped by kind, requests first, each with what it suggests and the command that answers it.
 
-    `width` > 0 cuts each note's text to one line of that many characters (`dream status`).
+    `width` > 0 cuts each note's text to one line of that many characters, and `per_kind` > 0 shows that many
+    of each kind, the rest as a count (`dream status`).
     """
     from dream.notes.suggestion import suggestion_of  # start-up: see dream/cli/__init__.py
 
@@ -84,12 +85,14 @@ def note_lines(found: OpenNotes, root: Path, width: int = 0) -> list[str]:
     lines: list[str] = []
     for kind, group in found.groups():
         lines.append(f"{kind} ({len(group)})")
-        for note in group:
+        for note in group[:per_kind or None]:
             lines.append(f"  #{note.id}  {_cut(note.text, width)}")
             suggestion = suggestion_of(note.text)
             if suggestion is not None:
                 lines.append(f"       suggests: {suggestion}; take it: {_command('take', note, where)}")
             lines.append(f"       dismiss: {_command('dismiss', note, where)}")
+        if per_kind and len(group) > per_kind:
+            lines.append(f"  … {len(group) - per_kind} more {kind} note(s): {dream_command()} notes --store {where}")
     if found.folded:
         lines.append(f"{found.folded} older open note(s) (over {found.fold_days:g} days) folded: "
                      f"{dream_command()} notes --store {where}")

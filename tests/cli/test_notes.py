@@ -284,6 +284,7 @@ def test_requests_come_first_so_thirty_lint_findings_never_bury_one(cli, tmp_pat
     kinds = [n["kind"] for n in shown]
     assert kinds.count("lint") == 30 and kinds[0] == "request"
     assert human.index("request (1)") < human.index("lint (30)")
+    assert "… 25 more lint note(s)" in human and human.count("stale claim") == 5  # `dream notes` lists all 30
 
 
 def test_a_taken_note_whose_proposal_a_later_night_replaces_or_a_person_rejects_is_asked_again(cli, tmp_path):
