@@ -148,19 +148,21 @@ def record(layout: Layout, items: Iterable[str], run_id: str, now: float | None 
     from dream.redaction.redact import redact  # start-up: the patterns load only when a run records notes
 
     moment = time.time() if now is None else now
+    said = list(items)
     notes = load(layout)
     reopened = reopen_untaken(layout, notes)
     by_key = {n.key: n for n in notes}
-    for item in items:
+    number = max((n.id for n in notes), default=0)
+    for item in said:
         text = redact(item)[0]
         key = note_key(text)
         if key in by_key:
             by_key[key].last_seen = moment
             continue
-        note = _new_note(max((n.id for n in notes), default=0) + 1, key, text, run_id, moment)
-        notes.append(note)
-        by_key[key] = note
-    if notes and (items or reopened):
+        number += 1
+        by_key[key] = _new_note(number, key, text, run_id, moment)
+        notes.append(by_key[key])
+    if notes and (said or reopened):
         save(layout, notes)
     return ranked(notes)
 
