@@ -243,10 +243,15 @@ def find(notes: list[Note], number: int, layout: Layout) -> Note:
     raise BadInput(f"{layout.root}: no note {number} (`dream notes --store {layout.root}` lists them)")
 
 
-def answer(note: Note, status: NoteStatus, proposal_id: str | None = None, now: float | None = None) -> None:
-    """Close an open note; answering one already answered is refused."""
+def require_open(note: Note) -> None:
+    """A person answers a note once: one already taken or dismissed is refused, saying how it was answered."""
     if note.status != NoteStatus.OPEN:
         raise Refused(f"note {note.id} is already {note.status}"
-                       + (f" (proposal {note.proposal_id})" if note.proposal_id else ""))
+                      + (f" (proposal {note.proposal_id})" if note.proposal_id else ""))
+
+
+def answer(note: Note, status: NoteStatus, proposal_id: str | None = None, now: float | None = None) -> None:
+    """Close an open note."""
+    require_open(note)
     note.status, note.proposal_id = status, proposal_id
     note.answered_at = time.time() if now is None else now

@@ -51,8 +51,7 @@ def take(store: str | Path, number: int, now: float | None = None) -> Taken:
     with LockedStore(layout, "take"):
         ledger = notes.load(layout)
         note = notes.find(ledger, number, layout)
-        if note.status != notes.NoteStatus.OPEN:
-            notes.answer(note, notes.NoteStatus.TAKEN)  # refused, saying how it was answered
+        notes.require_open(note)
         suggestion = suggestion_of(note.text)
         if suggestion is None:
             raise Refused(f"note {note.id} suggests no change dream can make; edit the memory by hand, then "

@@ -127,12 +127,16 @@ def test_a_dismissed_note_never_comes_back(cli, tmp_path):
     night(cli, store)
     [note] = open_notes(cli, store)
 
+    nothing_to_take = cli("notes", "take", str(note["id"]), "--store", str(store))
     dismissed = cli("notes", "dismiss", str(note["id"]), "--store", str(store))
     log = next(store.glob("logs/**/s51-talk.md"))
     log.write_text(NO_MATCH + "> ok, one more thing later\n")
     night(cli, store)  # reads the log again: the engine writes the same note
     twice = cli("notes", "dismiss", str(note["id"]), "--store", str(store))
 
+    assert_one_line_error(nothing_to_take, 1, f"note {note['id']} suggests no change", "notes dismiss")
+    assert_one_line_error(cli("notes", "take", "--store", str(store)), 2, "take N")
+    assert_one_line_error(cli("notes", "take", "7", "--store", str(store)), 2, "no note 7")
     assert dismissed.code == 0 and "dismissed" in dismissed.stdout
     assert open_notes(cli, store) == []
     assert cli("status", "--store", str(store), "--json").json["notes"]["open"] == 0
@@ -156,6 +160,7 @@ def test_taking_a_suggestion_makes_an_ordinary_reviewed_change_with_its_evidence
     assert change["kind"] == "request" and change["action"] == "created"
     assert change["evidence"]["session"] == "s61" and "02:40 UTC" in change["evidence"]["sentence"]
     assert untouched == MEMORY  # taking writes a proposal, never the store
+    assert_one_line_error(cli("notes", "take", str(note["id"]), "--store", str(store)), 1, "already taken")
     assert accepted.code == 0, accepted.stderr
     assert "02:40 UTC" in (store / change["path"]).read_text()
     assert change["path"] in (store / "MEMORY.md").read_text()
