@@ -23,6 +23,7 @@ def notes(
     action: Annotated[Optional[str], typer.Argument(help="take | dismiss (default: list the open notes).")] = None,
     number: Annotated[Optional[int], typer.Argument(help="The note's number, as the list shows it.")] = None,
     store: StoreOpt = Path("."),
+    answered: Annotated[bool, typer.Option("--answered", help="Also list the notes people answered.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """List every open note for a person (older ones too); take a note's suggested change, or dismiss it.
@@ -35,17 +36,20 @@ def notes(
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
 
     if action is None:
-        if number is not None:
-            raise BadInput(f"dream notes {number}: say what to do with it: take or dismiss")
         layout = Layout.open(store)
-        every = ledger.OpenNotes(ledger.ranked(ledger.load(layout)), 0, load_settings(layout.root).notes_fold_days)
+        kept = ledger.load(layout)
+        every = ledger.OpenNotes(ledger.ranked(kept), 0, load_settings(layout.root).notes_fold_days)
+        done = [n for n in kept if n.status != ledger.NoteStatus.OPEN] if answered else []
         if as_json:
-            emit_json(every.to_json())
+            emit_json({**every.to_json(), **({"answered": [n.to_json() for n in done]} if answered else {})})
             return
         say(f"{len(every.shown)} open note(s) for a person in {layout.root}" if every.shown
             else f"no open notes for a person in {layout.root}")
         for line in note_lines(every, layout.root):
             say(line)
+        for note in done:
+            say(f"#{note.id} {note.status}" + (f" in proposal {note.proposal_id}" if note.proposal_id else "")
+                + f": {note.text}")
         return
     if action not in ACTIONS or number is None:
         raise BadInput(f"dream notes {action} {'' if number is None else number}: expected `take N` or "

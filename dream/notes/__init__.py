@@ -52,7 +52,8 @@ RANK = {kind: n for n, kind in enumerate(NoteKind)}
 
 class NoteStatus(StrEnum):
     OPEN = "open"
-    TAKEN = "taken"  # its suggested change went into a proposal (`proposal_id`)
+    TAKEN = "taken"  # its suggested change went into a proposal (`proposal_id`) that waits for review
+    APPLIED = "applied"  # that proposal was accepted: the change is in the store
     DISMISSED = "dismissed"  # a person said no: it never opens again
 
 
@@ -150,7 +151,7 @@ def record(layout: Layout, items: Iterable[str], run_id: str, now: float | None 
     moment = time.time() if now is None else now
     said = list(items)
     notes = load(layout)
-    reopened = reopen_untaken(layout, notes)
+    settled = settle_taken(layout, notes)
     by_key = {n.key: n for n in notes}
     number = max((n.id for n in notes), default=0)
     for item in said:
@@ -162,18 +163,19 @@ def record(layout: Layout, items: Iterable[str], run_id: str, now: float | None 
         number += 1
         by_key[key] = _new_note(number, key, text, run_id, moment)
         notes.append(by_key[key])
-    if notes and (said or reopened):
+    if notes and (said or settled):
         save(layout, notes)
     return ranked(notes)
 
 
-def reopen_untaken(layout: Layout, notes: list[Note]) -> int:
-    """Taken notes whose proposal will never be accepted (rejected, superseded by a night, rolled back) open
-    again: the person's answer went with that proposal, so they are asked again. How many opened."""
+def settle_taken(layout: Layout, notes: list[Note]) -> int:
+    """Taken notes whose proposal was accepted are applied; those whose proposal never will be (rejected,
+    superseded by a night, rolled back) open again: the person's answer went with that proposal, so they are
+    asked again. How many changed."""
     from dream.versions.proposals import ACCEPTED, PENDING, Proposals  # start-up: only a run records notes
 
     proposals = Proposals(layout)
-    opened = 0
+    changed = 0
     for note in notes:
         if note.status != NoteStatus.TAKEN or note.proposal_id is None:
             continue
@@ -181,10 +183,12 @@ def reopen_untaken(layout: Layout, notes: list[Note]) -> int:
             status = proposals.get(note.proposal_id).status
         except DreamError:  # removed by gc: decided long ago, and an answered note stays answered
             continue
-        if status not in (PENDING, ACCEPTED):
+        if status == ACCEPTED:
+            note.status = NoteStatus.APPLIED  # settled: never looked up again
+        elif status != PENDING:
             note.status, note.proposal_id, note.answered_at = NoteStatus.OPEN, None, None
-            opened += 1
-    return opened
+        changed += status != PENDING
+    return changed
 
 
 def carried(notes: list[Note], old: str, new: str) -> None:

@@ -167,6 +167,11 @@ def test_taking_a_suggestion_makes_an_ordinary_reviewed_change_with_its_evidence
     assert open_notes(cli, store) == []
     [row] = cli("report", "--store", str(store), "--json").json["stores"]
     assert (row["needs_person"], row["waiting_proposal"]) == (0, None)
+    add_logs(store, {"s62": "> thanks, that is all for today\n"}, day="26")
+    night(cli, store)  # a night settles the taken note: its proposal was accepted
+    [done] = cli("notes", "--answered", "--store", str(store), "--json").json["answered"]
+    assert (done["id"], done["status"]) == (note["id"], "applied")
+    assert f"#{note['id']} applied in proposal" in cli("notes", "--answered", "--store", str(store)).stdout
 
 
 def test_a_suggestion_taken_while_a_proposal_waits_goes_into_it(cli, tmp_path):
