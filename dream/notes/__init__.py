@@ -25,7 +25,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
@@ -140,18 +140,23 @@ def save(layout: Layout, notes: list[Note]) -> None:
     atomic_write(path(layout), (json.dumps(body, ensure_ascii=False, indent=1) + "\n").encode())
 
 
-def record(layout: Layout, items: Iterable[str], run_id: str, now: float | None = None) -> list[Note]:
+def record(layout: Layout, items: Iterable[str], run_id: str, now: float | None = None,
+           carried: dict[int, str] | None = None) -> list[Note]:
     """Add a run's "needs a person" items to the ledger (call with the store's lock held); the open notes, ranked.
 
     An item already noted is seen again (its `last_seen` moves), whatever
-    its status: a dismissed one stays dismissed.
+    its status: a dismissed one stays dismissed. `carried` (note -> the
+    run's new proposal) are taken notes whose change that proposal holds.
     """
     from dream.redaction.redact import redact  # start-up: the patterns load only when a run records notes
 
     moment = time.time() if now is None else now
     said = list(items)
     notes = load(layout)
-    settled = settle_taken(layout, notes)
+    held = carried or {}
+    for note in notes:
+        note.proposal_id = held.get(note.id, note.proposal_id)
+    settled = settle_taken(layout, notes, skip=held.keys())
     by_key = {n.key: n for n in notes}
     number = max((n.id for n in notes), default=0)
     for item in said:
@@ -163,12 +168,12 @@ def record(layout: Layout, items: Iterable[str], run_id: str, now: float | None 
         number += 1
         by_key[key] = _new_note(number, key, text, run_id, moment)
         notes.append(by_key[key])
-    if notes and (said or settled):
+    if notes and (said or settled or carried):
         save(layout, notes)
     return ranked(notes)
 
 
-def settle_taken(layout: Layout, notes: list[Note]) -> int:
+def settle_taken(layout: Layout, notes: list[Note], skip: AbstractSet[int] = frozenset()) -> int:
     """Taken notes whose proposal was accepted are applied; those whose proposal never will be (rejected,
     superseded by a night, rolled back) open again: the person's answer went with that proposal, so they are
     asked again. How many changed."""
@@ -177,7 +182,7 @@ def settle_taken(layout: Layout, notes: list[Note]) -> int:
     proposals = Proposals(layout)
     changed = 0
     for note in notes:
-        if note.status != NoteStatus.TAKEN or note.proposal_id is None:
+        if note.status != NoteStatus.TAKEN or note.proposal_id is None or note.id in skip:
             continue
         try:
             status = proposals.get(note.proposal_id).status

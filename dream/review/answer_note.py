@@ -107,6 +107,28 @@ def _propose(layout: Layout, note: notes.Note, suggestion: Suggestion, today: da
     return proposal.id, pending.id if pending else None, change
 
 
+def carry_taken(layout: Layout, tree: Tree, today: date) -> tuple[Tree, list[Change], list[int]]:
+    """The changes of notes taken into a pending proposal, made again on a night's staged `tree`: the night's
+    proposal replaces that one, so it must hold them. Returns the tree, those changes and the notes carried;
+    a change that no longer fits is left out, and its note opens again (`dream.notes.settle_taken`)."""
+    pending = {p.id for p in Proposals(layout).pending()}
+    changes: list[Change] = []
+    carried: list[int] = []
+    for note in notes.load(layout):
+        suggestion = suggestion_of(note.text)
+        if note.status != notes.NoteStatus.TAKEN or note.proposal_id not in pending or suggestion is None:
+            continue
+        try:
+            after, path, detail = apply(suggestion, tree, today)
+            _refuse_broken(layout, note, after, tree)
+        except Refused:
+            continue
+        tree = after
+        changes.append(_change(note, suggestion, path, detail))
+        carried.append(note.id)
+    return tree, changes, carried
+
+
 def _refuse_broken(layout: Layout, note: notes.Note, tree: Tree, before: Tree) -> None:
     errors = validation_errors(validate_tree(tree, set(changed_paths(before, tree)), base=before))
     if errors:

@@ -297,20 +297,21 @@ def test_requests_come_first_so_thirty_lint_findings_never_bury_one(cli, tmp_pat
     assert "… 25 more lint note(s)" in human and human.count("stale claim") == 5  # `dream notes` lists all 30
 
 
-def test_a_taken_note_whose_proposal_a_later_night_replaces_or_a_person_rejects_is_asked_again(cli, tmp_path):
+def test_a_later_night_carries_a_taken_change_and_a_rejected_one_is_asked_again(cli, tmp_path):
     store = a_store(tmp_path / "memory", {"s96": DOUBTFUL})
     night(cli, store)
     [note] = open_notes(cli, store)
     assert cli("notes", "take", str(note["id"]), "--store", str(store)).code == 0
-    assert open_notes(cli, store) == []
 
-    # a later night proposes again: it replaces the proposal holding the taken change, so the note opens again
+    # a later night proposes again: its proposal replaces the one holding the taken change, and holds it too
     add_logs(store, {"s97": "> forget the build cache note, we dropped the remote cache\n< done\n"}, day="25")
     assert night(cli, store)["status"] == "proposed"
-    assert [n["id"] for n in open_notes(cli, store)] == [note["id"]]
+    changes = cli("diff", "--store", str(store), "--json").json["changes"]
+    assert open_notes(cli, store) == []
+    assert {c["action"] for c in changes} == {"forgotten", "created"}
+    assert any(c["reason"].startswith(f"a person took note {note['id']}") for c in changes)
 
-    # taken again (into the night's proposal), then that proposal is rejected: the next night asks again
-    assert cli("notes", "take", str(note["id"]), "--store", str(store)).code == 0
+    # that proposal is rejected: the person's answer went with it, so the next night asks again
     assert cli("reject", "--store", str(store)).code == 0
     night(cli, store)
     assert [n["id"] for n in open_notes(cli, store)] == [note["id"]]
