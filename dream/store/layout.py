@@ -181,6 +181,15 @@ class Layout:
         return self.dream / "accept.journal.json"
 
     @property
+    def import_lock(self) -> Path:
+        """Held by an import (`dream.transcripts.importer`) while it writes logs/ and its state."""
+        return self.dream / "import.lock"
+
+    @property
+    def import_state(self) -> Path:
+        return self.dream / "import-state.json"
+
+    @property
     def logs(self) -> Path:
         return self.root / "logs"
 

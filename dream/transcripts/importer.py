@@ -27,6 +27,8 @@ from typing import Literal
 
 from dream.config import Settings, configured_project, store_config_path
 from dream.errors import BadInput, Refused
+from dream.store import litter
+from dream.store.layout import Layout
 from dream.store.records import read_json_object, read_record_bytes
 from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, codex
@@ -40,8 +42,6 @@ SOURCES: tuple[Source, ...] = ("claude-code", "codex")
 # Bump when readers or rendering change what a log says: every transcript is
 # then read again on the next import.
 FORMAT_VERSION = 1
-STATE_NAME = "import-state.json"
-LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
 # Sessions are read and rendered in groups: redaction is one polars call per
 # group, and only one group's sessions are held at a time.
@@ -60,6 +60,7 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)
     logs_written: list[Path] = field(default_factory=list)
     logs_removed: list[Path] = field(default_factory=list)  # replaced by a renamed log
+    cleaned: list[str] = field(default_factory=list)  # temporary files a killed import left, removed first
 
 
 # --- where transcripts are ------------------------------------------------------
@@ -121,7 +122,7 @@ def read_transcript(source: Source, path: Path, settings: Settings) -> Session:
 
 
 def state_path(store_root: Path) -> Path:
-    return store_root / ".dream" / STATE_NAME
+    return Layout(store_root).import_state
 
 
 def load_state(store_root: Path) -> dict[str, dict]:
@@ -197,10 +198,13 @@ def import_transcripts(
         FileLock,
         Timeout,
     )
-    lock = FileLock(str(store_root / ".dream" / LOCK_NAME))
+    lock = FileLock(str(Layout(store_root).import_lock))
     try:
         with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
-            return _Import(store_root, source, settings, project).run(found)
+            cleaned = litter.clean_import(Layout(store_root))  # what a killed import left: ours, under our lock
+            result = _Import(store_root, source, settings, project).run(found)
+            result.cleaned = cleaned
+            return result
     except Timeout:
         raise Refused(f"{store_root}: another import into this store is still running") from None
 

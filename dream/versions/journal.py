@@ -175,6 +175,16 @@ def apply_journal(layout: Layout, journal: Journal) -> None:
         if is_disk_full(exc):
             raise _unfinished(layout, journal, "recording it in the history failed") from None
         raise
+    _drop_journal(layout, journal)
+
+
+def _drop_journal(layout: Layout, journal: Journal) -> None:
+    """The write is finished or given up: what killed processes left beside its paths goes, then the journal.
+
+    The journal names every temporary file such a write makes before the
+    first exists (each is ``.<name>.~dream-….tmp`` beside a path it plans),
+    so whichever command finishes the write removes them."""
+    litter.planned_temps(layout, journal.paths)
     layout.journal.unlink(missing_ok=True)
     fsync_dir(layout.dream)
 
@@ -291,8 +301,7 @@ def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]],
              swapped: dict[str, bytes | None] | None = None) -> NoReturn:
     """Undo this journal's own writes, keep the store as found as a version, drop the journal, refuse."""
     stuck = _restore_pre_images(layout, journal, swapped or {})
-    layout.journal.unlink(missing_ok=True)  # first: a replay must not mistake the version below for ours
-    fsync_dir(layout.dream)
+    _drop_journal(layout, journal)  # first: a replay must not mistake the version below for ours
     kept = _keep_store_as_found(layout, journal)
     rel, problem = changed[0]
     more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
@@ -405,28 +414,44 @@ def recover(layout: Layout) -> bool:
 def recover_and_clean(layout: Layout) -> list[str]:
     """What every command that takes the store's lock does first: finish an interrupted write, then remove
     what killed dream processes left (the temporary files the write's journal planned, staging copies)."""
-    journal = load_journal(layout)
+    cleaned = litter.clean(layout, _planned(layout))  # first: under the lock all of it is stale
     recover(layout)
-    return litter.clean(layout, journal.paths if journal else ())
+    return cleaned
 
 
-def finish_interrupted_write(layout: Layout) -> str | None:
-    """Roll forward an interrupted accept or rollback, unless someone holds the lock.
+def finish_interrupted_write(layout: Layout) -> tuple[str | None, list[str]]:
+    """Roll forward an interrupted accept or rollback and remove what killed processes left, unless
+    someone holds the lock.
 
     For commands that do not take the lock themselves (status, a run whose
-    gate is closed). Returns why the write could not be finished, so the
-    caller can report it instead of failing.
+    gate is closed). Returns why the write could not be finished (so the
+    caller can report it instead of failing) and what was removed.
     """
-    if not layout.journal.exists():
-        return None
+    interrupted, cleaned = layout.journal.exists(), []
+    if not interrupted and not litter.present(layout):
+        return None, []
     try:
         with store_lock(layout, "recover", purpose="recover"):
+            cleaned = litter.clean(layout, _planned(layout))
             recover(layout)
     except LockBusy:
         pass  # the holder recovers it itself
     except (Refused, JournalBlocked) as problem:
-        return str(problem)
-    return None
+        return str(problem), cleaned
+    except (BadInput, OSError):
+        if interrupted:
+            raise
+        # only litter was left, and this store cannot be written (read-only, another user's): it stays
+    return None, cleaned
+
+
+def _planned(layout: Layout) -> list[str]:
+    """The paths the interrupted write's journal plans; none when it cannot be read (it blocks, and stays)."""
+    try:
+        journal = load_journal(layout)
+    except JournalBlocked:
+        return []
+    return journal.paths if journal else []
 
 
 LOCK_WAIT_SECONDS = 10
