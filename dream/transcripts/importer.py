@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from stat import S_ISREG
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +31,7 @@ from dream.errors import BadInput, Refused
 from dream.store import litter
 from dream.store.layout import Layout
 from dream.store.records import read_json_object, read_record_bytes
+from dream.store.regular import kind_of
 from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, codex
 from dream.transcripts.common import Session, as_dict, log_relpath, transcript_cwd
@@ -259,6 +261,8 @@ class _Import:
 
     def run(self, found: Path) -> ImportResult:
         result = ImportResult(self.source, found)
+        if not found.is_dir():
+            self._refuse_unless_transcript(found)
         try:
             transcripts = list_transcripts(self.source, found)
         except OSError as exc:
@@ -279,6 +283,23 @@ class _Import:
         self._apply(writes, removals, result)
         save_state(self.store, self.state)
         return result
+
+    def _refuse_unless_transcript(self, path: Path) -> None:
+        """A file named on its own must be a transcript that can be read: else one line, exit 2.
+
+        (In a folder of transcripts, one that cannot be read is a warning, and the rest are imported.)"""
+        try:
+            info = path.stat()
+        except OSError as exc:
+            raise BadInput(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        if not S_ISREG(info.st_mode):
+            raise BadInput(f"{path}: is {kind_of(info.st_mode)}, not a transcript file; nothing imported")
+        session = self._read(path)
+        if isinstance(session, OSError):
+            raise BadInput(f"{path}: cannot read it: {session.strerror or session}; nothing imported")
+        if session.records and session.malformed == session.records:
+            raise BadInput(f"{path}: is not a {self.source} transcript (none of its {session.records} line(s) "
+                           f"is a JSON record); nothing imported")
 
     def _import_group(self, group: list[tuple[Path, dict, str]], read: list[Session | OSError],
                       result: ImportResult, writes: list[tuple[Path, bytes]], removals: list[Path]) -> None:
