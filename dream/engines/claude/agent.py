@@ -69,7 +69,8 @@ from dream.engines.claude.finish_tool import DECLARATION as FINISH_DECLARATION
 from dream.engines.claude.finish_tool import NAME as FINISH
 from dream.engines.claude.finish_tool import Ending
 from dream.engines.claude.log_tools import make_log_tools
-from dream.engines.claude.memory_tool import StagingMemoryTool, declaration
+from dream.engines.claude.memory_tool import ROOT, StagingMemoryTool, declaration
+from dream.engines.claude.paging import capped_result
 from dream.engines.claude.prompts import render_dream, render_system
 from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
@@ -181,7 +182,8 @@ class ClaudeEngine:
         """
         client = self._client_for(inp.settings)
         tools = Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
-                         *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool)
+                         *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool,
+                        local_paths={inp.staging: ROOT, inp.store_root: "the store"})
         nudged = False
         acted = not preamble_nudge  # the model has called a tool (a corrective turn needs not)
         while True:
@@ -370,9 +372,12 @@ class ClaudeEngine:
 class Toolbox:
     """The run's tools: how they are declared in a request, and running a reply's calls."""
 
-    def __init__(self, tools: list[Any], memory_mode: str) -> None:
+    def __init__(self, tools: list[Any], memory_mode: str, local_paths: dict[Path, str] | None = None) -> None:
         self._tools = {t.name: t for t in tools}
         self._memory_mode = memory_mode
+        # this machine's folders as the model may read them: no local path reaches a result (longest first)
+        self._local_paths = sorted(((str(Path(p).resolve()), str(p), shown) for p, shown in (local_paths or {}).items()),
+                                   key=lambda entry: -len(entry[0]))
 
     def declarations(self) -> list[dict[str, Any]]:
         return [declaration(self._memory_mode) if name == "memory" else dict(t.to_dict())
@@ -388,9 +393,17 @@ class Toolbox:
             return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
                     "content": f"Error: Tool {use.name!r} not found; the tools are {', '.join(self._tools)}"}
         try:
-            return {"type": "tool_result", "tool_use_id": use.id, "content": _folded(tool.call(use.input))}
+            return {"type": "tool_result", "tool_use_id": use.id, "content": _folded(capped_result(tool.call(use.input)))}
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read, like a refusal
-            return {"type": "tool_result", "tool_use_id": use.id, "is_error": True, "content": _error_content(exc)}
+            return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
+                    "content": self._without_local_paths(_error_content(exc))}
+
+    def _without_local_paths(self, content: Any) -> Any:
+        if not isinstance(content, str):
+            return content
+        for resolved, given, shown in self._local_paths:
+            content = content.replace(resolved, shown).replace(given, shown)
+        return content
 
 
 def _asks(reply: Any) -> bool:
@@ -475,7 +488,10 @@ def _error_content(exc: Exception) -> Any:
     """A tool's failure as the model reads it: a refusal's own words, anything else by its `repr` (which keeps the
     type), cut to the API's 4,096-character limit of a text field and folded like every result."""
     if isinstance(exc, ToolError):
-        return _folded(exc.content)
+        content = _folded(exc.content)
+        return content[:ERROR_CHARS] if isinstance(content, str) else content
+    if isinstance(exc, OSError):  # its text names the file by this machine's path: the model gets the reason only
+        return f"{type(exc).__name__}: {exc.strerror or 'the file system refused the operation'}"
     return _folded(repr(exc))[:ERROR_CHARS]
 
 
