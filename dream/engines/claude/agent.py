@@ -48,6 +48,7 @@ from anthropic.lib.tools import ToolError
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
 from dream.engines.claude.budget import (
+    THINKING_ALLOWANCE,
     Budget,
     Limits,
     first_message_file_chars,
@@ -70,6 +71,7 @@ from dream.engines.claude.finish_tool import NAME as FINISH
 from dream.engines.claude.finish_tool import Ending
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import ROOT, StagingMemoryTool, declaration
+from dream.engines.claude.models import takes_effort, thinking_param
 from dream.engines.claude.paging import capped_result
 from dream.engines.claude.prompts import render_dream, render_system
 from dream.engines.claude.secrets import SecretTable, without_numbers
@@ -90,6 +92,9 @@ _FAILURES = {
 _KNOWN = {"end_turn", "stop_sequence", "tool_use", "pause_turn", "compaction", "max_tokens", "refusal",
           "model_context_window_exceeded"}  # BetaStopReason of the SDK
 _SENT_BACK = {"pause_turn", "compaction"}  # the server paused a long turn: send it back to be continued
+# A turn paused this many times over with no tool call in between is a loop, not a long turn: without max_turns
+# set, it would go on to the dollar ceiling.
+MAX_PAUSES_IN_A_ROW = 10
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 NUDGE = ("Go on with tonight's dream: use the tools to do the four phases, without asking; a person reviews every "
          "change. Put anything you are unsure of under \"Needs a person\" in your final summary.")
@@ -185,11 +190,13 @@ class ClaudeEngine:
                          *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool,
                         local_paths={inp.staging: ROOT, inp.store_root: "the store"})
         nudged = False
+        paused = 0  # pause_turn replies in a row (each also counts as a turn against max_turns)
         acted = not preamble_nudge  # the model has called a tool (a corrective turn needs not)
         while True:
             reply = self._reply(inp, client, tools)
             _fold_surrogates(reply)  # so that the reply can be sent back as history
             uses = [b for b in reply.content if getattr(b, "type", "") == "tool_use"]
+            paused = 0 if uses else paused
             self._transcript.append({"role": "assistant", "content": [b.to_dict() for b in reply.content]})
             if uses:
                 self._calls.update({u.id: context.describe_call(u.name, u.input) for u in uses})
@@ -200,6 +207,10 @@ class ClaudeEngine:
                 acted = acted or any(u.name != FINISH for u in uses)
                 self._segment_if_long(reply.usage, self._transcript[-1])
             elif reply.stop_reason in _SENT_BACK:
+                paused += 1
+                if paused > MAX_PAUSES_IN_A_ROW:
+                    raise EngineFailed(f"the model paused its turn {paused} times in a row without a tool call; "
+                                       "nothing is proposed", reason="paused")
                 continue
             elif not nudged and (not acted or _asks(reply)):
                 nudged = True
@@ -267,7 +278,8 @@ class ClaudeEngine:
                 raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
                                    reason="api")
             calls = [getattr(b, "name", "") for b in reply.content if getattr(b, "type", "") == "tool_use"]
-            self._budget.check(wants_more=bool(calls) and FINISH not in calls)  # a finish asks for no more turns
+            # a finish asks for no more turns; a paused turn asks for one more, so max_turns counts its continuations
+            self._budget.check(wants_more=(bool(calls) and FINISH not in calls) or stop in _SENT_BACK)
             return reply
 
     def _params(self, settings: Any, tools: Toolbox, max_tokens: int) -> dict[str, Any]:
@@ -279,11 +291,10 @@ class ClaudeEngine:
         self._previous_end = len(messages)
         params: dict[str, Any] = {"model": settings.model, "max_tokens": max_tokens, "system": system,
                                   "tools": tools.declarations(), "messages": messages}
-        if settings.thinking == "adaptive":
-            params["thinking"] = {"type": "adaptive", "display": "omitted"}  # its text is of no use to dream
-        elif settings.thinking == "disabled":
-            params["thinking"] = {"type": "disabled"}
-        if settings.effort != "none":
+        thinking = thinking_param(settings.model, settings.thinking, max_tokens, THINKING_ALLOWANCE)
+        if thinking is not None:  # each model in the form it takes (models.toml): no 400 for a setting
+            params["thinking"] = thinking
+        if settings.effort != "none" and takes_effort(settings.model):
             params["output_config"] = {"effort": settings.effort}
         return params
 
