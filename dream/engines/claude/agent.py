@@ -46,7 +46,7 @@ import httpx2
 from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
-from dream.engines.claude import context
+from dream.engines.claude import context, provenance
 from dream.engines.claude.budget import (
     THINKING_ALLOWANCE,
     Budget,
@@ -173,10 +173,12 @@ class ClaudeEngine:
         self._ended_on_final_reply = True
         summary = without_numbers(final)  # the report names a kept secret's kind, never its number
         dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
-        changes = describe_changes(before, read_tree(inp.staging), summary)
+        after = read_tree(inp.staging)
+        changes = describe_changes(before, after, summary)
+        unsaid = provenance.attribute(changes, before, after, inp.sessions)  # what auto_accept may take alone
         done = dropped + prune_staged(inp, before)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
-                            finish=done, needs_person=needs_a_person(summary))
+                            finish=done, needs_person=needs_a_person(summary) + unsaid)
 
     def _conversation(self, inp: EngineInput, memory: StagingMemoryTool, preamble_nudge: bool) -> str:
         """Turns until the final summary (a text-only reply, or an accepted `finish` call): tools run, a preamble
