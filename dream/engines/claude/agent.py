@@ -190,7 +190,7 @@ class ClaudeEngine:
         client = self._client_for(inp.settings)
         tools = Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
                          *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool,
-                        local_paths={inp.staging: ROOT, inp.store_root: "the store"})
+                        local_paths={inp.staging: ROOT, inp.store_root: "the store", Path.home(): "~"})
         nudged = False
         paused = 0  # pause_turn replies in a row (each also counts as a turn against max_turns)
         acted = not preamble_nudge  # the model has called a tool (a corrective turn needs not)
@@ -389,8 +389,8 @@ class Toolbox:
         self._tools = {t.name: t for t in tools}
         self._memory_mode = memory_mode
         # this machine's folders as the model may read them: no local path reaches a result (longest first)
-        self._local_paths = sorted(((str(Path(p).resolve()), str(p), shown) for p, shown in (local_paths or {}).items()),
-                                   key=lambda entry: -len(entry[0]))
+        self._local_paths = sorted(((str(Path(p).resolve()), str(p), shown) for p, shown in (local_paths or {}).items()
+                                    if len(Path(p).resolve().parts) > 1), key=lambda entry: -len(entry[0]))  # not "/"
 
     def declarations(self) -> list[dict[str, Any]]:
         return [declaration(self._memory_mode) if name == "memory" else dict(t.to_dict())
