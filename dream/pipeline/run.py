@@ -464,7 +464,7 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
     again = run(ctx.layout.root, engine=ctx.engine, force=True, overrides=settings,
                 now=max(time.time(), ctx.started_at + 1))
     where = f"proposal {again.proposal_id}" if again.proposal_id else f"no proposal ({again.reason or again.status})"
-    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes) "
+    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes, text no user said) "
             f"wait for a person: {where}"]
 
 
