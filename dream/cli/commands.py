@@ -159,12 +159,15 @@ def status(
         emit_json(info)
         return
     g = info["gate"]
-    gate_text = "open" if g["open"] else f"closed ({g['reason']}: {g['message']})"
+    gate_text = (("open" + (f" ({g['message']})" if g["transcripts_to_import"] else "")) if g["open"]
+                 else f"closed ({g['reason']}: {g['message']})")
     lock = info["lock"]
     lock_text = "free" if not lock else f"held by run {lock['run_id']} pid {lock['pid']}@{lock['host']} since {when(lock['started_at'])}"
     say(f"store            {info['store']}")
     say(f"gate             {gate_text}")
     say(f"sessions waiting {g['sessions_waiting']}")
+    for warning in g["warnings"]:
+        say(f"warning          {warning}")
     say(f"last dream       {when(info['last_consolidated_at'])}")
     say(f"lock             {lock_text}")
     say(f"current version  {human(info['current_version']) or 'none yet'}")
