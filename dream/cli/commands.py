@@ -378,6 +378,9 @@ def print_decision(decision, as_json: bool, what_to: str = "", resumed=None) -> 
     if decision.skipped:
         label = "rejected" if decision.status == "rejected" else "skipped"
         out.print(f"{label}: {', '.join(decision.skipped)}", markup=False)
+    if decision.indexed:
+        out.print(f"MEMORY.md: took the index line(s) of {', '.join(decision.indexed)} too, so the agent reads "
+                  f"{'them' if len(decision.indexed) > 1 else 'it'}", markup=False)
     if decision.new_proposal_id and decision.status in ("accepted", "rejected"):
         out.print(f"the rest stays pending as proposal {decision.new_proposal_id} (`dream diff` shows it)",
                   markup=False)
