@@ -21,7 +21,6 @@ from dream.cli.console import (
     print_diff,
     project_names,
     say,
-    short_paths,
     table,
     when,
     words,
@@ -78,7 +77,7 @@ def _run_fleet(roots: list[Path], engine: str | None, force: bool, overrides: di
     if not as_json:
         out.print(f"dream run --all at {when(started)}: {len(stores)} store(s)"
                   + ("" if stores else " under ~/.claude/projects or the --root folders"), markup=False)
-    names = dict(zip(map(str, stores), short_paths(stores)))
+    names = dict(zip(map(str, stores), project_names(stores)))
 
     def heard(row: dict) -> None:
         if not as_json:
@@ -188,7 +187,7 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
         return
     stores = [r["store"] for r in rows]
     table_rows = []
-    for r, name in zip(rows, short_paths(stores)):
+    for r, name in zip(rows, project_names(stores)):
         if "error" in r:
             table_rows.append([name, "error", "", "", "", r["error"]])
             continue
@@ -423,7 +422,7 @@ def history(
 def _print_history(found: hist.History, fleet: bool) -> None:
     where = ["store"] if fleet else []
     stores = sorted({row["store"] for row in [*found.runs, *found.events]}) if fleet else []
-    names = dict(zip(stores, short_paths(stores)))
+    names = dict(zip(stores, project_names(stores)))
     under = f" (stores under {root})" if (root := common_root(stores)) else ""
     if not found.runs:
         out.print("no runs yet")
