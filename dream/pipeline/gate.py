@@ -99,7 +99,7 @@ def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
 
     @cache
     def count_waiting() -> Waiting:
-        logs = scan_sessions(layout.root)
+        logs = scan_sessions(layout.root, logs_path=settings.imported_logs_path)
         ledger = store_ledger(layout, state, logs)
         fresh = unread(logs, ledger)
         kept = len(held(fresh, ledger))
