@@ -69,6 +69,7 @@ def test_review_taking_a_new_file_but_not_the_index_takes_its_line(ops: Path, cl
     reviewed = cli("review", "--store", str(ops), "--json", input=answers)
     assert reviewed.code == 0, reviewed.stderr
     assert reviewed.json["taken"] == [TAKEN] and reviewed.json["index_lines_taken_for"] == [TAKEN]
+    assert f"MEMORY.md gets the index line(s) of {TAKEN}, so the agent reads it" in reviewed.stderr  # before writing
     assert_whole(ops)
 
 
