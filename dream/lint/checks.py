@@ -99,7 +99,7 @@ class Checker:
         return path in self.files or any(f.endswith("/" + path) for f in self.by_name.get(path.rpartition("/")[2], ()))
 
     def _about_this_project(self, claim: c.Claim) -> bool:
-        """A name written after a module (`asyncio.Lock`, `np.Z`) speaks of this project only if the module is its own."""
+        """A name after a module (`asyncio.Lock`, `np.Z`) speaks of this project only if the module is its own."""
         if claim.kind != c.SYMBOL or not claim.tool:
             return True
         return claim.tool in self.folder_names or claim.tool in self.module_stems
@@ -134,7 +134,8 @@ class Checker:
 
         No evidence is asked for beyond what deciding needs; one search for the names of all.
         """
-        by_memory = {memory: [cl for cl in claims if self._about_this_project(cl)] for memory, claims in by_memory.items()}
+        by_memory = {memory: [cl for cl in claims if self._about_this_project(cl)]
+                     for memory, claims in by_memory.items()}
         names = {cl.name for claims in by_memory.values() for cl in claims if cl.kind in (c.ENV, c.SYMBOL, c.COMMAND)}
         present = self.names_present(names)
         answers: dict[str, bool | None] = {}

@@ -394,7 +394,8 @@ def _account_for_logs(ctx: RunContext, outcome: RunOutcome) -> None:
     """
     if outcome.status not in (Status.PROPOSED, Status.NOOP):
         return
-    ledger = store_ledger(ctx.layout, ctx.state, scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path))
+    logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
+    ledger = store_ledger(ctx.layout, ctx.state, logs)
     holder = outcome.proposal_id if outcome.status == Status.PROPOSED else None
     for rel, read in ctx.reads.items():
         before = ledger.get(rel)

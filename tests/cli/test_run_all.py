@@ -64,7 +64,8 @@ def test_one_line_per_store_and_exit_1_only_when_a_store_failed(home: Path, tmp_
     body = sorted(lines[1:-1])  # a line per store, never wrapped (a log is grepped line by line)
     assert len(body) == 2, lines
     assert body[0].startswith("proposed ") and " work-api  proposal " in body[0]
-    assert body[1].startswith("skipped (sessions) ") and " work-bad  no session logs in logs/ yet: `dream import" in body[1]
+    assert body[1].startswith("skipped (sessions) ")
+    assert " work-bad  no session logs in logs/ yet: `dream import" in body[1]
     assert lines[-1] == "1 proposed, 1 skipped"
 
     (broken / ".dream" / "config.toml").write_text("min_sessions = 'many'\n")

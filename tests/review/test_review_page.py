@@ -186,7 +186,8 @@ def test_a_large_move_out_of_the_index_is_shown_first_and_loud_with_memory_md_op
     assert "many" in page.get_attribute("#moved-out", "class").split()
     assert page.inner_text("#moved-out") == f"Moved out of the index ({moved})"
     assert page.locator("#moved-out-table tr").count() == moved + 1
-    top = {name: page.locator(name).bounding_box()["y"] for name in ("#dropped", "#moved-out", "#to-read", "#retention")}
+    top = {name: page.locator(name).bounding_box()["y"]
+           for name in ("#dropped", "#moved-out", "#to-read", "#retention")}
     assert top["#dropped"] < top["#moved-out"] < top["#to-read"] < top["#retention"]
     opened = [page.locator("details.file[open] > summary code").nth(n).inner_text()
               for n in range(page.locator("details.file[open]").count())]
