@@ -67,6 +67,8 @@ RUN_TYPES = {
     "redactions": "INTEGER", "error": "VARCHAR", "lines_added": "INTEGER", "lines_removed": "INTEGER",
     "needs_person": "INTEGER",  # notes the run left for a person (kept in dream.notes until answered)
 }
+# The event of what a partial accept or reject left pending: a proposal of its own, made by no run.
+LEFT_PENDING = "left-pending"
 EVENT_TYPES = {
     "at": "TIMESTAMPTZ", "action": "VARCHAR", "proposal_id": "VARCHAR", "version": "INTEGER",
     "actor": "VARCHAR", "comment": "VARCHAR", "detail": "VARCHAR",
