@@ -107,7 +107,8 @@ def paraphraser(body: dict[str, Any]) -> Reply:
         return Reply([text("- created feedback_install_script.md: a rule for deploys")])
     rule = "Always pipe install.sh into sh prior to deploying; do it every time."
     line = f"- [Install script](feedback_install_script.md) — {rule}\n"
-    return Reply([memory("create", path="/memories/feedback_install_script.md", file_text=topic("Install script", rule)),
+    return Reply([memory("create", path="/memories/feedback_install_script.md",
+                         file_text=topic("Install script", rule)),
                   memory("str_replace", path="/memories/MEMORY.md", old_str=INDEX, new_str=INDEX + line)])
 
 
