@@ -38,22 +38,19 @@ corrective turn.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx2
+import polars as pl
 from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
 from dream.engines.claude import context
-from dream.engines.claude.budget import (
-    Budget,
-    Limits,
-    first_message_file_chars,
-    first_message_session_chars,
-    session_page_chars,
-)
+from dream.engines.claude import tokens
+from dream.engines.claude.budget import Budget, Limits, Room, session_page_chars
 from dream.engines.claude.client import (
     MAX_RETRIES,
     MID_STREAM,
@@ -63,18 +60,20 @@ from dream.engines.claude.client import (
     describe_status,
     make_client,
 )
-from dream.engines.claude.digest import since_last_dream
+from dream.engines.claude.digest import SessionPart, session_digests, since_last_dream
 from dream.engines.claude.finish import drop_notes, prune_staged
 from dream.engines.claude.finish_tool import DECLARATION as FINISH_DECLARATION
 from dream.engines.claude.finish_tool import NAME as FINISH
 from dream.engines.claude.finish_tool import Ending
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool, declaration
+from dream.engines.claude.pricing import prompt_tokens_for
 from dream.engines.claude.prompts import render_dream, render_system
+from dream.engines.claude.rereads import Rereads
 from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
 from dream.engines.configured import require_configured
-from dream.errors import ConfigError, EngineFailed, RunFailed
+from dream.errors import BudgetExceeded, ConfigError, EngineFailed, RunFailed
 from dream.limits import model_call_slot
 from dream.lint.signal import lint_signal
 from dream.outcomes import Usage
@@ -94,6 +93,10 @@ NUDGE = ("Go on with tonight's dream: use the tools to do the four phases, witho
          "change. Put anything you are unsure of under \"Needs a person\" in your final summary.")
 ERROR_CHARS = 4_096  # of an unexpected tool failure's text in its result (the API's limit of a text field)
 _CONFIGURATION = (401, 403)  # a key that is wrong or has no access: the user's configuration, never retried
+FIT_TRIES = 4  # renderings of the first message, each smaller, until the count says it fits
+SHRINK = 0.8  # the least a first message that did not fit shrinks by
+ASK_SHARE = 0.5  # of the first request's room: past it, the server's count is asked for (the local one errs high)
+SEGMENT_SHARE = 0.8  # of the model's prompt limit: a conversation this long goes on in a new segment
 
 
 class ClaudeEngine:
@@ -114,11 +117,16 @@ class ClaudeEngine:
         self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
         self._ended_on_final_reply = False  # the last conversation ended on a final reply, so it can go on
         self._secrets = SecretTable()  # memory secrets shown to the model as numbered markers
+        self._rereads: Rereads | None = None  # what the conversation already carries (rereads.py)
+        self._deferred: list[str] = []  # sessions left for a later run: past this part, or not read at a budget
+        self._partial = ""  # why the run stopped at a budget with work staged
+        self._window = 0  # the model's prompt limit, in tokens
 
     # -- the engine contract -----------------------------------------------------
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        self._start(inp, self._dream_prompt(inp))
+        inp, first_text = self._fit(inp)
+        self._start(inp, first_text)
         return self._converse(inp, preamble_nudge=True)
 
     def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
@@ -128,9 +136,12 @@ class ClaudeEngine:
         fresh instance, a new conversation starts from the store as the first
         pass left it, with a fresh budget.
         """
+        if self._partial:  # stopped at a budget: there is nothing left to spend on a correction
+            return EngineResult(deferred=list(self._deferred), partial=self._partial)
         listed = "\n".join(f"- {self._secrets.hide(p)}" for p in problems) or "- (no details)"
+        inp, first_text = self._fit(inp)  # the same part of the sessions as the first pass
         if self._budget is None or not self._ended_on_final_reply:  # never continue a cut-off conversation
-            self._start(inp, self._dream_prompt(inp)
+            self._start(inp, first_text
                         + "\n\nAn earlier pass already did tonight's dream; the store above is its result. It does"
                         " not pass validation yet:\n"
                         f"{listed}\n\nFix exactly these problems with the memory tool, change nothing else, and"
@@ -149,6 +160,44 @@ class ClaudeEngine:
         self._first = {"role": "user", "content": [{"type": "text", "text": first_text}]}
         self._transcript = [self._first]
         self._done, self._previous_end, self._opening = [], None, 0
+        self._window = prompt_tokens_for(inp.settings.model, inp.settings.prices)
+        self._rereads = Rereads(first_text, _entries(inp.sessions))
+        self._rereads.remember_views(StagingMemoryTool(inp.staging, self._secrets))  # before any edit
+
+    def _fit(self, inp: EngineInput) -> tuple[EngineInput, str]:
+        """Tonight's first message within its room, and the input narrowed to the sessions it holds.
+
+        The room shrinks until the count (the server's near the limit, else the
+        local one) says the first request fits; the sessions past the room wait
+        for the next part (`deferred`), and the tools see only this part's.
+        """
+        room = Room.for_settings(inp.settings).scaled(inp.part_scale)
+        client = self._client_for(inp.settings)
+        for _ in range(FIT_TRIES):
+            part = session_digests(inp.sessions, inp.catalog, room.sessions, room.session_chars)
+            text = self._dream_prompt(inp, room, part)
+            size = self._first_request_tokens(client, inp, text, room.request)
+            if size <= room.request:
+                break
+            room = room.scaled(min(SHRINK, room.request / size))
+        self._deferred = list(part.deferred)
+        return _narrowed(inp, part), text
+
+    def _first_request_tokens(self, client: anthropic.Anthropic, inp: EngineInput, text: str, room: int) -> int:
+        """The first request's prompt tokens: the local count, or the server's when the local one nears `room`."""
+        params = {"model": inp.settings.model, "system": [{"type": "text", "text": render_system()}],
+                  "tools": self._toolbox(inp, StagingMemoryTool(inp.staging, self._secrets)).declarations(),
+                  "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
+        local = tokens.estimate_request(params)
+        if local <= room * ASK_SHARE:
+            return local
+        counted = tokens.count_request(client, params)
+        return local if counted is None else counted
+
+    def _toolbox(self, inp: EngineInput, memory: StagingMemoryTool) -> Toolbox:
+        return Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
+                        *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool,
+                       self._rereads)
 
     # -- one conversation ------------------------------------------------------
 
@@ -160,17 +209,34 @@ class ClaudeEngine:
         self._ended_on_final_reply = False
         try:
             final = self._conversation(inp, memory, preamble_nudge)
+        except BudgetExceeded as err:
+            if read_tree(inp.staging) == before:  # nothing staged: nothing to propose
+                raise self._with_usage(err) from None
+            final = self._stopped_short(err, inp)
         except RunFailed as err:
             raise self._with_usage(err) from None
         finally:
             self.refusals.extend(memory.refusals)
-        self._ended_on_final_reply = True
+        self._ended_on_final_reply = not self._partial
         summary = without_numbers(final)  # the report names a kept secret's kind, never its number
         dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
         changes = describe_changes(before, read_tree(inp.staging), summary)
         done = dropped + prune_staged(inp, before)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
-                            finish=done, needs_person=needs_a_person(summary))
+                            finish=done, needs_person=needs_a_person(summary), deferred=list(self._deferred),
+                            partial=self._partial)
+
+    def _stopped_short(self, err: BudgetExceeded, inp: EngineInput) -> str:
+        """A run stopped at a budget with work staged: what it staged is proposed, partial, and what it did not
+        read waits for the next run (paid work is never thrown away)."""
+        assert self._rereads is not None
+        unread = self._rereads.unread(list(_entries(inp.sessions)))
+        self._deferred += [sid for sid in unread if sid not in self._deferred]
+        self._partial = f"stopped at its budget before the model finished: {err}"
+        waiting = f"{len(unread)} session(s) it did not read wait for the next run: {', '.join(unread)}" if unread \
+            else "it had read every session of this part"
+        return (f"Needs a person:\n- partial dream, {self._partial}; what it staged is proposed as it is, and "
+                f"{waiting}")
 
     def _conversation(self, inp: EngineInput, memory: StagingMemoryTool, preamble_nudge: bool) -> str:
         """Turns until the final summary (a text-only reply, or an accepted `finish` call): tools run, a preamble
@@ -180,8 +246,7 @@ class ClaudeEngine:
         (a dream, not a corrective turn, where "nothing left to fix" is one).
         """
         client = self._client_for(inp.settings)
-        tools = Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
-                         *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool)
+        tools = self._toolbox(inp, memory)
         nudged = False
         acted = not preamble_nudge  # the model has called a tool (a corrective turn needs not)
         while True:
@@ -208,11 +273,13 @@ class ClaudeEngine:
     def _run_calls(self, uses: list[Any], tools: Toolbox, first_act: bool, nudge: str | None) -> Ending | None:
         """Run a reply's calls, then weigh its finish call (if any) on their results; the results, in the order of
         the calls, become the next user message (kept even when the run ends, for a corrective turn)."""
+        assert self._budget is not None
         finishes = [u for u in uses if u.name == FINISH]
         others = tools.run([u for u in uses if u.name != FINISH])
         ending = Ending.decide(finishes, others, first_act and len(finishes) == len(uses), nudge) if finishes else None
         by_id = {r["tool_use_id"]: r for r in others} | (ending.results if ending else {})
-        self._transcript.append({"role": "user", "content": [by_id[u.id] for u in uses]})
+        left = {"type": "text", "text": self._budget.left()}  # the model plans its last turns knowing this
+        self._transcript.append({"role": "user", "content": [*(by_id[u.id] for u in uses), left]})
         return ending
 
     def _segment_if_long(self, usage: Any, results: dict[str, Any]) -> None:
@@ -222,8 +289,12 @@ class ClaudeEngine:
         `results` just appended: ten pages of sessions are 80K tokens the API has not counted yet.
         """
         size = context.context_size(usage) + context.estimate_tokens(results["content"])
-        if context.mode_for() == "off" or size <= self._opening + context.GROWTH or self._first is None:
+        near_window = size > self._window * SEGMENT_SHARE  # the model's window binds before the growth does
+        if context.mode_for() == "off" or (size <= self._opening + context.GROWTH and not near_window) \
+                or self._first is None:
             return
+        if self._rereads is not None:
+            self._rereads.new_segment()
         *done, unseen = self._transcript[1:]
         self._done += [line for m in done for line in context.digest_lines(m, self._calls)]
         self._transcript = [context.open_segment(self._first, self._done, unseen, self._calls)]
@@ -349,13 +420,11 @@ class ClaudeEngine:
             self._client.budget = self._budget
         return self._client
 
-    def _dream_prompt(self, inp: EngineInput) -> str:
+    def _dream_prompt(self, inp: EngineInput, room: Room, part: SessionPart) -> str:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide, session_chars=first_message_session_chars(inp.settings),
-                            files_chars=first_message_file_chars(inp.settings)) + hide(
-            lint_signal(inp.lint))
+                            hide=hide, room=room, part=part) + hide(lint_signal(inp.lint))
 
     def _append_user_text(self, text: str) -> None:
         """A user text turn; after a run that ended on `finish`, it follows the unsent results in their message."""
@@ -370,9 +439,10 @@ class ClaudeEngine:
 class Toolbox:
     """The run's tools: how they are declared in a request, and running a reply's calls."""
 
-    def __init__(self, tools: list[Any], memory_mode: str) -> None:
+    def __init__(self, tools: list[Any], memory_mode: str, rereads: Rereads | None = None) -> None:
         self._tools = {t.name: t for t in tools}
         self._memory_mode = memory_mode
+        self._rereads = rereads
 
     def declarations(self) -> list[dict[str, Any]]:
         return [declaration(self._memory_mode) if name == "memory" else dict(t.to_dict())
@@ -380,6 +450,8 @@ class Toolbox:
 
     def run(self, uses: list[Any]) -> list[dict[str, Any]]:
         """One tool_result per call, in order; a refused or failing call is an ``is_error`` result the model reads."""
+        if self._rereads is not None:
+            self._rereads.turn += 1
         return [self._run_one(use) for use in uses]
 
     def _run_one(self, use: Any) -> dict[str, Any]:
@@ -388,7 +460,10 @@ class Toolbox:
             return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
                     "content": f"Error: Tool {use.name!r} not found; the tools are {', '.join(self._tools)}"}
         try:
-            return {"type": "tool_result", "tool_use_id": use.id, "content": _folded(tool.call(use.input))}
+            content = _folded(tool.call(use.input))
+            if self._rereads is not None:  # what the conversation already has: where it is, not the bytes again
+                content = self._rereads.after(use, content, tool)
+            return {"type": "tool_result", "tool_use_id": use.id, "content": content}
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read, like a refusal
             return {"type": "tool_result", "tool_use_id": use.id, "is_error": True, "content": _error_content(exc)}
 
@@ -477,6 +552,22 @@ def _error_content(exc: Exception) -> Any:
     if isinstance(exc, ToolError):
         return _folded(exc.content)
     return _folded(repr(exc))[:ERROR_CHARS]
+
+
+def _entries(sessions: pl.DataFrame) -> dict[str, int]:
+    """Each session's number of entries, in the frame's order."""
+    if sessions.is_empty():
+        return {}
+    return {str(sid): frame.height for (sid,), frame in sessions.group_by("session", maintain_order=True)}
+
+
+def _narrowed(inp: EngineInput, part: SessionPart) -> EngineInput:
+    """`inp` with only the sessions of this part: the tools never show a session left for a later one."""
+    if not part.deferred:
+        return inp
+    kept = [d.id for d in part.digests]
+    return replace(inp, sessions=inp.sessions.filter(pl.col("session").cast(pl.Utf8).is_in(kept)),
+                   catalog=[c for c in inp.catalog if str(getattr(c, "session_id", "")) in set(kept)])
 
 
 def _minus(total: Usage, earlier: Usage) -> Usage:
