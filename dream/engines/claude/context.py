@@ -36,6 +36,8 @@ import json
 import os
 from typing import Any
 
+from dream.engines.claude import tokens
+
 GROWTH = 60_000  # tokens a segment may grow past its opening (as the API reported them) before the next one starts
 RESULT_CHARS_IN_DIGEST = 160  # of a result's first line, in the digest
 TEXT_CHARS_IN_DIGEST = 400  # of each of the model's own text blocks, in the digest
@@ -136,4 +138,4 @@ def _short(value: str, limit: int) -> str:
 
 
 def estimate_tokens(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, default=str)) // 4
+    return tokens.estimate(json.dumps(value, ensure_ascii=False, default=str))

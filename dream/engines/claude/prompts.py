@@ -85,7 +85,7 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
     shown = _small_topic_files(tree, hide, MAX_FILES_CHARS_SHOWN, room.files)
     index = tree.get(INDEX_NAME)
     full_index = None if index is None else hide(index.decode("utf-8", errors="replace"))
-    index_chars = 0 if full_index is None else min(MAX_INDEX_CHARS_SHOWN, _chars_within(full_index, room.index))
+    index_chars = 0 if full_index is None else min(MAX_INDEX_CHARS_SHOWN, tokens.chars_within(full_index, room.index))
     index_text = None if full_index is None else full_index[:index_chars]
     in_part = {d.id for d in part.digests}
     listed = [
@@ -133,12 +133,6 @@ def _listing(tree: dict[str, bytes], hide: Callable[[str], str], room: int) -> l
             break
         files.append(entry)
     return files
-
-
-def _chars_within(text: str, room: int) -> int:
-    """How many leading characters of `text` fit in `room` tokens, at the text's own rate."""
-    counted = tokens.estimate(text)
-    return len(text) if counted <= room else int(len(text) * room / counted)
 
 
 def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str], cap: int,

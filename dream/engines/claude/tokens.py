@@ -87,6 +87,19 @@ def estimate(text: str) -> int:
     return int(tokens + (len(text) - counted) * table.other) + 1
 
 
+def chars_within(text: str, room: int) -> int:
+    """How many leading characters of `text` fit in `room` tokens, at the text's own rate."""
+    counted = estimate(text)
+    return len(text) if counted <= room else int(len(text) * room / counted)
+
+
+def ascii_chars(chars: int, text: str) -> int:
+    """`chars` characters of English are so many tokens: how many characters of `text` take as many."""
+    sample = text[:chars]
+    room = int(chars * scripts().ascii)
+    return chars if estimate(sample) <= room else chars_within(sample, room)
+
+
 def estimate_request(params: dict[str, Any]) -> int:
     """The local count of a request's prompt: system, tools and messages as the API receives them."""
     prompt = {k: params.get(k) for k in ("system", "tools", "messages")}
