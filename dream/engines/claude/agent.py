@@ -305,7 +305,7 @@ class ClaudeEngine:
         assert self._budget is not None
         resumes, cap = 0, self._limits.max_tokens
         while True:
-            self._budget.check_time_left()
+            self._budget.check(wants_more=False)  # a budget passed by the last reply stops the run before a request
             try:
                 with model_call_slot(inp.settings):  # the fleet's shared limit on model calls (dream.limits)
                     reply = self._request(client, self._params(inp.settings, tools, cap))
@@ -336,8 +336,9 @@ class ClaudeEngine:
                 raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
                                    reason="api")
             calls = [getattr(b, "name", "") for b in reply.content if getattr(b, "type", "") == "tool_use"]
-            self._budget.check(wants_more=bool(calls) and FINISH not in calls)  # a finish asks for no more turns
-            return reply
+            if calls and FINISH not in calls:  # it wants another turn: stop before its calls run if a budget is passed
+                self._budget.check(wants_more=True)
+            return reply  # a reply that ends the run is paid for: its calls run, and no request follows
 
     def _params(self, settings: Any, tools: Toolbox, max_tokens: int) -> dict[str, Any]:
         """The request: system, tools, this segment's messages with their breakpoints, thinking and effort."""

@@ -18,9 +18,11 @@ The model is told what is left after every batch of calls (`left`); past
 proposes what it staged (agent.py), marked partial.
 
 One `Budget` lives for a whole run, across the consolidating pass and the
-corrective turn. It is checked after every reply: the reply's tokens are
-already spent, so a run can pass a budget by at most one reply; it then stops
-before any of that reply's tool calls run.
+corrective turn. It is checked after every reply that asks for another turn:
+the reply's tokens are already spent, so a run can pass a budget by at most
+one reply; it then stops before any of that reply's tool calls run. A reply
+that ends the run (a `finish` call, or a text summary) is paid for, so its
+calls run; any request after it is checked first.
 
 "Input tokens" counts everything the model read: uncached input, cache
 writes and cache reads.
