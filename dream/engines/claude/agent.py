@@ -37,6 +37,7 @@ corrective turn.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -169,12 +170,14 @@ class ClaudeEngine:
 
         The room shrinks until the count (the server's near the limit, else the
         local one) says the first request fits; the sessions past the room wait
-        for the next part (`deferred`), and the tools see only this part's.
+        for the next part (`deferred`), and the tools see only this part's. After a run that failed at a
+        budget or the window with nothing staged, `part_scale` takes only that share of the sessions.
         """
-        room = Room.for_settings(inp.settings).scaled(inp.part_scale)
+        room = Room.for_settings(inp.settings)
         client = self._client_for(inp.settings)
+        most = None if inp.part_scale >= 1 else max(1, math.ceil(len(_entries(inp.sessions)) * inp.part_scale))
         for _ in range(FIT_TRIES):
-            part = session_digests(inp.sessions, inp.catalog, room.sessions, room.session_chars)
+            part = session_digests(inp.sessions, inp.catalog, room.sessions, room.session_chars, most)
             text = self._dream_prompt(inp, room, part)
             size = self._first_request_tokens(client, inp, text, room.request)
             if size <= room.request:

@@ -71,11 +71,12 @@ class SessionPart:
 
 
 def session_digests(sessions: pl.DataFrame, catalog: list[Any], room: int = 1 << 40,
-                    full_chars: int = 0) -> SessionPart:
+                    full_chars: int = 0, most: int | None = None) -> SessionPart:
     """One digest per session, in date order, within `room` tokens (`tokens.estimate`) together.
 
     The oldest sessions come first, and each takes its digest; those past the
-    room wait for the next part (never fewer than one session a part). Then
+    room, or past the `most` oldest when given, wait for the next part (never
+    fewer than one session a part). Then
     the smallest sessions are shown in full instead, while the room and
     `full_chars` characters together allow.
     """
@@ -98,7 +99,7 @@ def session_digests(sessions: pl.DataFrame, catalog: list[Any], room: int = 1 <<
                                requests=requests.get(str(sid), []))
         _add_user_lines(digest, [t or "" for t in frame.filter(pl.col("role") == "user")["text"]])
         cost = _digest_tokens(digest)
-        if digests and used + cost > room:
+        if digests and (used + cost > room or len(digests) == most):
             deferred.append(str(sid))
             continue
         used += cost

@@ -46,12 +46,12 @@ def spans(first_text: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[
     lines = first_text.split("\n")
     for i, line in enumerate(lines):
         found = _FILE_HEADING.match(line) or _SESSION_HEADING.match(line)
-        if found is None or i + 1 >= len(lines) or not lines[i + 1].startswith("````"):
+        opening = next((j for j in range(i + 1, min(i + 3, len(lines))) if lines[j]), None)
+        fence = re.match(r"````+", lines[opening]) if found is not None and opening is not None else None
+        if found is None or opening is None or fence is None:
             continue
-        fence = re.match(r"`+", lines[i + 1])
-        assert fence is not None
-        end = next((j for j in range(i + 2, len(lines)) if lines[j] == fence.group(0)), len(lines))
-        (files if found.re is _FILE_HEADING else sessions)[found.group(1)] = (i + 3, end)
+        end = next((j for j in range(opening + 1, len(lines)) if lines[j] == fence.group(0)), len(lines))
+        (files if found.re is _FILE_HEADING else sessions)[found.group(1)] = (opening + 2, end)
     return files, sessions
 
 
