@@ -302,3 +302,52 @@ def test_the_budget_line_never_enters_a_segment_digest() -> None:
 
     message = {"role": "user", "content": [{"type": "text", "text": "[budget left: $1.00 of $2.00, 50 min of 60]"}]}
     assert digest_lines(message, {}) == []
+
+
+# -- a 200K-window model on the audit's stores (slow: megabytes of logs, dozens of requests a part) --------------
+
+
+def dream_every_part(store: Path, fake: FakeAnthropic, cli, calls: int) -> list[list[str]]:
+    """`dream run` and `dream accept` until no part is left; the sessions each part's first message held."""
+    parts: list[list[str]] = []
+    for _ in range(12):
+        fake.play(*[ScriptedModel(calls_per_turn=calls)] * 400)
+        ran = cli("run", "--store", str(store), "--engine", "claude", "--json")
+        if ran.json["status"] == "skipped":
+            return parts
+        assert ran.json["status"] == "proposed" and fake.protocol_errors == [], ran.json
+        assert len(fake.usages) == len(fake.requests)  # not one request refused
+        assert max(prompt_tokens(u) for u in fake.usages) <= 200_000
+        parts.append(re.findall(r"^### `([^`]+)` — ", first_text(fake.requests[0]), flags=re.M))
+        assert cli("accept", ran.json["proposal_id"], "--store", str(store)).code == 0
+    raise AssertionError("more than 12 parts")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("calls", [3, 10])
+def test_a_200k_model_dreams_twenty_japanese_sessions_of_20k_characters(
+    tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch, cli, calls: int
+) -> None:
+    """About 480K tokens of sessions: on main the first request was 213K tokens, refused every night."""
+    monkeypatch.setenv("DREAM_CONFIG", str(tmp_path / "none.toml"))
+    fake_api.context_window = 200_000
+    store = make_store(tmp_path / "store", sessions=20, words=JAPANESE)
+    (store / ".dream").mkdir(exist_ok=True)
+    (store / ".dream" / "config.toml").write_text('model = "claude-haiku-4-5"\n')
+    parts = dream_every_part(store, fake_api, cli, calls)
+    assert sorted(sid for part in parts for sid in part) == [f"s{s:02d}" for s in range(20)]
+
+
+@pytest.mark.slow
+def test_a_200k_model_dreams_480_sessions_in_parts_that_cover_them_all(
+    tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch, cli
+) -> None:
+    """A first dream over 480 sessions of 20K characters (9.6 MB): on main the first request was 233K tokens."""
+    monkeypatch.setenv("DREAM_CONFIG", str(tmp_path / "none.toml"))
+    fake_api.context_window = 200_000
+    store = make_store(tmp_path / "store", sessions=480)
+    (store / ".dream").mkdir(exist_ok=True)
+    (store / ".dream" / "config.toml").write_text('model = "claude-haiku-4-5"\n')
+    parts = dream_every_part(store, fake_api, cli, 10)
+    assert len(parts) > 1
+    assert sorted(sid for part in parts for sid in part) == sorted(f"s{s:02d}" for s in range(480))
