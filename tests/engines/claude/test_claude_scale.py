@@ -24,7 +24,7 @@ import pytest
 from helpers.claude_store import engine_input
 from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
 from helpers.reference_store import JAPANESE, make_store
-from helpers.scripted_models import ScriptedModel
+from helpers.scripted_models import Rereader, ScriptedModel
 
 from dream.engines.claude import ClaudeEngine
 from dream.engines.claude.tokens import estimate, parse_scripts
@@ -276,25 +276,13 @@ def test_re_reads_are_not_paid_in_full(tmp_path: Path, fake_api: FakeAnthropic) 
     """A model that re-reads every session and file its first message shows, three calls a turn: on main each
     re-read sent the bytes again (4.7x the single-prompt bound on the reference store)."""
     store = make_store(tmp_path / "store", topics=6, sessions=4, session_chars=6_000)
-    model = ScriptedModel(calls_per_turn=3, edits=1, preamble=False)
-    model._make_plan = rereading(model._make_plan)  # type: ignore[method-assign]
-    fake_api.play(*[model] * 30)
+    fake_api.play(*[Rereader(calls_per_turn=3, edits=1, preamble=False, heeds=False)] * 30)
     outcome = run(store, engine="claude", force=True, now=night(1))
     assert outcome.status == Status.PROPOSED, outcome.error
     rereads = [r for r in fake_api.tool_results() if "shown in full in your first message" in str(r["content"])]
     assert len(rereads) == 10  # six files and four sessions
     assert sum(len(str(r["content"])) for r in rereads) < 0.1 * sum(
         len(p.read_text()) for p in store.rglob("*.md") if "logs" in p.parts or p.name.startswith("topic"))
-
-
-def rereading(plan_of: Any) -> Any:
-    """A plan that first views every file and reads every session the first message shows in full."""
-    def plan(first: str) -> list[dict[str, Any]]:
-        shown = re.findall(r"^#### `(/memories/[^`]+)`", first, flags=re.M)
-        in_full = re.findall(r"^### `([^`]+)` — .* entries, in full$", first, flags=re.M)
-        return [*(memory("view", path=p) for p in shown),
-                *(tool_use("read_session", session_id=s, count=200) for s in in_full), *plan_of(first)]
-    return plan
 
 
 def test_the_budget_line_never_enters_a_segment_digest() -> None:
