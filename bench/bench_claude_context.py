@@ -191,7 +191,8 @@ def main() -> None:
     print("cost ending on finish / ending on a text summary (same run): "
           + ", ".join(f"{row} {r['cost'] / text_end[row]['cost']:.2f}" for row, r in
                       ((r["row"], r) for r in rows if r["mode"] == "in full") if row in text_end))
-    plain = {r["row"].split(", ")[-1]: r for r in rows if r["row"].startswith("diligent, ") and r["mode"] == "in full"}
+    plain = {r["row"].split(", ")[-1]: r for r in rows
+             if r["row"].startswith("diligent, ") and r["mode"] == "in full" and "text end" not in r["row"]}
     for r in (r for r in rows if r["row"].startswith(REREADS)):
         calls = r["row"].split(", ")[-1]
         print(f"{r['row']:28} {r['status']:16} cost ${r['cost']:.3f} = {r['cost'] / r['bound']:.2f}x the bound "

@@ -22,11 +22,21 @@ How a turn ends (docs/claude-engine.md, "How a run ends"):
   run; cut off again, the run fails `max_tokens`;
 - `refusal` and `model_context_window_exceeded` end it `failed`.
 
+The first message always fits the model's window (`_fit`): each part of it
+has a room in tokens counted per script (`budget.Room`, `tokens.py`; the
+server's own count near the limit), and sessions past the room wait for the
+next part of a dream in parts (`EngineResult.deferred`). After every batch of
+calls the model is told the budget left, and past a soft limit asked to
+finish. A re-read of what the conversation already carries is answered with
+where it is (`rereads.py`).
+
 Thinking is set on purpose (`thinking`, `effort`), and nothing already sent
 is ever edited, so no thinking block is sent on a changed prefix; a long
 conversation goes on in a fresh segment instead (`context.py`). Every failure
-carries the usage spent so far, and the pipeline discards the staging copy, so
-nothing partial is proposed. A 401 or 403 is the user's configuration, not a
+carries the usage spent so far, and the pipeline discards the staging copy.
+A budget passed with work staged is not a failure: the run proposes what it
+staged, marked partial, and the sessions it did not read wait for the next
+run (`_stopped_short`); paid work is never thrown away. A 401 or 403 is the user's configuration, not a
 failed run: `ConfigError`, exit 2, no backoff.
 
 Secrets already in the memory files are hidden from the model and put back
