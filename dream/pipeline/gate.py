@@ -125,9 +125,9 @@ def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
 def _next_part(waiting: Waiting, hours: float | None, count_waiting: Callable[[], Waiting],
                warnings: list[str]) -> GateDecision:
     if waiting.held:
-        return GateDecision(False, SkipReason.PART, f"a dream in parts: the pending proposal ({waiting.held} session(s))"
-                            f" waits for a person; the next part ({waiting.new} session(s)) runs once it is decided; "
-                            f"{FORCE_HINT}", hours, count_waiting, warnings)
+        message = (f"a dream in parts: the pending proposal ({waiting.held} session(s)) waits for a person; the next "
+                   f"part ({waiting.new} session(s)) runs once it is decided; {FORCE_HINT}")
+        return GateDecision(False, SkipReason.PART, message, hours, count_waiting, warnings)
     return GateDecision(True, None, f"the next part of a dream in parts ({waiting.new} session(s) wait)", hours,
                         count_waiting, warnings)
 

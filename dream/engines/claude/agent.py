@@ -36,8 +36,8 @@ conversation goes on in a fresh segment instead (`context.py`). Every failure
 carries the usage spent so far, and the pipeline discards the staging copy.
 A budget passed with work staged is not a failure: the run proposes what it
 staged, marked partial, and the sessions it did not read wait for the next
-run (`_stopped_short`); paid work is never thrown away. A 401 or 403 is the user's configuration, not a
-failed run: `ConfigError`, exit 2, no backoff.
+run (`_stopped_short`); paid work is never thrown away. A 401 or 403 is the
+user's configuration, not a failed run: `ConfigError`, exit 2, no backoff.
 
 Secrets already in the memory files are hidden from the model and put back
 where it keeps them (`secrets.py`): one table per engine instance, so a
@@ -59,8 +59,7 @@ import polars as pl
 from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
-from dream.engines.claude import context
-from dream.engines.claude import tokens
+from dream.engines.claude import context, tokens
 from dream.engines.claude.budget import Budget, Limits, Room, session_page_chars
 from dream.engines.claude.client import (
     MAX_RETRIES,
@@ -180,8 +179,9 @@ class ClaudeEngine:
 
         The room shrinks until the count (the server's near the limit, else the
         local one) says the first request fits; the sessions past the room wait
-        for the next part (`deferred`), and the tools see only this part's. After a run that failed at a
-        budget or the window with nothing staged, `part_scale` takes only that share of the sessions.
+        for the next part (`deferred`), and the tools see only this part's.
+        After a run that failed at a budget or the window with nothing staged,
+        `part_scale` takes only that share of the sessions, oldest first.
         """
         room = Room.for_settings(inp.settings)
         client = self._client_for(inp.settings)

@@ -89,7 +89,7 @@ class Room:
                    int(limit * LISTING_SHARE), int(limit * INDEX_SHARE), settings.first_message_session_chars)
 
     def scaled(self, factor: float) -> Room:
-        """The same room with every part but the request's limit `factor` as large (a first message that did not fit)."""
+        """The same room, every part but the request's limit `factor` as large (a first message that did not fit)."""
         return Room(self.request, int(self.sessions * factor), int(self.files * factor), int(self.listing * factor),
                     int(self.index * factor), int(self.session_chars * factor))
 
