@@ -71,9 +71,9 @@ class EngineInput:
     # the index keeps these first when it must shrink
     memory_reads: dict[str, dict] = field(default_factory=dict)
     pinned: set[str] = field(default_factory=set)
-    # after a run that failed at a budget or the model's window with nothing proposed, the next dreams a smaller
-    # part of the sessions (dream.store.state.part_scale): a run is never the same doomed run again
-    part_scale: float = 1.0
+    # after a run that failed at a budget or the model's window with nothing proposed, the next dreams at most this
+    # many sessions, oldest first (dream.store.state.part_sessions): a run is never the same doomed run again
+    most_sessions: int | None = None
 
 
 @dataclass

@@ -47,7 +47,6 @@ from dream.store.ledger import Ledger, Read, held, save_ledger, unread
 from dream.pipeline.report import build_report
 from dream.store.sessions import SessionFile, scan_sessions
 from dream.store.state import (
-    MIN_PART_SCALE,
     StoreState,
     backoff_seconds,
     load_state,
@@ -100,6 +99,7 @@ class RunContext:
     reads: Ledger = field(default_factory=dict)  # the logs this run read, as it read them
     session_logs: dict[str, str] = field(default_factory=dict)  # session id -> log read, for the report
     deferred: list[str] = field(default_factory=list)  # sessions the engine left for the next part: not accounted
+    tried: int | None = None  # sessions a failed run took (its part), when the engine says
 
 
 @dataclass
@@ -239,7 +239,7 @@ def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list
     inp = EngineInput(
         store_root=ctx.layout.root, staging=staging, sessions=gathered.sessions,
         catalog=gathered.files, settings=ctx.settings, today=ctx.today, run_id=ctx.run_id, lint=lint or [],
-        part_scale=ctx.state.part_scale,
+        most_sessions=ctx.state.part_sessions,
     )
     if snap is not None:  # what ranks the index when it must shrink: pins, and reads in the transcripts
         inp.pinned = pinned.pinned_paths(snap.tree, ctx.settings.pinned)
@@ -435,10 +435,11 @@ def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
         state.replay = []  # the ledger holds what it said
         state.failures, state.backoff_until, state.failed_engine = 0, None, None
         state.next_part = bool(ctx.deferred)
-        state.part_scale = state.part_scale if state.next_part else 1.0  # a smaller part keeps its size to the end
+        state.part_sessions = state.part_sessions if state.next_part else None  # a part keeps its size to the end
     elif outcome.status == Status.FAILED:
-        if shrinks_next_part(outcome.reason):
-            state.part_scale = max(MIN_PART_SCALE, state.part_scale / 2)
+        tried = ctx.tried or outcome.sessions_read
+        if shrinks_next_part(outcome.reason) and tried:
+            state.part_sessions = max(1, tried // 2)
         state.failures = state.failures + 1 if state.failed_engine in (None, ctx.engine) else 1
         state.failed_engine = ctx.engine
         wait = backoff_seconds(state.failures, ctx.settings.backoff_minutes, ctx.settings.backoff_max_hours)
@@ -498,6 +499,7 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:
     outcome = _outcome(ctx, gathered)
     outcome.status, outcome.reason, outcome.error = Status.FAILED, exc.reason, str(exc)
+    ctx.tried = exc.sessions
     if isinstance(exc, RunFailed) and exc.usage is not None:
         outcome.usage = exc.usage  # what the engine spent before failing
     return outcome

@@ -28,10 +28,10 @@ class StoreState:
     # A dream in parts (the sessions did not fit one run): more sessions wait for the next part, which the gate
     # lets run as soon as no proposal is pending, whatever min_hours and min_sessions say.
     next_part: bool = False
-    # The share of its usual room for sessions the next run takes: halved after each run that failed at a budget
-    # or the model's window with nothing proposed, so the backoff never repeats the same doomed run; whole again
-    # once no part is left.
-    part_scale: float = 1.0
+    # The most sessions the next run takes (None: as many as fit): half of what a run took when it failed at a budget
+    # or the model's window with nothing proposed, so the backoff never repeats the same doomed run; kept for every
+    # part of a dream in parts, and cleared once no part is left.
+    part_sessions: int | None = None
 
 
 def load_state(layout: Layout) -> StoreState:
@@ -53,7 +53,6 @@ def save_state(layout: Layout, state: StoreState) -> None:
     atomic_write(layout.state, (json.dumps(asdict(state), indent=2) + "\n").encode())
 
 
-MIN_PART_SCALE = 1 / 64
 SHRINKING_FAILURES = ("budget_", "context")  # failure reasons a smaller part of the sessions can avoid
 
 

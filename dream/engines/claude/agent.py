@@ -47,7 +47,6 @@ corrective turn.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -131,6 +130,7 @@ class ClaudeEngine:
         self._deferred: list[str] = []  # sessions left for a later run: past this part, or not read at a budget
         self._partial = ""  # why the run stopped at a budget with work staged
         self._window = 0  # the model's prompt limit, in tokens
+        self._part_size: int | None = None  # sessions this run's part holds
 
     # -- the engine contract -----------------------------------------------------
 
@@ -181,19 +181,19 @@ class ClaudeEngine:
         local one) says the first request fits; the sessions past the room wait
         for the next part (`deferred`), and the tools see only this part's.
         After a run that failed at a budget or the window with nothing staged,
-        `part_scale` takes only that share of the sessions, oldest first.
+        `most_sessions` caps the part, oldest first.
         """
         room = Room.for_settings(inp.settings)
         client = self._client_for(inp.settings)
-        most = None if inp.part_scale >= 1 else max(1, math.ceil(len(_entries(inp.sessions)) * inp.part_scale))
         for _ in range(FIT_TRIES):
-            part = session_digests(inp.sessions, inp.catalog, room.sessions, room.session_chars, most)
+            part = session_digests(inp.sessions, inp.catalog, room.sessions, room.session_chars, inp.most_sessions)
             text = self._dream_prompt(inp, room, part)
             size = self._first_request_tokens(client, inp, text, room.request)
             if size <= room.request:
                 break
             room = room.scaled(min(SHRINK, room.request / size))
         self._deferred = list(part.deferred)
+        self._part_size = len(part.digests)
         return _narrowed(inp, part), text
 
     def _first_request_tokens(self, client: anthropic.Anthropic, inp: EngineInput, text: str, room: int) -> int:
@@ -417,7 +417,8 @@ class ClaudeEngine:
     # -- helpers ---------------------------------------------------------------
 
     def _with_usage(self, err: RunFailed) -> RunFailed:
-        """Attach what the run spent, so a failed run's history still shows its tokens."""
+        """Attach what the run spent, so a failed run's history still shows its tokens, and the sessions it took."""
+        err.sessions = self._part_size
         return err.spent(Usage(**vars(self._budget.usage)) if self._budget else Usage())
 
     def _raise_if_out_of_time(self) -> None:

@@ -234,7 +234,7 @@ def test_a_run_that_failed_at_its_budget_with_nothing_staged_is_not_run_the_same
     failed = run(store, engine="claude", now=night(1))
     assert failed.status == Status.FAILED and failed.reason == "budget_cost"
     first = first_text(fake_api.requests[0])
-    assert load_state(Layout.open(store)).part_scale == 0.5
+    assert load_state(Layout.open(store)).part_sessions == 20  # half of the 40 it took
     fake_api.play(*reader)
     run(store, engine="claude", force=True, now=night(2))
     second = first_text(fake_api.requests[0])
