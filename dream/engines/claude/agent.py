@@ -439,7 +439,7 @@ class ClaudeEngine:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide, room=room, part=part) + hide(lint_signal(inp.lint))
+                            hide=hide, room=room, part=part) + hide(lint_signal(_claims_within(inp.lint, room.lint)))
 
     def _append_user_text(self, text: str) -> None:
         """A user text turn; after a run that ended on `finish`, it follows the unsent results in their message."""
@@ -567,6 +567,16 @@ def _error_content(exc: Exception) -> Any:
     if isinstance(exc, ToolError):
         return _folded(exc.content)
     return _folded(repr(exc))[:ERROR_CHARS]
+
+
+def _claims_within(claims: list[str], room: int) -> list[str]:
+    """The lint claims that fit in `room` tokens, and a line saying how many more there are."""
+    used = 0
+    for i, claim in enumerate(claims):
+        used += tokens.estimate(claim)
+        if used > room:
+            return [*claims[:i], f"… and {len(claims) - i} more claims, not shown for room: `dream lint` lists them"]
+    return claims
 
 
 def _entries(sessions: pl.DataFrame) -> dict[str, int]:

@@ -48,6 +48,7 @@ SESSIONS_SHARE = 0.3  # the sessions, in full and as digests together; sessions 
 FILES_SHARE = 0.1  # the small topic files shown in full (within prompts.MAX_FILES_CHARS_SHOWN)
 LISTING_SHARE = 0.03  # the listing of the memory files; the rest is one `view` away
 INDEX_SHARE = 0.05  # the index shown (within prompts.MAX_INDEX_CHARS_SHOWN)
+LINT_SHARE = 0.02  # the claims the project no longer supports (dream lint)
 SOFT_SHARE = 0.75  # of a budget: past it, the model is asked to finish
 THINKING_ALLOWANCE = 8_000  # output tokens a turn may think before it writes (a heavy turn thinks about 6K)
 MIN_TURN_TOKENS = 16_000
@@ -80,18 +81,20 @@ class Room:
     files: int
     listing: int
     index: int
+    lint: int
     session_chars: int  # the `first_message_session_chars` setting
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Room:
         limit = prompt_tokens_for(settings.model, settings.prices)
         return cls(int(limit * FIRST_MESSAGE_SHARE), int(limit * SESSIONS_SHARE), int(limit * FILES_SHARE),
-                   int(limit * LISTING_SHARE), int(limit * INDEX_SHARE), settings.first_message_session_chars)
+                   int(limit * LISTING_SHARE), int(limit * INDEX_SHARE), int(limit * LINT_SHARE),
+                   settings.first_message_session_chars)
 
     def scaled(self, factor: float) -> Room:
         """The same room, every part but the request's limit `factor` as large (a first message that did not fit)."""
         return Room(self.request, int(self.sessions * factor), int(self.files * factor), int(self.listing * factor),
-                    int(self.index * factor), int(self.session_chars * factor))
+                    int(self.index * factor), int(self.lint * factor), int(self.session_chars * factor))
 
 
 def session_page_chars(settings: Settings) -> int:

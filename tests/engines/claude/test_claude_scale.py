@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -339,3 +340,15 @@ def test_a_200k_model_dreams_480_sessions_in_parts_that_cover_them_all(
     parts = dream_every_part(store, fake_api, cli, 10)
     assert len(parts) > 1
     assert sorted(sid for part in parts for sid in part) == sorted(f"s{s:02d}" for s in range(480))
+
+
+def test_the_lint_claims_in_the_first_message_stay_within_their_room(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    fake_api.context_window = SMALL_WINDOW
+    small = {"small-gw": {"input": 2.0, "output": 10.0, "prompt_tokens": SMALL_WINDOW}}
+    inp = replace(engine_input(tmp_path, model="small-gw", prices=small),
+                  lint=[f"topic-{n}.md: `src/module_{n}.py` no longer exists in the project" for n in range(3_000)])
+    fake_api.play(Reply([text("- nothing to change")]), Reply([text("- nothing to change")]))
+    ClaudeEngine().consolidate(inp)
+    first = first_text(fake_api.requests[0])
+    assert re.search(r"- … and \d+ more claims, not shown for room: `dream lint` lists them", first)
+    assert "module_0.py" in first and prompt_tokens(fake_api.usages[0]) <= SMALL_WINDOW // 2
