@@ -31,7 +31,7 @@ from anthropic.lib.tools import ToolError
 from dream.engines.claude.finish_tool import NAME as FINISH
 
 # The headings tonight's first message gives what it shows in full (prompts/dream.md.j2).
-_FILE_HEADING = re.compile(r"^#### `(/memories/[^`]+)`$")
+_FILE_HEADING = re.compile(r"^#### `(/memories/[^`]+)`$|^## The current index \(`(/memories/MEMORY\.md)`\)$")
 _SESSION_HEADING = re.compile(r"^### `([^`]+)` — .* entries, in full$")
 # A read_session result's first line (log_tools.py).
 _READ_HEADER = re.compile(r"^Session (\S+) of .*?, entries (\d+)-(\d+) of (\d+):")
@@ -51,7 +51,10 @@ def spans(first_text: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[
         if found is None or opening is None or fence is None:
             continue
         end = next((j for j in range(opening + 1, len(lines)) if lines[j] == fence.group(0)), len(lines))
-        (files if found.re is _FILE_HEADING else sessions)[found.group(1)] = (opening + 2, end)
+        while end > opening + 2 and not lines[end - 1]:  # the last line shown is the text's own
+            end -= 1
+        name = next(group for group in found.groups() if group)
+        (files if found.re is _FILE_HEADING else sessions)[name] = (opening + 2, end)
     return files, sessions
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import anthropic
 import pytest
-from helpers.claude_store import engine_input
+from helpers.claude_store import INDEX, engine_input
 from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text, tool_use  # noqa: F401
 from helpers.reference_store import JAPANESE, make_store
 from helpers.scripted_models import Rereader, ScriptedModel
@@ -250,7 +250,7 @@ def test_re_reads_of_what_the_first_message_shows_return_where_it_is(tmp_path: P
     inp = engine_input(tmp_path)
     fake_api.play(
         Reply([memory("view", path="/memories/deploy.md"), tool_use("read_session", session_id="s1"),
-               tool_use("read_session", session_id="s1", start="first")]),
+               tool_use("read_session", session_id="s1", start="first"), memory("view", path="/memories/MEMORY.md")]),
         Reply([memory("str_replace", path="/memories/deploy.md", old_str="CI publishes.", new_str="CI ships.")]),
         Reply([memory("view", path="/memories/deploy.md"), tool_use("list_sessions")]),
         Reply([memory("view", path="/memories/deploy.md"), tool_use("list_sessions")]),
@@ -267,7 +267,9 @@ def test_re_reads_of_what_the_first_message_shows_return_where_it_is(tmp_path: P
     span = re.search(r"lines (\d+)-(\d+)", read["content"])
     assert span and lines[int(span.group(1)) - 1].startswith("> how do we run tests?")
     assert malformed.get("is_error") is True  # a malformed call still gets its own error
-    edited_view, listed, same_view, same_list = results[4], results[5], results[6], results[7]
+    index = re.search(r"lines (\d+)-(\d+)", results[3]["content"])  # the index, shown whole, is where it is too
+    assert index and "\n".join(lines[int(index.group(1)) - 1:int(index.group(2))]) == INDEX.rstrip("\n")
+    edited_view, listed, same_view, same_list = results[5], results[6], results[7], results[8]
     assert "CI ships." in edited_view["content"]  # changed since: the bytes
     assert "your turn 3 above" in same_view["content"] and "your turn 3 above" in same_list["content"]
     assert "s1 |" in listed["content"]
