@@ -335,7 +335,8 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
             continue
         seen.add(said)
         if not request.plain:
-            ws.ask(_not_plain(request))
+            if request.kind in ("remember", "rule", "forget") or corrections.parse(request.text):
+                ws.ask(_not_plain(request))  # a correction naming no values ("actually I'm tired") is talk
         elif request.kind == "forget":
             forget(ws, catalog, request)
         elif request.kind in ("correction", "update"):
@@ -349,8 +350,7 @@ def _not_plain(request: Request) -> str:
     if request.answers:
         return (f"{said} answers the assistant's “{shorten(request.answers, 120)}”: those words are the "
                 f"assistant's, not the user's; not filed. Write the memory yourself if it is meant")
-    why = "it is in the lines below what the user typed (pasted text?)" if request.pasted else "its intent is not plain"
-    return (f"{said} may be a {request.kind}, but {why}; not filed. "
+    return (f"{said} may be a {request.kind}, but its intent is not plain; not filed. "
             f"Candidate memory: “{shorten(third_person(request.text), 120)}”")
 
 
@@ -555,6 +555,8 @@ def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
     """Remove the one memory the request names; ask a person when none, several, or a team one fits."""
     entry, score, rivals = catalog.forget_match(request.text)
     said = f"forget “{request.text}” ({_where(request)})"
+    if request.text not in request.sentence or len(request.text) < 15:  # the person reads what was said
+        said = f"forget “{request.text}” (“{shorten(request.sentence, 100)}”, {_where(request)})"
     if entry is None:
         if not catalog.was_forgotten(request.text):  # said again after an earlier request removed it
             ws.ask(f"{said}: no memory matches; nothing removed")
