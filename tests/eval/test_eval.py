@@ -22,6 +22,8 @@ CATEGORIES = {
     "polite-asks", "sweeping-remember", "emphatic", "forget-near-misses", "secrets-everyday", "self-corrections",
     "standing-instructions", "technical-content", "remember-contradicts",
     "people-change", "owner-formats", "forget-across-languages",
+    "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
+    "noticed-requests",
 }
 
 
