@@ -32,7 +32,7 @@ class OfflineEngine:
         from dream.engines.offline import requests as gather  # start-up: see the comment above
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
-        requests = gather.gather_requests(inp.sessions)
+        requests = notice.withdrawn(gather.gather_requests(inp.sessions), inp.sessions)
         consolidate.merge_duplicates(ws)
         consolidate.absolute_dates(ws)
         consolidate.apply_requests(ws, requests)

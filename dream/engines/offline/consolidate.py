@@ -443,8 +443,13 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     found = _stating(ws, catalog, correction)
     said = f"correction “{shorten(request.sentence, 100)}” ({_where(request)})"
     if not found:
+        inside = [e for e in catalog.stating(correction.wrong) if correction.wrong.lower() in e.memory.text.lower()]
         if _already_said(catalog, correction):
             pass
+        elif inside:  # "db-a" in "db-a.internal:5432": a piece of one token, never edited inside
+            ws.ask(f"{said}: {', '.join(e.memory.label for e in inside[:3])} holds “{correction.wrong}” only "
+                   f"inside a longer name; not edited. Suggested change: “{correction.value}” in place of "
+                   f"“{correction.wrong}” there, by hand")
         elif request.kind == "update":  # said in passing: small talk unless a memory says so
             ws.note(f"“{shorten(request.text, 80)}” ({_where(request)}) reads like a change, but no memory "
                     "states the old value; nothing changed")

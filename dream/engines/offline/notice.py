@@ -16,6 +16,7 @@ which value to change) is listed: talk that names nothing is chatter.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 
 import polars as pl
@@ -23,14 +24,15 @@ import polars as pl
 from dream.engines.offline import phrases
 from dream.engines.offline.catalog import Catalog, Entry, keys
 from dream.engines.offline.orient import Workspace
-from dream.engines.offline.requests import NOT_REQUESTS, looks_like_code, retracts, sentences
+from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, sentences
 from dream.engines.offline.similarity import forget_keys, normalize
-from dream.engines.offline.text import shorten
+from dream.engines.offline.text import QUOTATION, shorten
 
 # Change forms every language writes alike: an arrow, a sed substitution.
 _ARROW = re.compile(r"(?P<old>[^\s→>:=]+)\s*(?:→|->|=>|⇒|⟶)\s*(?P<new>[^\s,;]+)")
 _SED = re.compile(r"(?<![\w/])s/(?P<old>[^/\s]+)/(?P<new>[^/\s]*)/")
 _DIFF = re.compile(r"^-\s*(?P<old>[^-].*)\n\+\s*(?P<new>.+)$", re.M)  # "-port: 8080" over "+port: 8081"
+_QUOTED = re.compile(QUOTATION)
 _FILE = re.compile(r"[\w./-]+\.md\b")
 _MARKERS = (*NOT_REQUESTS, "set_aside", "pending")
 
@@ -57,16 +59,37 @@ def note_unread(ws: Workspace, sessions: pl.DataFrame | None) -> None:
                        f"Suggested change: {suggestion}")
 
 
+def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Request]:
+    """Forgets that a later user line withdraws ("about yesterday: keep the VPN note after all", [not_requests]
+    `keeps`), naming the same memory: a person decides, nothing is removed."""
+    forgets = [i for i, r in enumerate(requests) if r.kind == "forget" and r.plain]
+    if not forgets or sessions is None:
+        return requests
+    keeps = phrases.marker("keeps")
+    users = sessions.filter(pl.col("role") == "user").select("date", "session", "seq", "text")
+    kept = [(day, str(session), int(seq), forget_keys(text)) for day, session, seq, text in users.iter_rows()
+            if keeps.search(text)]
+    found = list(requests)
+    for i in forgets:
+        r = found[i]
+        named = forget_keys(r.text)
+        if any((day, session, seq) > (r.date, r.session, r.seq) and named & words for day, session, seq, words in kept):
+            found[i] = replace(r, plain=False)
+    return found
+
+
 def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]:
     """The sentences worth a person's look, each with the change (old, new) it spells out, if any."""
     found: list[tuple[str, tuple[str, str] | None]] = []
     diff = _DIFF.search(block) if block else None
-    for sentence in sentences(typed):
+    for sentence in sentences(_QUOTED.sub("…", typed)):  # a quotation is someone else's words
         change = _change(sentence)
-        if not change and not _notice().search(sentence):
+        words = [sentence[m.start():] for m in _notice().finditer(sentence)]
+        if not change and not words:
             continue
-        if sentence.rstrip().endswith(("?", "？")) or retracts(sentence) or looks_like_code(sentence):
-            continue  # a question, a take-back, code: asks nothing of memory
+        if sentence.rstrip().endswith(("?", "？")) or retracts(sentence) or looks_like_code(sentence) or any(
+                phrases.task().match(w) or phrases.not_after("not_forget_after", "forget").match(w) for w in words):
+            continue  # a question, a take-back, code, a task ("remember to squash", "I always forget to"): no ask
         if any(phrases.marker(name).search(sentence) for name in _MARKERS):
             continue  # hypothetical, scoped, small talk, set aside, not yet: the reader's chatter
         found.append((sentence, change or (_tokens_apart(diff["old"], diff["new"]) if diff else None)))
@@ -104,16 +127,14 @@ def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None,
 
 
 def _nearest(catalog: Catalog, sentence: str) -> Entry | None:
-    """The one memory sharing most of the sentence's content words (at least two, or its only one)."""
-    wanted = forget_keys(_notice().sub(" ", sentence)) - _notice_keys()
-    scored = sorted(((len(wanted & (e.named | e.keys)), -e.rank[0], id(e)) for e in catalog.entries.values()),
-                    reverse=True)
-    best = {id(e): e for e in catalog.entries.values()}
-    if not scored or scored[0][0] < min(2, len(wanted)) or scored[0][0] == 0:
+    """The one memory the sentence names best: a word of its name or title counts two, of its text one; it
+    needs two, and no other memory as many (two alike: the person picks, no guess)."""
+    wanted = frozenset(k for k in forget_keys(_notice().sub(" ", sentence)) if len(k) > 1) - _notice_keys()
+    scored = sorted(((2 * len(wanted & e.named) + len(wanted & (e.keys - e.named)), number)
+                     for number, e in catalog.entries.items()), reverse=True)
+    if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
-    if len(scored) > 1 and scored[1][0] == scored[0][0]:
-        return None  # two memories fit alike: the person picks; no guess
-    return best[scored[0][2]]
+    return catalog.entries[scored[0][1]]
 
 
 def _named_before(catalog: Catalog, before: str) -> Entry | None:

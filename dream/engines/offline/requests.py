@@ -82,7 +82,7 @@ _WORDLIKE = re.compile(r"\w")
 _STOP = re.compile(r"[.!?。！？\n]")  # what every `_SENTENCE_END` touches: without one, one sentence
 
 
-_CLAUSE_START = re.compile(r"[,;，；]\s*")
+_CLAUSE_START = re.compile(r"[,;，；]\s*|\s[—–-]\s+")  # "…, never mind", "btw … — please forget X"
 _COMMA = (", ", ",", "，", "、")  # "esquece, já resolvi": a lead, a comma, a reason: "forget it"
 
 
@@ -141,7 +141,7 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
 
 
 # Markers ([not_requests] in data/phrases) of a sentence that asks for nothing, whatever it starts with.
-NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep", "amends")
+NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep", "amends", "keeps", "hopes")
 
 
 def retracts(text: str) -> bool:
@@ -194,6 +194,8 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
     text = phrases.please_after_lead().sub("", text).lstrip(" :：,，;—–-")  # a title never starts with ":"
     if kind == "remember" and phrases.task().match(sentence):
         return None  # "remember to squash", "n'oublie pas de pousser": work for now
+    if kind in ("remember", "rule") and phrases.marker("about_memory").search(text):
+        return None  # "fyi the memory about the gateway is out of date": talk about memory (noticed)
     if kind == "forget":
         if phrases.not_after("not_forget_after", "forget").match(sentence):
             return None
