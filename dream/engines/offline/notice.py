@@ -33,6 +33,7 @@ _ARROW = re.compile(r"(?P<old>[^\s→>:=]+)\s*(?:→|->|=>|⇒|⟶)\s*(?P<new>[^
 _SED = re.compile(r"(?<![\w/])s/(?P<old>[^/\s]+)/(?P<new>[^/\s]*)/")
 _DIFF = re.compile(r"^-\s*(?P<old>[^-].*)\n\+\s*(?P<new>.+)$", re.M)  # "-port: 8080" over "+port: 8081"
 _QUOTED = re.compile(QUOTATION)
+_CLAUSES = re.compile(r"[,:;，：；]\s*|\s[—–-]\s+")
 _FILE = re.compile(r"[\w./-]+\.md\b")
 _MARKERS = (*NOT_REQUESTS, "set_aside", "pending")
 
@@ -60,22 +61,41 @@ def note_unread(ws: Workspace, sessions: pl.DataFrame | None) -> None:
 
 
 def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Request]:
-    """Forgets that a later user line withdraws ("about yesterday: keep the VPN note after all", [not_requests]
-    `keeps`), naming the same memory: a person decides, nothing is removed."""
-    forgets = [i for i, r in enumerate(requests) if r.kind == "forget" and r.plain]
-    if not forgets or sessions is None:
+    """The requests without those a later user line withdraws: "about yesterday: keep the VPN note after all"
+    ([not_requests] `keeps`, for a forget), "never mind what I said about the VPN" (a take-back) naming the
+    same thing, or a bare "keep it" a few lines after a forget. The last word wins: nothing is applied."""
+    if not requests or sessions is None:
         return requests
-    keeps = phrases.marker("keeps")
     users = sessions.filter(pl.col("role") == "user").select("date", "session", "seq", "text")
-    kept = [(day, str(session), int(seq), forget_keys(text)) for day, session, seq, text in users.iter_rows()
-            if keeps.search(text)]
-    found = list(requests)
-    for i in forgets:
-        r = found[i]
-        named = forget_keys(r.text)
-        if any((day, session, seq) > (r.date, r.session, r.seq) and named & words for day, session, seq, words in kept):
-            found[i] = replace(r, plain=False)
-    return found
+    later = [(day, str(session), int(seq), _withdrawal(text), _named(text), _bare(text))
+             for day, session, seq, text in users.iter_rows()]
+    later = [line for line in later if line[3]]
+    return [r for r in requests if not (r.plain and any(_withdraws(r, line) for line in later))]
+
+
+def _withdrawal(text: str) -> str:
+    """"keep" when the text keeps a memory, "back" when a clause of it takes something back, else ""."""
+    if phrases.marker("keeps").search(text):
+        return "keep"
+    return "back" if any(retracts(clause) for clause in _CLAUSES.split(text)[1:]) or retracts(text) else ""
+
+
+def _withdraws(request: Request, line: tuple) -> bool:
+    day, session, seq, how, named, bare = line
+    if (day, session, seq) <= (request.date, request.session, request.seq) or (how == "keep" and request.kind != "forget"):
+        return False
+    if named & _named(request.text):
+        return True  # names the same memory
+    return how == "keep" and bare and session == request.session and seq - request.seq <= 4  # "keep it"
+
+
+def _bare(text: str) -> bool:
+    """It keeps without naming anything: "hmm no, keep it"."""
+    return not _named(phrases.marker("keeps").sub(" ", text))
+
+
+def _named(text: str) -> frozenset[str]:
+    return frozenset(k for k in forget_keys(_notice().sub(" ", text)) if len(k) > 1) - _notice_keys()
 
 
 def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]:
@@ -129,7 +149,7 @@ def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None,
 def _nearest(catalog: Catalog, sentence: str) -> Entry | None:
     """The one memory the sentence names best: a word of its name or title counts two, of its text one; it
     needs two, and no other memory as many (two alike: the person picks, no guess)."""
-    wanted = frozenset(k for k in forget_keys(_notice().sub(" ", sentence)) if len(k) > 1) - _notice_keys()
+    wanted = _named(sentence)
     scored = sorted(((2 * len(wanted & e.named) + len(wanted & (e.keys - e.named)), number)
                      for number, e in catalog.entries.items()), reverse=True)
     if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):

@@ -141,7 +141,7 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
 
 
 # Markers ([not_requests] in data/phrases) of a sentence that asks for nothing, whatever it starts with.
-NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep", "amends", "keeps", "hopes")
+NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep", "amends", "keeps", "hopes", "recalls")
 
 
 def retracts(text: str) -> bool:

@@ -645,9 +645,10 @@ def test_every_date_row_holds_a_word_the_quick_filter_looks_for():
 
     checked = 0
     for row in rows():
-        if "(" in row.regex:  # groups and lookarounds: the phrases of the parametrized test above
+        regex = re.sub(r"\(\?<?[!=][^()]*\)", "", row.regex)  # "(?<!大)后天": the lookaround holds no phrase
+        if "(" in regex:  # groups: the phrases of the parametrized test above
             continue
-        for alternative in row.regex.split("|"):
+        for alternative in regex.split("|"):
             assert might_have_relative_dates(alternative), (row.lang, alternative)
             checked += 1
     assert checked > 60
