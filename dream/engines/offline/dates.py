@@ -99,6 +99,14 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
 @cache
+def _protected() -> re.Pattern[str]:
+    """What no rewrite touches: `_PROTECTED`, and the phrases [dates] `unresolved` of every language."""
+    phrases = sorted({p for lang in _langs() for p in _dates(lang).get("unresolved", [])}, key=len, reverse=True)
+    unresolved = "|".join(re.escape(p) for p in phrases) or "(?!)"
+    return re.compile(rf"(?P<unresolved>{unresolved})|{_PROTECTED.pattern}", re.I)
+
+
+@cache
 def _telltales() -> dict[str, re.Pattern[str]]:
     return {code: re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?!\w)", re.IGNORECASE)
             for code, words in _table("telltale").items()}
@@ -280,8 +288,10 @@ def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[
     found: list[tuple[str, str]] = []
     left: list[Unresolved] = []
     pieces, last = [], 0
-    for protected in _PROTECTED.finditer(line):
+    for protected in _protected().finditer(line):
         pieces.append(_rewrite_segment(line[last:protected.start()], base, patterned, found, left))
+        if protected.lastgroup == "unresolved":  # "大后天": never rewritten in part, and a person is told
+            left.append(Unresolved(protected.group(0), "names a day this engine does not resolve exactly"))
         pieces.append(protected.group(0))
         last = protected.end()
     pieces.append(_rewrite_segment(line[last:], base, patterned, found, left))
