@@ -103,7 +103,7 @@ def _protected() -> re.Pattern[str]:
     """What no rewrite touches: `_PROTECTED`, and the phrases [dates] `unresolved` of every language."""
     phrases = sorted({p for lang in _langs() for p in _dates(lang).get("unresolved", [])}, key=len, reverse=True)
     unresolved = "|".join(re.escape(p) for p in phrases) or "(?!)"
-    return re.compile(rf"(?P<unresolved>{unresolved})|{_PROTECTED.pattern}", re.I)
+    return re.compile(rf"{_PROTECTED.pattern}|(?P<unresolved>{unresolved})", re.I)  # after: `\1` stays the backticks
 
 
 @cache
