@@ -138,8 +138,12 @@ def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None,
         if stating:
             return f"{change[0]} → {change[1]} in which of {', '.join(_names(stating))}?"
     entry = _nearest(catalog, sentence) or _named_before(catalog, before)
-    if entry is None:
-        return f"{change[0]} → {change[1]}? No memory states {change[0]}" if change else ""
+    if entry is None and change:
+        return f"{change[0]} → {change[1]}? No memory states {change[0]}"
+    if entry is None:  # "save that", "それメモリに入れといて": what it points at was said just before
+        if not before or len(_named(sentence)) > 2 or not _pointer().search(sentence) or _forgets().search(sentence):
+            return ""  # "nvm, forget it" points at nothing to keep
+        return f"remember what was said just before (“{shorten(before, 100)}”)?"
     name = f"`{entry.memory.key}`" if entry.memory.kind == "topic" else catalog.label(entry.memory)
     if _dismiss().search(sentence) or _forgets().search(sentence):
         return f"forget {name}?"
@@ -188,6 +192,12 @@ def _unspaced() -> list[str]:
     """The same words of the languages written without spaces: looked for anywhere."""
     return [w for lang in phrases.languages() if not lang.spaced
             for key in ("notice", "forget_stems", "dismiss", "change_verbs") for w in lang.words.get(key, [])]
+
+
+@cache
+def _pointer() -> re.Pattern[str]:
+    """The words a request points with ([words] `pointer`: "that", "それ", "그거"), anywhere."""
+    return re.compile(phrases._alternation(phrases.words("pointer")) or "(?!)", re.I)
 
 
 @cache
