@@ -361,9 +361,15 @@ def _where(request: Request) -> str:
 def _dated_text(request: Request, ws: Workspace | None = None) -> str:
     """The request with relative dates made absolute from its session's date; those that name no one date
     left as written and asked about."""
+    unrewritten = dates.relative_words(request.text)  # "en dos semanas": no row reads it, a person is told
     if not dates.might_have_relative_dates(request.text):
-        return request.text  # the date pattern is slow and most requests hold no date
-    text, _, unresolved = dates.rewrite_line(request.text, request.date)
+        unresolved = [dates.Unresolved(word, "is a relative date this engine does not read") for word in unrewritten]
+        text = request.text  # the date pattern is slow and most requests hold no date
+    else:
+        text, found, unresolved = dates.rewrite_line(request.text, request.date)
+        said = " ".join(phrase for phrase, _ in found) + " " + " ".join(u.phrase for u in unresolved)
+        unresolved += [dates.Unresolved(word, "is a relative date this engine does not read")
+                       for word in unrewritten if word.lower() not in said.lower()]
     for u in unresolved:
         if ws is not None:
             ws.ask(f"“{u.phrase}” in “{shorten(request.text, 80)}” (session {request.session}, "

@@ -327,6 +327,17 @@ def _anchors() -> tuple[str, ...]:
                          for w in row.get("needs", [])}))
 
 
+@cache
+def _relative_words() -> re.Pattern[str]:
+    words = sorted({w for lang in _langs() for w in _dates(lang).get("relative", [])}, key=len, reverse=True)
+    return re.compile(rf"(?:{'|'.join(re.escape(w) for w in words) or '(?!)'})\w*", re.I)  # CJK: no edges
+
+
+def relative_words(text: str) -> list[str]:
+    """The relative-date words of [dates] `relative` in `text` ("semanas", "週間後"): what no row may have read."""
+    return [m.group(0) for m in _relative_words().finditer(text)]
+
+
 def might_have_relative_dates(text: str) -> bool:
     lowered = text.lower()
     return any(anchor in lowered for anchor in _anchors())
