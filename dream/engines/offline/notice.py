@@ -24,7 +24,7 @@ import polars as pl
 from dream.engines.offline import phrases
 from dream.engines.offline.catalog import Catalog, Entry, keys
 from dream.engines.offline.orient import Workspace
-from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, sentences
+from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, said_before, sentences
 from dream.engines.offline.similarity import forget_keys, normalize
 from dream.engines.offline.text import QUOTATION, shorten
 
@@ -54,7 +54,7 @@ def note_unread(ws: Workspace, sessions: pl.DataFrame | None) -> None:
         catalog = catalog or Catalog(ws)
         typed, _, block = entry.partition("\n")
         for sentence, change in _noticed(typed, block):
-            suggestion = _suggestion(catalog, sentence, change, _said_before(sessions, str(session), int(seq)))
+            suggestion = _suggestion(catalog, sentence, change, said_before(sessions, str(session), int(seq)))
             if suggestion:
                 ws.ask(f"“{shorten(sentence, 100)}” ({where}) may ask to change memory; nothing changed. "
                        f"Suggested change: {suggestion}")
@@ -169,12 +169,6 @@ def _named_before(catalog: Catalog, before: str) -> Entry | None:
 
 def _names(entries: list[Entry]) -> list[str]:
     return [f"`{e.memory.key}`" for e in entries[:4]]
-
-
-def _said_before(sessions: pl.DataFrame, session: str, seq: int) -> str:
-    before = sessions.filter((pl.col("session") == session) & (pl.col("seq") == seq - 1)
-                             & (pl.col("role") == "assistant"))
-    return str(before["text"][0]) if before.height else ""
 
 
 @cache

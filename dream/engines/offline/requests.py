@@ -249,7 +249,7 @@ def _read_requests(sessions: pl.DataFrame, users: pl.DataFrame) -> list[Request]
                 kind, text, plain = hit
                 found.append(Request(kind, text, str(session), day, int(seq), sentence, plain))
         if len(found) > before and phrases.points_ahead().match(found[-1].text):
-            found[-1] = _pointing_at(found[-1], block, _said_before(sessions, str(session), int(seq)))
+            found[-1] = _pointing_at(found[-1], block, said_before(sessions, str(session), int(seq)))
     return found
 
 
@@ -279,7 +279,7 @@ def _typed_and_pasted(entry: str) -> tuple[str, str]:
     return typed, "\n".join(line.strip() for line in rest.splitlines() if line.strip())
 
 
-def _said_before(sessions: pl.DataFrame, session: str, seq: int) -> str:
+def said_before(sessions: pl.DataFrame, session: str, seq: int) -> str:
     """The assistant's entry just before a user's (rarely needed: only for a request that points at it)."""
     before = sessions.filter((pl.col("session") == session) & (pl.col("seq") == seq - 1)
                              & (pl.col("role") == "assistant"))
