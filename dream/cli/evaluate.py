@@ -20,6 +20,8 @@ def eval_cmd(
         "--blind", help="Run the blind cases (default: data/eval-blind) and print only counts per category.")] = False,
     scores_only: Annotated[bool, typer.Option(
         "--scores-only", help="Print only counts per category: no case ids, sentences or failures.")] = False,
+    coverage: Annotated[bool, typer.Option(
+        "--coverage", help="Print which phrase-file keys each language fills (runs no case).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the labelled consolidation cases and print a scorecard per category.
@@ -30,6 +32,9 @@ def eval_cmd(
     """
     from dream.eval import default_blind_dir, evaluate  # start-up: see dream/cli/__init__.py
 
+    if coverage:
+        _print_coverage(as_json)
+        return
     hidden = blind or scores_only
     card = evaluate(cases or (default_blind_dir() if blind else None), engine, only, hidden=hidden)
     if as_json:
@@ -43,3 +48,18 @@ def eval_cmd(
                       soft_wrap=True)
     if any(r.wrong for r in card.results) or (not hidden and card.regressions()):  # CI gates on it
         raise typer.Exit(1)
+
+
+def _print_coverage(as_json: bool) -> None:
+    """Each key of the phrase files' schema, with the languages that fill it and those that do not."""
+    from dream.engines.offline.phrase_schema import coverage  # start-up: see dream/cli/__init__.py
+    from dream.engines.offline.phrases import phrases_dir
+
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(phrases_dir().glob("*.toml"))}
+    filled = coverage(texts)
+    if as_json:
+        emit_json({"languages": sorted(texts), "keys": filled})
+        return
+    rows = [[key, f"{len(codes)}/{len(texts)}", ", ".join(sorted(set(texts) - set(codes))) or "-"]
+            for key, codes in sorted(filled.items())]
+    out.print(table("phrase keys by language", ["key", "filled", "missing in"], rows))
