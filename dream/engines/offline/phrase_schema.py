@@ -10,114 +10,43 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from dream.errors import BadInput
 
-_STRICT = {"forbid_unknown_fields": True, "omit_defaults": True}
+def _struct(name: str, fields: list[Any]) -> Any:
+    """A table of these keys and no other (a misspelt key fails)."""
+    return msgspec.defstruct(name, fields, forbid_unknown_fields=True, omit_defaults=True)
 
 
-class Leads(msgspec.Struct, **_STRICT):  # type: ignore[call-arg]
-    asked_forget: list[str] = []
-    asked_remember: list[str] = []
-    correction: list[str] = []
-    correction_marked: list[str] = []
-    dont_forget: list[str] = []
-    forget: list[str] = []
-    from_now_on: list[str] = []
-    remember: list[str] = []
-    retract: list[str] = []
-    rule: list[str] = []
+def _lists(name: str, keys: str) -> Any:
+    """A table whose every key holds a list of phrases (or regexes)."""
+    return _struct(name, [(key, list[str], []) for key in keys.split()])
 
 
-class Words(msgspec.Struct, **_STRICT):  # type: ignore[call-arg]
-    about: list[str] = []
-    and_then: list[str] = []
-    asked: list[str] = []
-    asked_after: list[str] = []
-    before_value: list[str] = []
-    but: list[str] = []
-    change_verbs: list[str] = []
-    dismiss: list[str] = []
-    emphasis: list[str] = []
-    filler: list[str] = []
-    final_particles: list[str] = []
-    forget_stems: list[str] = []
-    function: list[str] = []
-    instead_of: list[str] = []
-    naming_no_fact: list[str] = []
-    naming_nothing: list[str] = []
-    negation: list[str] = []
-    no_longer: list[str] = []
-    not_after_value: list[str] = []
-    not_forget_after: list[str] = []
-    not_instruction: list[str] = []
-    not_rule_after: list[str] = []
-    notice: list[str] = []
-    now: list[str] = []
-    please: list[str] = []
-    pointer: list[str] = []
-    that: list[str] = []
-    yes: list[str] = []
-
-
-class NotRequests(msgspec.Struct, **_STRICT):  # type: ignore[call-arg]
-    about_memory: list[str] = []
-    amends: list[str] = []
-    chatter: list[str] = []
-    doubt: list[str] = []
-    hopes: list[str] = []
-    hypothetical: list[str] = []
-    keeps: list[str] = []
-    not_to_keep: list[str] = []
-    pending: list[str] = []
-    recalls: list[str] = []
-    rule_doubt: list[str] = []
-    scope: list[str] = []
-    set_aside: list[str] = []
-    task: list[str] = []
-
-
-class Pattern(msgspec.Struct, **_STRICT):  # type: ignore[call-arg]
-    kind: str
-    regex: str
-    needs: list[str] = []
-
-
-class DateRow(msgspec.Struct, **_STRICT):  # type: ignore[call-arg]
-    regex: str
-    means: str
-    needs: list[str] = []
-    only_in_own_text: bool = False
-
-
-class Dates(msgspec.Struct, **_STRICT):  # type: ignore[call-arg]
-    row: list[DateRow] = []
-    weekdays: list[str] = []
-    this: list[str] = []
-    number: str = ""
-    read_as: dict[str, str] = {}
-    year_shift: dict[str, int] = {}
-    day_form: str = ""
-    today_form: str = ""
-    today_words: list[str] = []
-    week_form: str = ""
-    bare_week_form: str = ""
-    month_year_form: str = ""
-    prepositions: list[str] = []
-    telltale: list[str] = []
-    unresolved: list[str] = []
-    relative: list[str] = []
-
-
-class PhraseFile(msgspec.Struct, **_STRICT):  # type: ignore[call-arg]
-    spaced: bool = True
-    leads: Leads = msgspec.field(default_factory=Leads)
-    words: Words = msgspec.field(default_factory=Words)
-    not_requests: NotRequests = msgspec.field(default_factory=NotRequests)
-    pattern: list[Pattern] = []
-    dates: Dates = msgspec.field(default_factory=Dates)
+_LEADS = _lists("Leads", "asked_forget asked_remember correction correction_marked dont_forget forget from_now_on "
+                "remember retract rule")
+_WORDS = _lists("Words", "about and_then asked asked_after before_value but change_verbs dismiss emphasis filler "
+                "final_particles forget_stems function instead_of naming_no_fact naming_nothing negation no_longer "
+                "not_after_value not_forget_after not_instruction not_rule_after notice now please pointer that yes")
+_NOT_REQUESTS = _lists("NotRequests", "about_memory amends chatter doubt hopes hypothetical keeps not_to_keep pending "
+                       "recalls rule_doubt scope set_aside task")
+_PATTERN = _struct("Pattern", [("kind", str), ("regex", str), ("needs", list[str], [])])
+_DATE_ROW = _struct("DateRow", [("regex", str), ("means", str), ("needs", list[str], []), ("only_in_own_text", bool, False)])
+_DATES = _struct("Dates", [
+    ("row", list[_DATE_ROW], []), ("number", str, ""), ("read_as", dict[str, str], {}),  # type: ignore[valid-type]
+    ("year_shift", dict[str, int], {}),
+    *[(key, str, "") for key in "day_form today_form week_form bare_week_form month_year_form".split()],
+    *[(key, list[str], []) for key in "weekdays this today_words prepositions telltale unresolved relative".split()],
+])
+_TABLES: dict[str, Any] = {"leads": _LEADS, "words": _WORDS, "not_requests": _NOT_REQUESTS,
+                                            "dates": _DATES}
+PhraseFile = _struct("PhraseFile", [
+    ("spaced", bool, True), ("pattern", list[_PATTERN], []),  # type: ignore[valid-type]
+    *[(table, struct, msgspec.field(default_factory=struct)) for table, struct in _TABLES.items()],
+])
 
 
 _UNKNOWN = re.compile(r"unknown field `(?P<key>[^`]+)`")
@@ -154,5 +83,3 @@ def coverage(texts: dict[str, str]) -> dict[str, list[str]]:
                     filled.setdefault(f"{table}.{key.name}", []).append(code)
     return filled
 
-
-_TABLES: dict[str, type[msgspec.Struct]] = {"leads": Leads, "words": Words, "not_requests": NotRequests, "dates": Dates}
