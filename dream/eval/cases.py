@@ -140,7 +140,8 @@ def _case(path: Path, category: str, number: int, raw: Any, chatter: Any = None)
         logs=_logs(where, raw.get("logs") or []), steps=list(steps), expect=list(expect), source=str(path),
         today=_date(where, raw["today"]) if raw.get("today") else None, settings=dict(raw.get("settings") or {}),
         project=check_commits(where, raw["project"]) if "project" in raw else [],
-        known_miss=_known_miss(where, raw.get("known_miss")), chatter=_chatter(where, raw.get("chatter", chatter), expect),
+        known_miss=_known_miss(where, raw.get("known_miss")),
+        chatter=_chatter(where, raw.get("chatter", chatter), expect),
     )
 
 

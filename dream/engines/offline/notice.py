@@ -82,7 +82,9 @@ def _withdrawal(text: str) -> str:
 
 def _withdraws(request: Request, line: tuple) -> bool:
     day, session, seq, how, named, bare = line
-    if (day, session, seq) <= (request.date, request.session, request.seq) or (how == "keep" and request.kind != "forget"):
+    if (day, session, seq) <= (request.date, request.session, request.seq):
+        return False
+    if how == "keep" and request.kind != "forget":
         return False
     if named & _named(request.text):
         return True  # names the same memory

@@ -34,7 +34,8 @@ _WORDS = _lists("Words", "about and_then asked asked_after before_value but chan
 _NOT_REQUESTS = _lists("NotRequests", "about_memory amends chatter doubt hopes hypothetical keeps not_to_keep pending "
                        "recalls rule_doubt scope set_aside task")
 _PATTERN = _struct("Pattern", [("kind", str), ("regex", str), ("needs", list[str], [])])
-_DATE_ROW = _struct("DateRow", [("regex", str), ("means", str), ("needs", list[str], []), ("only_in_own_text", bool, False)])
+_DATE_ROW = _struct("DateRow", [("regex", str), ("means", str), ("needs", list[str], []),
+                                ("only_in_own_text", bool, False)])
 _DATES = _struct("Dates", [
     ("row", list[_DATE_ROW], []), ("number", str, ""), ("read_as", dict[str, str], {}),  # type: ignore[valid-type]
     ("year_shift", dict[str, int], {}),

@@ -57,7 +57,8 @@ def test_a_bare_keep_it_after_a_forget_withdraws_it(tmp_path):
 
 def test_a_value_inside_a_host_name_is_never_edited(tmp_path):
     tree = {"MEMORY.md": "- [Backups](project_backups.md) — backups on bk-2.internal\n".encode(),
-            "project_backups.md": topic("Backups", "backups on bk-2.internal", "project", "Backups run on bk-2.internal:9000.")}
+            "project_backups.md": topic("Backups", "backups on bk-2.internal", "project",
+                                        "Backups run on bk-2.internal:9000.")}
     out, result = run(tmp_path, tree, sessions(("s1", DAY, "user", "actually backups run on bk-3 now, not bk-2")))
     assert out["project_backups.md"] == tree["project_backups.md"]
     assert any("bk-3" in item and "inside a longer name" in item for item in result.needs_person)
