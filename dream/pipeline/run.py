@@ -58,6 +58,7 @@ from dream.store.tree import (
     atomic_write,
     changed_paths,
     has_own_size_rule,
+    mark_format,
     materialize,
     read_tree,
     scan_memory_paths,
@@ -135,9 +136,16 @@ def recover_interrupted_write(ctx: RunContext) -> None:
     A write that cannot be finished is reported as a warning here; the lock
     stage tries again and refuses the run if it still cannot.
     """
-    problem = finish_interrupted_write(ctx.layout)
+    problem, cleaned = finish_interrupted_write(ctx.layout)
     if problem:
         ctx.warnings.append(problem)
+    report_cleaned(ctx, cleaned)
+
+
+def report_cleaned(ctx: RunContext, cleaned: list[str]) -> None:
+    if cleaned:
+        ctx.warnings.append(f"removed {len(cleaned)} file(s) left by an interrupted dream process: "
+                            + ", ".join(cleaned[:10]) + (" …" if len(cleaned) > 10 else ""))
 
 
 def import_logs(ctx: RunContext) -> ImportResult | None:
@@ -145,6 +153,7 @@ def import_logs(ctx: RunContext) -> ImportResult | None:
     result = import_configured(ctx.layout.root, ctx.settings)
     if result is not None:
         ctx.warnings += result.warnings
+        report_cleaned(ctx, result.cleaned)
     return result
 
 
@@ -160,10 +169,7 @@ def lock(ctx: RunContext) -> Iterator[None]:
     """Hold the store's lock; raises `LockBusy` at once if another run has it."""
     with store_lock(ctx.layout, ctx.run_id):
         # a write interrupted after `finish_interrupted_write` looked, or it found locked; then the litter
-        cleaned = recover_and_clean(ctx.layout)
-        if cleaned:
-            ctx.warnings.append(f"removed {len(cleaned)} file(s) left by an interrupted dream process: "
-                                + ", ".join(cleaned[:10]) + (" …" if len(cleaned) > 10 else ""))
+        report_cleaned(ctx, recover_and_clean(ctx.layout))
         ctx.state = load_state(ctx.layout)  # re-read: a run may have ended while we gated
         yield
 
@@ -171,6 +177,7 @@ def lock(ctx: RunContext) -> Iterator[None]:
 def snapshot(ctx: RunContext) -> Snapshot:
     """The live memory files become the base version (recorded if they changed)."""
     ctx.layout.ensure()
+    mark_format(ctx.layout)
     versions = Versions(ctx.layout)
     refuse_oversized_memory(ctx.layout.root)
     tree = read_tree(ctx.layout.root)
@@ -213,7 +220,7 @@ def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
     carries their requests. When nothing new came and the store is as the
     pending proposal found it, that proposal stands: nothing is read.
     """
-    logs = scan_sessions(ctx.layout.root)
+    logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
     files: list[SessionFile] = logs
     if not ctx.every_log:
         ledger = store_ledger(ctx.layout, ctx.state, logs)
@@ -389,7 +396,8 @@ def _account_for_logs(ctx: RunContext, outcome: RunOutcome) -> None:
     """
     if outcome.status not in (Status.PROPOSED, Status.NOOP):
         return
-    ledger = store_ledger(ctx.layout, ctx.state, scan_sessions(ctx.layout.root))
+    logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
+    ledger = store_ledger(ctx.layout, ctx.state, logs)
     holder = outcome.proposal_id if outcome.status == Status.PROPOSED else None
     for rel, read in ctx.reads.items():
         before = ledger.get(rel)
@@ -459,7 +467,7 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
     again = run(ctx.layout.root, engine=ctx.engine, force=True, overrides=settings,
                 now=max(time.time(), ctx.started_at + 1))
     where = f"proposal {again.proposal_id}" if again.proposal_id else f"no proposal ({again.reason or again.status})"
-    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes) "
+    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes, text no user said) "
             f"wait for a person: {where}"]
 
 
