@@ -76,6 +76,8 @@ MIN_SECRET_HEX = 32  # a hex value this long under a name that is not a hash's: 
 _PLACEHOLDER = re.compile(r"(?i:^(?:true|false|none|null|nil|undefined|required|optional|changeme|password|secret|"
                           r"token|example|placeholder|redacted|xxx+|\*+|your[_-].*|<.*>|\$.*|%.*|\{.*\}|\[.*)$)")
 _HEX = re.compile(r"^[0-9a-fA-F-]+$")
+# A digest names its algorithm: sha256:<hex>, sha512-<base64> (lockfiles, SRI), md5:<hex>. Never a secret.
+_DIGEST = re.compile(r"(?i:^(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?|blake3|xxh(?:32|64|128)|crc32c?)[:-])")
 _NOT_RANDOM = re.compile(r"^(?:[a-z]+(?:[._/-][a-z]+)*|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[0-9.:_/-]+)$")  # words, paths
 
 # A cheap first look: every line in which `find_spans` may find a secret matches it.
@@ -252,7 +254,8 @@ def _assignment_spans(line: str, offset: int = 0) -> list[Span]:
 
 
 def _looks_like_secret(name: str, sep: str, value: str) -> bool:
-    if (value.startswith("[REDACTED") or _PLACEHOLDER.match(value) or "://" in value or value.startswith(("/", "~"))
+    if (value.startswith("[REDACTED") or _PLACEHOLDER.match(value) or _DIGEST.match(value) or "://" in value
+            or value.startswith(("/", "~"))
             or _UUID.match(value) or _CODE_REFERENCE.match(value) or _ID_NAME.search(name)):
         return False  # a placeholder, a path or URL, an identifier, or code naming where the secret is
     if _KEYLIKE.search(name) and not _NOT_CREDENTIAL.search(name):

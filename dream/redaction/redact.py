@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dream.redaction import tables
 from dream.redaction.detectors import HINT, find_spans, prefilter
 
 if TYPE_CHECKING:
@@ -161,10 +162,24 @@ def _expand(regex: str) -> str:
 
 
 def load_patterns(path: Path = PATTERNS_FILE) -> tuple[SecretPattern, ...]:
-    """The kinds of secret in `path` (patterns.toml), in the order they are applied."""
+    """The kinds of secret in `path` (patterns.toml), in the order they are applied.
+
+    An entry with ``table`` stands for the patterns built from that table (`dream.redaction.tables`).
+    """
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return tuple(SecretPattern(p["kind"], _expand(p["regex"]), _expand(p["hint"]), p.get("keep_before", False),
-                               p.get("keep_after", False)) for p in data["pattern"])
+    patterns: list[SecretPattern] = []
+    for p in data["pattern"]:
+        if "table" not in p:
+            patterns.append(SecretPattern(p["kind"], _expand(p["regex"]), _expand(p["hint"]),
+                                          p.get("keep_before", False), p.get("keep_after", False)))
+            continue
+        if p["table"] not in tables.BUILDERS:
+            raise ValueError(f"{path}: pattern {p['kind']!r} names an unknown table {p['table']!r}")
+        for regex, hint, keep_after in tables.BUILDERS[p["table"]](data, MACROS):
+            # a hint only narrows what the pattern looks at: a word boundary in it would only cost speed
+            patterns.append(SecretPattern(p["kind"], _expand(regex), _expand(hint).replace(r"\b", ""),
+                                          True, keep_after))
+    return tuple(patterns)
 
 
 # Order matters (see patterns.toml): specific kinds first, assignments and command lines last.
