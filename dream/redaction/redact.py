@@ -184,6 +184,8 @@ def load_patterns(path: Path = PATTERNS_FILE) -> tuple[SecretPattern, ...]:
 
 # Order matters (see patterns.toml): specific kinds first, assignments and command lines last.
 PATTERNS: tuple[SecretPattern, ...] = load_patterns()
+# A text that ends where a password is about to be said (see `redact_following`).
+LEAD_AT_END = tables.lead_at_end(tomllib.loads(PATTERNS_FILE.read_text(encoding="utf-8")))
 
 # Secrets are redacted before a text is cut, so that cutting can never leave
 # half a secret the redactor no longer recognises. To keep redaction cheap on
@@ -288,4 +290,29 @@ def _redact_patterns_column(texts: pl.Series) -> tuple[pl.Series, int]:
             before.str.count_matches(marker, literal=True).sum()
         )
         texts = texts.scatter(rows.filter(changed), after)
+    return texts, total
+
+
+def redact_following(column: pl.Series) -> tuple[pl.Series, int]:
+    """Secrets said across two texts: "the prod db password is", then the password alone in the next text.
+
+    `column` holds one session's texts in order (or several sessions', one after another: a session's first
+    text is then looked at after the last one of the session before, which can only redact more). Each
+    text that ends with a lead (`LEAD_AT_END`) is redacted with the next one after a line break, and
+    the next one keeps what that changed in it. The texts must be redacted already (`redact_column`).
+    """
+    import polars as pl  # start-up: only gathering and import need polars
+
+    leads = column.str.contains(LEAD_AT_END).fill_null(False).arg_true().to_list()
+    texts, total = column.clone(), 0  # scatter writes in place: the caller's series stays as it was
+    for row in leads:
+        if row + 1 >= len(column):
+            continue
+        lead, following = column[row], texts[row + 1]
+        if lead is None or following is None:
+            continue
+        joined, count = redact(f"{lead}\n{following}")
+        if count and joined.startswith(f"{lead}\n"):
+            texts = texts.scatter([row + 1], pl.Series([joined[len(lead) + 1:]], dtype=pl.Utf8))
+            total += count
     return texts, total

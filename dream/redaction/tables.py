@@ -82,6 +82,22 @@ def said(data: dict, macros: dict[str, str]) -> Iterator[Built]:
         yield f"({password}[ \t]+){shaped}([ \t]+{_alternatives(words['after'])})", hint, True
 
 
+def lead_at_end(data: dict) -> str:
+    """A regex a text matches when it ends where a password is about to be said: "the prod db password is".
+
+    The next text of a session may then be the password alone (`dream.redaction.redact.redact_following`).
+    """
+    languages = data["said"]
+    words: dict[str, list[str]] = {k: [] for k in ("password", "verbs", "particles")}
+    for language, table in languages.items():
+        for key in words:
+            words[key] += _strings(table, key, f"said.{language}")
+    verbs = _alternatives(sorted(set(words["verbs"]), key=len, reverse=True))
+    particles = _alternatives(sorted(set(words["particles"]) | {":", "："}, key=len, reverse=True))
+    return (f"{_alternatives(words['password'])}(?:{_GAP}[ \t]+{verbs}|{_GAP}[ \t]*{particles})?"
+            "[ \t\r\n]*$").replace(r"\b", "")
+
+
 def command_line(data: dict, macros: dict[str, str]) -> Iterator[Built]:
     """The value after a password flag (``[[flag]]``) or at a password's place (``[[place]]``)."""
     shapes = values(macros)

@@ -1,4 +1,5 @@
-"""The structural secret corpus (data/structural_secrets.toml) and its ordinary lines (data/ordinary_lines.toml).
+"""The structural secret corpus (tests/reliability/data/structural_secrets.toml), its ordinary lines
+(ordinary_lines.toml beside it), and how the corpus tests look at everything dream wrote.
 
 Each kind's templates are rendered `PER_KIND` times with fresh values from a
 seeded random generator, so the corpus is the same on every run, and no value
@@ -10,15 +11,23 @@ from __future__ import annotations
 
 import base64
 import enum
+import gzip
 import random
 import re
 import string
+import subprocess
 import tomllib
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path(__file__).with_name("data")
+from helpers.cli import console_script
+
+from dream.store.layout import Layout
+from dream.versions.manifests import Blobs
+from dream.versions.packfiles import open_pack
+
+DATA = Path(__file__).parents[1] / "reliability" / "data"
 PER_KIND = 3
 ORDINARY_PER_TEMPLATE = 40
 WORDS = ["velvet", "harbor", "quartz", "meadow", "falcon", "copper", "lantern", "glacier", "orchid", "thunder",
@@ -169,3 +178,30 @@ def ordinary(path: Path = DATA / "ordinary_lines.toml", seed: int = 7) -> list[s
             except KeyError as exc:
                 raise ValueError(f"{path}: template {template!r} has an unknown placeholder {exc}") from None
     return lines
+
+
+# ---------------------------------------------------------------- everything written
+
+
+def dream(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*console_script(), *args], capture_output=True, text=True, env=env, timeout=600)
+
+
+def everything_written(store: Path) -> list[tuple[str, bytes]]:
+    """Every name and every file's bytes under the store, stored objects inflated, gzip opened."""
+    found = []
+    blobs = Blobs(Layout.open(store))
+    for path in sorted(store.rglob("*")):
+        rel = path.relative_to(store)
+        found.append((f"name of {rel}", str(rel).encode()))
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        found.append((str(rel), data))
+        if rel.parts[:3] == (".dream", "objects", "packs") and path.suffix == ".pack":
+            found += [(f"{rel}:{digest} (inflated)", blobs.get(digest)) for digest in open_pack(path).index]
+        elif rel.parts[:2] == (".dream", "objects"):
+            found.append((f"{rel} (inflated)", blobs.get(rel.parent.name + rel.name)))
+        if data[:2] == b"\x1f\x8b":
+            found.append((f"{rel} (gunzipped)", gzip.decompress(data)))
+    return found
