@@ -22,13 +22,14 @@ at those lines, and both forms find the same.
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
-from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from dream.redaction import gitleaks
+from dream.redaction.entropy import entropy
 
 # detect-secrets plugins used, with a cheap regex every secret they find contains (for `HINT`).
 _PLUGINS = {
@@ -82,7 +83,7 @@ _NOT_RANDOM = re.compile(r"^(?:[a-z]+(?:[._/-][a-z]+)*|[A-Z][a-z]+(?:[A-Z][a-z]+
 
 # A cheap first look: every line in which `find_spans` may find a secret matches it.
 HINT = "|".join([
-    *_PLUGINS.values(),
+    *_PLUGINS.values(), gitleaks.keywords_regex(),
     r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
     r"[A-Za-z0-9_.-]*[\"'`]?[ \t]*[:=]",
     r"[A-Z][A-Z0-9_]{2,}=[^ \t]{20,}",
@@ -113,7 +114,7 @@ def prefilter() -> str:
 @cache
 def _prefilter() -> tuple[str, re.Pattern[str]]:
     regexes = [common_dialect(r) for _, plugin in _plugins() for r in getattr(plugin, "denylist", ())]
-    regex = "|".join([*regexes, _ASSIGNMENT_PREFILTER])
+    regex = "|".join([*regexes, _ASSIGNMENT_PREFILTER, gitleaks.keywords_regex()])
     return regex, re.compile(regex)
 
 
@@ -210,17 +211,11 @@ class Span:
     kind: str
 
 
-def entropy(text: str) -> float:
-    """Shannon entropy in bits per character."""
-    counts, n = Counter(text), len(text)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
 def find_spans(line: str) -> list[Span]:
     """Secrets in one line that the patterns left: detect-secrets' finds, then random assigned values."""
     if not _HINT_RE.search(line) or not _prefilter()[1].search(line):
         return []
-    spans = _plugin_spans(line) + _assignment_spans(line)
+    spans = _plugin_spans(line) + _assignment_spans(line) + [Span(*found) for found in gitleaks.find(line)]
     return _disjoint(spans)
 
 

@@ -197,8 +197,11 @@ REDACT_MARGIN = 8192
 # without any hint (one fast multi-literal scan) needs no further work.
 HINTS = "|".join(dict.fromkeys(p.hint for p in PATTERNS))
 _HINT_RE = re.compile(HINTS)
-# Rows that match neither dream's hints nor the detectors' need no look (`redact_column`).
-_GATE = f"{HINTS}|{HINT}"
+# Rows that match neither dream's hints nor the detectors' need no look (`redact_column`). A hint with a
+# bounded repetition ("token … is") is scanned on its own: in one union with the others it makes Rust's
+# lazy DFA run out of cache and the scan of a nightly run's logs 50 times slower.
+_GATES = ["|".join([*(h for h in dict.fromkeys(p.hint for p in PATTERNS) if "{" not in h), HINT]),
+          *(h for h in dict.fromkeys(p.hint for p in PATTERNS) if "{" in h)]
 _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 
@@ -256,7 +259,10 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     import polars as pl  # start-up: only gathering and import need polars
 
     column = column.cast(str)
-    rows = column.str.contains(_GATE).fill_null(False).arg_true()
+    gate = column.str.contains(_GATES[0])
+    for more in _GATES[1:]:
+        gate = gate | column.str.contains(more)
+    rows = gate.fill_null(False).arg_true()
     if not len(rows):
         return column, 0
     texts, total = _redact_patterns_column(column.gather(rows))

@@ -277,3 +277,29 @@ def test_assignment_values_need_eight_characters_with_a_digit_or_symbol() -> Non
     assert redact("token=abcdefghijklmnop")[1] == 0  # a word, however long
     for shape in ("1bcdefgh", "a#cdefgh", "abcdefg%", "abcdefghijkl+m"):  # the mark anywhere
         assert redact(f"token={shape}") == ("token=[REDACTED:secret-assignment]", 1), shape
+
+
+# ---------------------------------------------------------------- gitleaks' rules, vendored as data
+
+README_TOKEN = "rdme_" + "q7wm2xk9a3b5" * 5 + "zz0123456y"
+FRAMEIO_TOKEN = "fio-u-" + "Kd83Jf02Lq7Zx5Vb" * 4
+INTRA42_SECRET = "s-s4t2ud-" + "9f2c4e7a1b3d5f60" * 4
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    (f"readme key {README_TOKEN}", "readme-api-token"),
+    (f"frameio {FRAMEIO_TOKEN}", "frameio-api-token"),  # its rule has a flag group mid-pattern (RE2 syntax)
+    (f"42 {INTRA42_SECRET}", "intra42-client-secret"),
+])
+def test_a_kind_only_gitleaks_rules_know_is_redacted(text: str, kind: str) -> None:
+    out, count = redact(text)
+    assert count == 1 and f"[REDACTED:{kind}]" in out, out
+    assert redact_column(pl.Series([text]))[0].to_list() == [out]
+
+
+def test_gitleaks_rules_are_read_and_translated() -> None:
+    from dream.redaction import gitleaks
+
+    assert len(gitleaks.rules()) >= 150  # of 222: the rest are for files, generic, or keyed by common words
+    assert gitleaks.translate("(?i)abc(?:x(?i)yz)q\\z") == "(?i)abc(?:x(?i:yz))q\\Z"
+    assert not {rule.id for rule in gitleaks.rules()} & gitleaks.SKIPPED_RULES
