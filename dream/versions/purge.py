@@ -255,7 +255,7 @@ def _rewrite_files(layout: Layout, replacer: _Replacer, result: PurgeResult) -> 
     """
     for path in _walk(layout.root, {layout.objects, layout.versions}):
         rel = str(path.relative_to(layout.root))
-        if path.name != "proposal.json":  # rewritten with the versions' records
+        if not (path.name == "proposal.json" and path.parent.parent == layout.proposals):  # done with the records
             outcome = _rewrite_file(layout, path, replacer)
             if outcome == "rewritten":
                 result.files.append(rel)

@@ -303,3 +303,15 @@ def test_gitleaks_rules_are_read_and_translated() -> None:
     assert len(gitleaks.rules()) >= 150  # of 222: the rest are for files, generic, or keyed by common words
     assert gitleaks.translate("(?i)abc(?:x(?i)yz)q\\z") == "(?i)abc(?:x(?i:yz))q\\Z"
     assert not {rule.id for rule in gitleaks.rules()} & gitleaks.SKIPPED_RULES
+
+
+def test_a_password_said_across_two_texts_is_redacted_in_the_second() -> None:
+    """Observed on main: "the prod db password is" in one message and the password alone in the next."""
+    from dream.redaction.redact import redact_following
+
+    texts = pl.Series(["the prod db password is", "Zq8x#Lw2mQ", "thanks", "wifi password:", "MeadowOrchidHarbor",
+                       "the password is", "in the vault"])
+    redacted, count = redact_following(texts)
+    assert redacted.to_list() == ["the prod db password is", "[REDACTED:password]", "thanks", "wifi password:",
+                                  "[REDACTED:password]", "the password is", "in the vault"]
+    assert count == 2 and texts[1] == "Zq8x#Lw2mQ"  # the caller's series is left as it was
