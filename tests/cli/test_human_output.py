@@ -72,6 +72,8 @@ def the_morning(root: Path) -> dict[str, list]:
         "lint": [["lint", *s], name_the_project, ["lint", *s]],
         "removed": [["removed", *s]],
         "restore": [["restore", "project_database.md", *s], ["restore", "no-such.md", *s]],
+        "purge-secret": [["purge-secret", *s, "--input", "no-such-secret-here\n"],
+                         ["purge-secret", *s, "--input", "read-only on fridays\n"]],
     }
 
 
