@@ -77,6 +77,8 @@ def test_purge_takes_the_secret_out_of_everything_and_says_what_it_touched(leaky
     blobs = Blobs(Layout.open(store))
     for digest in blobs.digests():  # every object is stored under the hash of its bytes
         assert sha256(blobs.get(digest)) == digest
+    checked = cli("fsck", "--store", str(store))
+    assert checked.code == 0, checked.stdout + checked.stderr
     shown = cli("show", "--store", str(store), "1", "project_db.md")
     assert shown.code == 0 and f"password is {MARKER}" in shown.stdout
     assert cli("show", "--store", str(store), "2", "project_db.md").stdout.endswith("answers on port 5432.\n")
