@@ -38,8 +38,13 @@ def test_the_corpus_is_big_varied_and_grouped_by_class():
     kinds = Counter(row.cls for row in SECRETS)
     assert len(SECRETS) >= 300 and len({row.kind for row in SECRETS}) >= 100
     assert set(kinds) == set(SecretClass)
-    tools = {row.text.split()[0] for row in SECRETS if row.cls is SecretClass.CLI and row.via is Via.TOOL}
-    assert len({row.kind for row in SECRETS if row.cls is SecretClass.CLI}) >= 20 and len(tools) >= 10
+    tools = {next(w for w in row.text.split() if not w.startswith("-") and w not in ("connect", "with"))
+             for row in SECRETS if row.cls is SecretClass.CLI}
+    # kinds are named by language: java-…, dotnet-…, python-… for code; prose-ko-…, prose-fr-… for prose
+    code_languages = {row.kind.split("-")[0] for row in SECRETS if row.cls is SecretClass.CODE}
+    prose_languages = {row.kind.split("-")[1] for row in SECRETS if row.cls is SecretClass.PROSE}
+    assert len(tools) >= 20 and len(code_languages) >= 5 and len(prose_languages) >= 8, (tools, code_languages,
+                                                                                         prose_languages)
     assert len(ORDINARY) >= 2000
 
 
