@@ -13,7 +13,7 @@
 `find_spans` returns where the secrets are in one line of text; the caller
 replaces them with markers. Both are Python, so they run only on lines that
 two regexes in the dialect both Python and polars read (Rust's ``regex``)
-say may hold one: `HINT`, cheap (short pieces; the column form scans a
+say may hold one: `hint()`, cheap (short pieces; the column form scans a
 whole column once for it and dream's hints together), then `prefilter()`, precise (the plugins' own regexes, translated by
 `common_dialect`, and the assignment shapes). A line that passes both holds
 a candidate; the column form runs both in polars, so that Python looks only
@@ -31,7 +31,7 @@ from pathlib import Path
 from dream.redaction import gitleaks
 from dream.redaction.entropy import entropy
 
-# detect-secrets plugins used, with a cheap regex every secret they find contains (for `HINT`).
+# detect-secrets plugins used, with a cheap regex every secret they find contains (for `hint()`).
 _PLUGINS = {
     "ArtifactoryDetector": r"AKC|AP[0-9A-F]",
     "AzureStorageKeyDetector": "AccountKey=",
@@ -81,14 +81,26 @@ _HEX = re.compile(r"^[0-9a-fA-F-]+$")
 _DIGEST = re.compile(r"(?i:^(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?|blake3|xxh(?:32|64|128)|crc32c?)[:-])")
 _NOT_RANDOM = re.compile(r"^(?:[a-z]+(?:[._/-][a-z]+)*|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[0-9.:_/-]+)$")  # words, paths
 
-# A cheap first look: every line in which `find_spans` may find a secret matches it.
-HINT = "|".join([
-    *_PLUGINS.values(), gitleaks.keywords_regex(),
-    r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
-    r"[A-Za-z0-9_.-]*[\"'`]?[ \t]*[:=]",
-    r"[A-Z][A-Z0-9_]{2,}=[^ \t]{20,}",
-])
-_HINT_RE = re.compile(HINT)
+
+
+@cache
+def hint() -> str:
+    """A cheap first look: every line in which `find_spans` may find a secret matches it.
+
+    Built on first use: gitleaks' keywords are read from its rules file, which a command that never
+    redacts (``dream status``) should not pay for.
+    """
+    return "|".join([
+        *_PLUGINS.values(), gitleaks.keywords_regex(),
+        r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
+        r"[A-Za-z0-9_.-]*[\"'`]?[ \t]*[:=]",
+        r"[A-Z][A-Z0-9_]{2,}=[^ \t]{20,}",
+    ])
+
+
+@cache
+def _hint_re() -> re.Pattern[str]:
+    return re.compile(hint())
 
 # The value of `_ASSIGNMENT`, at its shortest, and what stands before it.
 _VALUE = r"[\"'`]?[ \t]*{sep}[ \t]*[\"'`]?[^ \t\r\n\"'`,;<>(){{}}\[\]]{{{length}}}"
@@ -105,7 +117,7 @@ def prefilter() -> str:
     """A regex that every line holding a secret `find_spans` finds matches (Python and Rust dialect).
 
     The plugins' own regexes (a plugin finds only what they match) and the
-    shapes of a secret assignment; unlike `HINT`, a line matches it only
+    shapes of a secret assignment; unlike `hint()`, a line matches it only
     where a candidate really is: not the markers of secrets already replaced.
     """
     return _prefilter()[0]
@@ -213,7 +225,7 @@ class Span:
 
 def find_spans(line: str) -> list[Span]:
     """Secrets in one line that the patterns left: detect-secrets' finds, then random assigned values."""
-    if not _HINT_RE.search(line) or not _prefilter()[1].search(line):
+    if not _hint_re().search(line) or not _prefilter()[1].search(line):
         return []
     spans = _plugin_spans(line) + _assignment_spans(line) + [Span(*found) for found in gitleaks.find(line)]
     return _disjoint(spans)

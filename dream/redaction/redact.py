@@ -27,11 +27,12 @@ import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dream.redaction import tables
-from dream.redaction.detectors import HINT, find_spans, prefilter
+from dream.redaction.detectors import find_spans, hint, prefilter
 
 if TYPE_CHECKING:
     import polars as pl
@@ -200,8 +201,10 @@ _HINT_RE = re.compile(HINTS)
 # Rows that match neither dream's hints nor the detectors' need no look (`redact_column`). A hint with a
 # bounded repetition ("token … is") is scanned on its own: in one union with the others it makes Rust's
 # lazy DFA run out of cache and the scan of a nightly run's logs 50 times slower.
-_GATES = ["|".join([*(h for h in dict.fromkeys(p.hint for p in PATTERNS) if "{" not in h), HINT]),
-          *(h for h in dict.fromkeys(p.hint for p in PATTERNS) if "{" in h)]
+@cache
+def _gates() -> list[str]:
+    hints = list(dict.fromkeys(p.hint for p in PATTERNS))
+    return ["|".join([*(h for h in hints if "{" not in h), hint()]), *(h for h in hints if "{" in h)]
 _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 
@@ -259,14 +262,15 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     import polars as pl  # start-up: only gathering and import need polars
 
     column = column.cast(str)
-    gate = column.str.contains(_GATES[0])
-    for more in _GATES[1:]:
+    gates = _gates()
+    gate = column.str.contains(gates[0])
+    for more in gates[1:]:
         gate = gate | column.str.contains(more)
     rows = gate.fill_null(False).arg_true()
     if not len(rows):
         return column, 0
     texts, total = _redact_patterns_column(column.gather(rows))
-    detect = (texts.str.contains(HINT) & texts.str.contains(prefilter())).fill_null(False).arg_true()
+    detect = (texts.str.contains(hint()) & texts.str.contains(prefilter())).fill_null(False).arg_true()
     if len(detect):
         found, counts = zip(*(_redact_detected(t) for t in texts.gather(detect).to_list()))
         if sum(counts):
