@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers.secret_corpus import everything_written
 
+from dream import notes
 from dream.store.layout import Layout
 from dream.store.tree import sha256
 from dream.versions.manifests import Blobs, Versions
@@ -52,6 +53,7 @@ def leaky_store(tmp_path: Path, cli) -> Path:
     old_blob = Blobs(layout).put(first["project_db.md"])
     removal = Removal("memory", "project_old.md", "", 1, 1, time.time(), None, "accept", f"forgot {SECRET}")
     save_ledger(layout, Ledger({1}, [Collected(removal, old_blob, f"- [Old](project_old.md) — {SECRET}")]))
+    notes.record(layout, [f"the log says the staging token was {SECRET}: remember it?"], "run-1")  # a note for a person
     packed = cli("gc", "--store", str(store), "--keep", "5")
     assert packed.code == 0, packed.stderr
     assert list(layout.packs.glob("*.pack"))
@@ -67,6 +69,7 @@ def test_purge_takes_the_secret_out_of_everything_and_says_what_it_touched(leaky
     before = holders(store)
     assert any(".pack" in h for h in before) and any(h.startswith("logs/") for h in before), before
     assert ".dream/history.jsonl" in before and ".dream/removed.json.gz (gunzipped)" in before, before
+    assert ".dream/notes.json" in before, before
 
     purged = cli("purge-secret", "--store", str(store), input=SECRET + "\n")
     assert purged.code == 0, purged.stderr
