@@ -178,10 +178,14 @@ REDACT_MARGIN = 8192
 
 # Most text holds no secret. Every match contains its pattern's hint, so text
 # without any hint (one fast multi-literal scan) needs no further work.
-HINTS = "|".join(dict.fromkeys(p.hint for p in PATTERNS))
+_HINT_LIST = list(dict.fromkeys(p.hint for p in PATTERNS))
+HINTS = "|".join(_HINT_LIST)
 _HINT_RE = re.compile(HINTS)
-# Rows that match neither dream's hints nor the detectors' need no look (`redact_column`).
-_GATE = f"{HINTS}|{HINT}"
+# Rows that match neither dream's hints nor the detectors' need no look (`redact_column`). The hints go to
+# polars in groups of a few: as one alternation of ~90 hints Rust's regex leaves its fast automaton (the lazy
+# DFA's cache thrashes), and the one scan took 0.62 s CPU on 5 MB of logs; in groups of five, 0.09 s.
+_GATE_GROUP = 5
+_GATE_PARTS = tuple("|".join(_HINT_LIST[i:i + _GATE_GROUP]) for i in range(0, len(_HINT_LIST), _GATE_GROUP)) + (HINT,)
 _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 
@@ -239,7 +243,7 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     import polars as pl  # start-up: only gathering and import need polars
 
     column = column.cast(str)
-    rows = column.str.contains(_GATE).fill_null(False).arg_true()
+    rows = _gated(column).fill_null(False).arg_true()
     if not len(rows):
         return column, 0
     texts, total = _redact_patterns_column(column.gather(rows))
@@ -252,6 +256,14 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     # scatter writes in place: the caller's series stays as it was. (Scattered
     # even when nothing was counted: cheap, and no changed text is ever lost.)
     return column.clone().scatter(rows, texts), total
+
+
+def _gated(column: pl.Series) -> pl.Series:
+    """True for the rows holding any hint, dream's or the detectors'."""
+    gate = column.str.contains(_GATE_PARTS[0])
+    for part in _GATE_PARTS[1:]:
+        gate = gate | column.str.contains(part)
+    return gate
 
 
 def _redact_patterns_column(texts: pl.Series) -> tuple[pl.Series, int]:
