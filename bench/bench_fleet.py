@@ -7,10 +7,13 @@ Prints, as medians of --runs runs with a warm page cache:
    ``find <root> -newer <file>`` walk over the same tree (target: at most
    2x the walk), plus discovery + gate (`scan_fleet`) for reference;
 2. the `dream-nightly` deployment on a real Prefect server with a process
-   work pool of two workers (started beforehand and not counted), against
-   `dream run --all` on an identical fleet: seconds per dreamed store;
+   work pool of one worker (started beforehand and not counted), beside
+   `dream run --all` and a plain loop of `dream run --store` on identical
+   fleets, at 20 and at 100 due stores: each way's fixed cost per night and
+   its cost per dreamed store, as two figures;
 3. `dream report --all` over the histories of --stores stores (30 nights
-   each), beside the same SQL run by DuckDB in a bare Python process.
+   each), beside a plain Python process reading the same history files with
+   `json` and counting runs by status (not dream's own SQL).
 
     python bench/bench_fleet.py                    # 1,000 stores; Prefect part on 1,000 stores, 100 due
     python bench/bench_fleet.py --stores 5000 --runs 7
@@ -44,6 +47,9 @@ os.environ["DREAM_CONFIG"] = os.path.join(os.environ["PREFECT_HOME"], "no-config
 os.environ.pop("ANTHROPIC_API_KEY", None)
 
 from helpers.fleet_factory import make_fleet  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench"))
+from benchlib import Case, alternate, median_wall, print_cases, run_process, spread  # noqa: E402
 
 from dream.pipeline.fleet import check_store, scan_fleet  # noqa: E402
 from dream.transcripts.discover import discover_stores  # noqa: E402
@@ -85,76 +91,89 @@ def gate_figures(root: Path, stores: int, due: int, runs: int) -> None:
     print(f"  discovery + gate (scan_fleet):            {t_scan * per_k:7.3f} s / 1,000 stores")
 
 
-def prefect_figures(root: Path, stores: int, due: int, runs: int, shard_size: int, threads: int) -> None:
-    """The fleet deployment on a real server with two process workers, beside `dream run --all` on the same stores.
+def prefect_figures(root: Path, stores: int, dues: list[int], runs: int, shard_size: int, threads: int) -> None:
+    """The fleet deployment on a real server with one process worker, beside `dream run --all` and a plain loop.
 
-    Both dream identical fresh fleets with the offline engine and the same
-    number of threads per process; the time is from asking to a final
-    state, per dreamed store. The server, pool, deployments and workers are
-    started once beforehand and not counted.
+    For each number of due stores, all three dream identical fresh fleets
+    with the offline engine and the same threads per process; a deployment's
+    time is from asking to a final state. From the figures at two numbers of
+    due stores each way's cost splits into a fixed cost per night and a cost
+    per dreamed store (the line through the two medians). The server, pool,
+    deployment and worker are started once beforehand and not counted.
     """
     from helpers.prefect_server import WORKER_QUERY_SECONDS, Server
 
-    def fresh(name: str) -> Path:
+    dream = str(Path(sys.executable).with_name("dream"))
+
+    def fresh(name: str, due: int):
         folder = root / name
         shutil.rmtree(folder, ignore_errors=True)
-        return make_fleet(folder, total=stores, due=due).root
+        return make_fleet(folder, total=stores, due=due)
 
-    def run_all(fleet_root: Path) -> None:
-        proc = subprocess.run([str(Path(sys.executable).with_name("dream")), "run", "--all", "--root", str(fleet_root),
-                               "--engine", "offline", "--max-concurrency", str(threads), "--json"],
-                              capture_output=True, text=True, env=server.env)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        assert proc.stdout.count('"status": "proposed"') == due, proc.stdout[-2000:]
+    def run_all(fleet_root: Path, due: int) -> tuple[float, float]:
+        done = run_process([dream, "run", "--all", "--root", str(fleet_root), "--engine", "offline",
+                            "--max-concurrency", str(threads), "--json"])
+        assert done.stdout.count('"status": "proposed"') == due, done.stdout[-2000:]
+        return done.wall, done.cpu
 
-    def deployment(fleet_root: Path, due: int = due) -> None:
+    def plain_loop(due_stores: list[Path]) -> tuple[float, float]:
+        """What a cron line without dream's fleet support does: one `dream run --store` process after another."""
+        done = [run_process([dream, "run", "--store", str(s), "--engine", "offline", "--json"]) for s in due_stores]
+        assert all('"status": "proposed"' in d.stdout for d in done)
+        return sum(d.wall for d in done), sum(d.cpu for d in done)
+
+    def deployment(fleet_root: Path, due: int) -> float:
+        start = time.perf_counter()
         run_id = server.run_deployment("dream-nightly", {"roots": [str(fleet_root)], "engine": "offline",
                                                          "shard_size": shard_size, "max_concurrency": threads})
         run = server.wait_until_done(run_id, timeout=3600, poll=0.2)  # the end seen within 0.2 s, as a process's exit
+        elapsed = time.perf_counter() - start
         assert run["state"]["type"] == "COMPLETED", run["state"]
         assert run["state"]["message"].startswith(f"{due} proposed, "), run["state"]["message"]
-        phases.append(run_phases(run, server.subflow_runs(run_id)))
+        return elapsed
 
     home = root / "prefect-home"
     home.mkdir(parents=True)
     server = Server(home)
-    workers = []
+    worker = None
+    walls: dict[tuple[str, int], list[float]] = {}
+    cpus: dict[tuple[str, int], list[float]] = {}
     try:
         server.cli("work-pool", "create", "dream", "--type", "process")
         server.cli("deploy", "--all")
-        workers = [server.start_worker() for _ in range(2)]
+        worker = server.start_worker()  # one worker, as docs/prefect.md describes
         server.wait_for_worker("dream", timeout=300)
-        # The first runs pay for the workers' imports and the server's warm-up: a small fleet first.
-        phases: list[dict[str, float]] = []
-        deployment(make_fleet(root / "warmup", total=10, due=2).root, due=2)
-        cli_times, pf_times = [], []
-        phases.clear()  # not the warm-up's
+        deployment(make_fleet(root / "warmup", total=10, due=2).root, 2)  # the worker's imports, the server's warm-up
         for i in range(runs):
-            a, b = fresh(f"cli-{i}"), fresh(f"prefect-{i}")
-            cli_times.append(timed(lambda: run_all(a)))
-            pf_times.append(timed(lambda: deployment(b)))
+            for due in dues:
+                cli, loop, pf = fresh(f"cli-{due}-{i}", due), fresh(f"loop-{due}-{i}", due), fresh(f"pf-{due}-{i}", due)
+                for way, (wall, cpu) in (("dream run --all", run_all(cli.root, due)),
+                                         ("loop of dream run --store", plain_loop(loop.due)),
+                                         ("dream-nightly deployment", (deployment(pf.root, due), float("nan")))):
+                    walls.setdefault((way, due), []).append(wall)
+                    cpus.setdefault((way, due), []).append(cpu)
     finally:
-        for worker in workers:
+        if worker is not None:
             worker.terminate()
-        for worker in workers:
             try:
                 worker.wait(timeout=60)
             except subprocess.TimeoutExpired:  # still shutting down a flow run's process: the figures are taken
                 worker.kill()
                 worker.wait()
         server.stop()
-    t_cli, t_pf = statistics.median(cli_times), statistics.median(pf_times)
-    print(f"prefect: {stores} stores ({due} due, offline engine), real server, process pool with 2 workers "
-          f"(PREFECT_WORKER_QUERY_SECONDS={WORKER_QUERY_SECONDS:g}), shards of {shard_size}, {threads} thread(s) per "
-          f"shard and for the CLI; median of {runs} run(s)")
-    print(f"  each run, cli / prefect (s):              " + "  ".join(f"{c:.1f}/{p:.1f}" for c, p in zip(cli_times, pf_times)))
-    print(f"  dream run --all (one process):            {t_cli:7.2f} s  {t_cli / due:6.3f} s per dreamed store")
-    print(f"  dream-nightly deployment (Completed):     {t_pf:7.2f} s  {t_pf / due:6.3f} s per dreamed store")
-    print(f"  ratio deployment / dream run --all:       {t_pf / t_cli:7.2f}x")
-    print(f"  orchestration per dreamed store:          {(t_pf - t_cli) / due:+7.3f} s  (target <= 0.2 s)")
-    print("  where the deployment's time went (server timestamps, medians):")
-    for phase in phases[0]:
-        print(f"    {phase + ':':<43}{statistics.median(p[phase] for p in phases):6.2f} s")
+    print(f"prefect: {stores} stores, {' and '.join(map(str, dues))} due (offline engine), real server, process pool "
+          f"with one worker (PREFECT_WORKER_QUERY_SECONDS={WORKER_QUERY_SECONDS:g}), shards of {shard_size}, "
+          f"{threads} thread(s) per process; wall seconds, median (min-max) of {runs} run(s); CPU of the CLI's "
+          "own processes (the deployment's runs in the worker's children: not counted)")
+    low, high = min(dues), max(dues)
+    for way in ("dream run --all", "loop of dream run --store", "dream-nightly deployment"):
+        for due in dues:
+            cpu = statistics.median(cpus[way, due])
+            cpu_text = "" if cpu != cpu else f"  CPU {cpu:.2f} s"
+            print(f"  {way:28} {due:4d} due: {spread(walls[way, due])}{cpu_text}")
+        per_store = (statistics.median(walls[way, high]) - statistics.median(walls[way, low])) / (high - low)
+        fixed = statistics.median(walls[way, low]) - low * per_store
+        print(f"  {way:28} fixed cost per night {fixed:6.2f} s, per dreamed store {per_store:6.3f} s")
 
 
 def run_phases(fleet_run: dict, shard_runs: list[dict]) -> dict[str, float]:
@@ -175,18 +194,25 @@ def run_phases(fleet_run: dict, shard_runs: list[dict]) -> dict[str, float]:
     }
 
 
-BARE_DUCKDB = """import sys
-import duckdb
-con = duckdb.connect()
-for path in sys.argv[1:4]:
-    con.execute(open(path).read())
-print(con.execute("SELECT count(*) FROM report").fetchone()[0], con.execute("SELECT * FROM total").fetchone()[0])
+PLAIN_PYTHON = """import json, sys
+from pathlib import Path
+# The report's totals by hand: read every store's history.jsonl line by line, count runs by status, add up cost.
+stores, runs, cost = 0, {}, 0.0
+for history in Path(sys.argv[1]).glob("*/memory/.dream/history.jsonl"):
+    stores += 1
+    for line in history.open("rb"):
+        record = json.loads(line)
+        status = record.get("status")
+        if status:
+            runs[status] = runs.get(status, 0) + 1
+            cost += (record.get("usage") or {}).get("cost_usd") or 0.0
+print(stores, sum(runs.values()))
 """
 
 
 def report_figures(root: Path, stores: int, nights: int, runs: int) -> None:
     """`dream report --all` over `stores` histories, beside the same SQL run by DuckDB in a bare Python process."""
-    from dream import history, history_report
+    from dream import history
     from dream.outcomes import RunOutcome, Status, Usage
     from dream.store.layout import Layout
 
@@ -208,29 +234,17 @@ def report_figures(root: Path, stores: int, nights: int, runs: int) -> None:
         (store / "MEMORY.md").write_text("# Memory\n")
         shutil.copyfile(seed.history, store / ".dream" / "history.jsonl")
     dream_report = [str(Path(sys.executable).with_name("dream")), "report", "--root", str(root / "fleet")]
-    sql = {"view.sql": subprocess.run([*dream_report, "--sql"], capture_output=True, text=True, check=True).stdout,
-           "report.sql": f"CREATE TABLE report AS {history_report.REPORT_SQL.replace('$since', 'NULL')}",
-           "total.sql": f"CREATE TABLE total AS {history_report.TOTAL_SQL}"}
-    for name, text in sql.items():
-        (root / name).write_text(text)
-    (root / "bare.py").write_text(BARE_DUCKDB)
-    bare = [sys.executable, str(root / "bare.py"), *(str(root / name) for name in sql)]
-
-    def report_command() -> None:
-        out = subprocess.run([*dream_report, "--json"], capture_output=True, text=True, check=True).stdout
-        assert f'"total": {{"stores": {stores},' in out, out[-300:]
-
-    def plain_duckdb() -> None:
-        out = subprocess.run(bare, capture_output=True, text=True, check=True).stdout
-        assert out.split() == [str(stores), str(stores)], out
-
-    report_command(), plain_duckdb()  # warm the page cache
-    t_report, t_plain = median_of(runs, report_command), median_of(runs, plain_duckdb)
+    (root / "plain.py").write_text(PLAIN_PYTHON)
+    cases = alternate([
+        Case("dream report --all --json", lambda: [*dream_report, "--json"]),
+        Case("plain python + json, the same files", lambda: [sys.executable, str(root / "plain.py"),
+                                                              str(root / "fleet")]),
+    ], runs)
+    assert f'"total": {{"stores": {stores},' in cases[0].runs[0].stdout, cases[0].runs[0].stdout[-300:]
+    assert cases[1].runs[0].stdout.split()[0] == str(stores), cases[1].runs[0].stdout
     lines = stores * len(seed.history.read_bytes().splitlines())
-    print(f"report: {stores} stores, {lines:,} history lines, median of {runs} runs (each a new process)")
-    print(f"  dream report --all --json:                {t_report:7.2f} s")
-    print(f"  the same SQL, a bare python + duckdb:     {t_plain:7.2f} s")
-    print(f"  ratio:                                    {t_report / t_plain:7.2f}x")
+    print_cases(cases, f"report: {stores} stores, {lines:,} history lines")
+    print(f"  ratio dream / plain python (wall): {median_wall(cases[0]) / median_wall(cases[1]):.2f}x")
 
 
 def main() -> None:
@@ -239,7 +253,8 @@ def main() -> None:
     parser.add_argument("--due", type=int, default=10, help="due stores among them (default 10)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--prefect-stores", type=int, default=1000)
-    parser.add_argument("--prefect-due", type=int, default=100)
+    parser.add_argument("--prefect-due", type=int, nargs="+", default=[20, 100],
+                        help="due stores, at least two numbers: fixed cost and cost per store (default 20 100)")
     parser.add_argument("--prefect-runs", type=int, default=1, help="runs of the Prefect part (each ~minutes)")
     parser.add_argument("--shard-size", type=int, default=50)
     parser.add_argument("--threads", type=int, default=2, help="threads per shard, and for dream run --all")

@@ -2,20 +2,23 @@
 
 Parts (each measurement runs in its own child process, so peak RSS is its own):
 
-* ``store``: generated stores of 2,500 / 5,000 / 10,000 memories and no logs;
-  three runs each on fresh staging copies, medians. Targets: <= 5 s and
-  <= 1 GB at 5,000, and time growing well below 4x (quadratic) per doubling.
+* ``store``: generated stores of 5,000 / 10,000 / 20,000 memories and no logs;
+  whole ``dream run --force`` processes (start-up, snapshot, staging,
+  engine, validate, propose), three runs each on fresh copies, medians with
+  min-max; growth per doubling in CPU.
 * ``requests``: 60 requests (remember, repeats, rules, forget, corrections)
   on 2,000 topics, then 2x and 4x of both; engine only, medians of three.
   Linear growth is a ratio of 2.0 per doubling; quadratic would be 4.0.
 * ``remember``: one log with 2,000 and with 50,000 "remember ..." lines (a
   third of them repeats) on a 50-topic store, end to end through
   ``dream.pipeline.run.run``, with the time split by stage.
-* ``run``: a 20,000-topic store with 200 MB of logs, end to end, with the
-  split by stage (gather is the log reader, engine the offline engine).
+* ``run``: a 20,000-topic store with 200 MB of logs, a whole ``dream run``
+  process: CPU, system time, wall and peak RSS.
 
-The baseline, measured in the same child on the same files, is reading and
-hashing every file: the least any consolidation must do.
+The baseline of ``store`` and ``run``, alternating with the dream in the same
+run, is a bare Python process reading and hashing every file of the store:
+the least any consolidation must do. ``requests`` and ``remember`` still time
+the engine in-process (they measure how request handling grows).
 
     python bench/bench_offline.py                       # every part
     python bench/bench_offline.py store 5000 10000
@@ -41,7 +44,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from benchlib import load_average
+from benchlib import Case, alternate, load_average, median_cpu, median_wall, print_cases
 
 SYLLABLES = "ka lo mi ne ru sa te vi do pe ga fu zi bo ha ly".split()
 # A Zipf-like vocabulary, as in real notes: a few very common words
@@ -349,19 +352,50 @@ def _ratio(row: dict, previous: dict | None, key: str) -> str:
     return f"{row[key] / previous[key]:.2f}" if previous and previous[key] > 0 else "-"
 
 
-def part_store(sizes: list[int]) -> None:
-    rows = [child("engine", n, 0) for n in sizes]
-    print(f"{'memories':>9} {'engine s':>9} {'cpu s':>7} {'read+hash s':>12} {'x baseline':>11} "
-          f"{'peak RSS MB':>12} {'changes':>8} {'wall ratio':>11} {'cpu ratio':>10}")
-    by_size = {r["memories"]: r for r in rows}
-    for r in rows:
-        half = by_size.get(r["memories"] // 2)
-        print(f"{r['memories']:>9} {r['engine_s']:>9.3f} {r['cpu_s']:>7.3f} {r['baseline_s']:>12.4f} "
-              f"{r['engine_s'] / r['baseline_s']:>11.0f} {r['peak_rss_mb']:>12.0f} {r['changes']:>8} "
-              f"{_ratio(r, half, 'engine_s'):>11} {_ratio(r, half, 'cpu_s'):>10}")
-    print(f"(median of {REPEATS} runs per size, each size in its own process; ratios against the "
-          "size half as big: 2.0 = linear, 4.0 = quadratic. Wall time includes writing the "
-          "changed files; cpu time is steadier on a busy machine.)")
+def dream_run_case(name: str, source: Path, work: Path) -> Case:
+    """`dream run --engine offline --force` as a user starts it, each run on a fresh copy made before the clock."""
+    dream = str(Path(sys.executable).with_name("dream"))
+    copies = iter(range(10_000))
+
+    def fresh() -> list[str]:
+        store = work / f"{source.name}-{next(copies)}"
+        shutil.copytree(source, store, symlinks=True)  # a run leaves .dream/ behind: keep the source clean
+        return [dream, "run", "--store", str(store), "--engine", "offline", "--force", "--json"]
+
+    return Case(name, fresh)
+
+
+def read_hash_case(source: Path) -> Case:
+    """The baseline: a bare Python process reading and hashing every file of the store, the least a dream does."""
+    return Case("python read+hash of the same files", lambda: [sys.executable, "-c", READ_HASH, str(source)])
+
+
+READ_HASH = ("import hashlib, sys\nfrom pathlib import Path\nd = hashlib.sha256()\n"
+             "for p in sorted(Path(sys.argv[1]).rglob('*.md')):\n    d.update(p.read_bytes())")
+
+
+def part_store(sizes: list[int], runs: int) -> None:
+    """Whole `dream run` processes on stores of growing size (no logs, --force): what a user waits for."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-offline-") as tmp:
+        for size in sizes:
+            source = Path(tmp) / f"s{size}"
+            child("generate", source, size, 0)
+            cases = alternate([read_hash_case(source), dream_run_case(f"dream run, {size} memories", source,
+                                                                      Path(tmp))], runs, warmup=0)
+            print_cases(cases, f"{size} memories, no logs")
+            rows.append((size, median_cpu(cases[1]), median_wall(cases[1]), median_cpu(cases[0])))
+            for folder in Path(tmp).glob(f"s{size}-*"):
+                shutil.rmtree(folder)
+    print(f"{'memories':>9} {'dream CPU s':>12} {'wall s':>8} {'read+hash CPU s':>16} {'CPU ratio':>10} "
+          f"{'read+hash ratio':>16}")
+    previous = None
+    for size, cpu, wall, base in rows:
+        ratio = f"{cpu / previous[1]:.2f}" if previous and previous[0] * 2 == size else "-"
+        base_ratio = f"{base / previous[3]:.2f}" if previous and previous[0] * 2 == size else "-"
+        print(f"{size:>9} {cpu:>12.2f} {wall:>8.2f} {base:>16.3f} {ratio:>10} {base_ratio:>16}")
+        previous = (size, cpu, wall, base)
+    print("(ratios against the size half as big: 2.0 = linear, 4.0 = quadratic)")
 
 
 def part_requests(requests: int, topics: int, doublings: int) -> None:
@@ -397,7 +431,8 @@ def part_remember(counts: list[int]) -> None:
         print(f"        split (wall/cpu s): {_split(r['split'])}")
 
 
-def part_run(topics: int, megabytes: int, keep: Path | None) -> None:
+def part_run(topics: int, megabytes: int, keep: Path | None, runs: int) -> None:
+    """The big night as a whole `dream run` process: CPU, system time, wall and peak RSS, beside read+hash."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-offline-"))
     source = keep or tmp / "source"
     try:
@@ -406,17 +441,11 @@ def part_run(topics: int, megabytes: int, keep: Path | None) -> None:
             made = child("generate", source, topics, megabytes)
             print(f"generated {topics} topics + {megabytes} MB of logs ({made['requests']} requests) "
                   f"in {time.perf_counter() - start:.0f} s")
-        store = tmp / "store"
-        shutil.copytree(source, store, symlinks=True)  # a run leaves .dream/ behind: keep the source clean
-        print(f"load average before: {load_average()} on {os.cpu_count()} CPUs")
-        r = child("big", store)
-        print(f"{topics} topics + {megabytes} MB logs: run {r['total_s']:.1f} s, cpu {r['cpu_s']:.1f} s "
-              f"({r['status']}, {r['changes']} changes), read+hash {r['baseline_s']:.2f} s, "
-              f"peak RSS {r['peak_rss_mb']:.0f} MB")
-        print(f"        split (wall/cpu s): {_split(r['split'])}")
-        if r["error"]:
-            print(f"        error: {r['error']}")
-        print(f"load average after: {load_average()}")
+        cases = alternate([read_hash_case(source), dream_run_case("dream run", source, tmp)], runs, warmup=0)
+        print_cases(cases, f"{topics} topics + {megabytes} MB logs")
+        outcome = json.loads(cases[1].runs[-1].stdout)
+        print(f"  {outcome.get('status')}, {outcome.get('changes')} changes; targets: <= 32 s CPU, <= 1 GB peak, "
+              "<= 5 s system time")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -429,16 +458,17 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--topics", type=int, help="topics (requests: 2000, run: 20000)")
     parser.add_argument("--doublings", type=int, default=2)
     parser.add_argument("--mb", type=int, default=200, help="MB of logs for the run part")
+    parser.add_argument("--runs", type=int, default=3, help="store and run parts: runs of each command")
     parser.add_argument("--keep", type=Path, help="run part: generate into (or reuse) this folder; runs on a copy")
     args = parser.parse_args(argv)
     if args.part in ("store", "all"):
-        part_store(args.sizes if args.part == "store" and args.sizes else [2500, 5000, 10000])
+        part_store(args.sizes if args.part == "store" and args.sizes else [5000, 10000, 20000], args.runs)
     if args.part in ("requests", "all"):
         part_requests(args.requests, args.topics or 2000, args.doublings)
     if args.part in ("remember", "all"):
         part_remember(args.sizes if args.part == "remember" and args.sizes else [2000, 50000])
     if args.part in ("run", "all"):
-        part_run(args.topics or 20000, args.mb, args.keep)
+        part_run(args.topics or 20000, args.mb, args.keep, args.runs)
 
 
 if __name__ == "__main__":

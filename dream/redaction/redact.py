@@ -196,7 +196,8 @@ REDACT_MARGIN = 8192
 
 # Most text holds no secret. Every match contains its pattern's hint, so text
 # without any hint (one fast multi-literal scan) needs no further work.
-HINTS = "|".join(dict.fromkeys(p.hint for p in PATTERNS))
+_HINT_LIST = list(dict.fromkeys(p.hint for p in PATTERNS))
+HINTS = "|".join(_HINT_LIST)
 _HINT_RE = re.compile(HINTS)
 # Rows that match neither dream's hints nor the detectors' need no look (`redact_column`). A hint with a
 # bounded repetition ("token … is") is scanned on its own: in one union with the others it makes Rust's

@@ -21,7 +21,7 @@ from __future__ import annotations
 import tomllib
 import unicodedata
 from collections.abc import Callable, Iterable
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from dream.store.layout import NOT_MEMORY_DIRS, TEAM_DIR
@@ -53,6 +53,7 @@ def _lookalikes() -> dict[str, str]:
     return dict(table)
 
 
+@lru_cache(maxsize=65536)  # every new file is compared with every name beside it: fold each name once
 def name_key(name: str) -> str:
     """`name` as it compares with others: NFKC, casefolded, accents dropped, look-alike letters folded to Latin."""
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
@@ -137,7 +138,8 @@ def check_new(rel: str, siblings: Siblings) -> None:
         if slash is not None:
             raise PathRefused(f"names {part!r}, whose {slash!r} reads as a folder separator; use '/' for folders "
                               "and another character in names")
-        clash = next((n for n in sorted(names) if name_key(n) == name_key(part)), None)
+        key = name_key(part)
+        clash = min((n for n in names if name_key(n) == key), default=None)  # the first in order, as always
         if clash is not None:
             raise PathRefused(f"names {part!r}, which reads as {clash!r} already there; use that name or a "
                               "clearly different one")
@@ -155,7 +157,12 @@ def tree_siblings(paths: Iterable[str]) -> Siblings:
 
 def check_new_in_tree(rel: str, paths: Iterable[str]) -> None:
     """Refuse a new file `rel` among the store `paths` unless it is canonical memory a dream may create."""
+    check_new_beside(rel, tree_siblings(paths))
+
+
+def check_new_beside(rel: str, siblings: Siblings) -> None:
+    """`check_new_in_tree` with the tree's names read once: a night creating thousands of files checks each."""
     if canonical(rel) != rel:
         raise PathRefused(f"is not in its canonical form ({canonical(rel)!r})")
     check_memory(rel)
-    check_new(rel, tree_siblings(paths))
+    check_new(rel, siblings)

@@ -19,7 +19,7 @@ from dream.engines.offline.similarity import content_keys, word_keys
 from dream.engines.offline.text import MAX_LINE, shorten
 from dream.errors import EngineFailed
 from dream.store.model import TEAM_DIR, IndexLine, Store, TopicFile, resolve_link
-from dream.store.paths import PathRefused, check_new_in_tree
+from dream.store.paths import PathRefused, check_new_beside, tree_siblings
 from dream.store.tree import ARCHIVE_NAME, INDEX_NAME, Tree, atomic_write, is_archive, read_tree
 
 
@@ -99,9 +99,10 @@ def save(ws: Workspace, staging: Path, before: Tree) -> None:
     writes thousands of files here.
     """
     after = ws.store.to_tree()
+    siblings = tree_siblings(before)
     for path in sorted(set(after) - set(before)):
         try:
-            check_new_in_tree(path, before)  # the memory tool's rules: no new team file, no look-alike name
+            check_new_beside(path, siblings)  # the memory tool's rules: no new team file, no look-alike name
         except PathRefused as err:
             raise EngineFailed(f"the offline engine was about to write {path!r}, which {err}; nothing was "
                                "written (a bug of dream's: please report it)") from None
