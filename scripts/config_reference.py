@@ -37,7 +37,7 @@ INTRO = """\
 
 Settings are flat TOML; the keys are the fields of `dream.config.Settings`. Precedence, highest first:
 
-1. command-line flags (`--engine`, `--model`, `--force` …);
+1. command-line flags (`--engine`, `--model` …);
 2. the store's own `.dream/config.toml`;
 3. the global file: `$DREAM_CONFIG`, else `$XDG_CONFIG_HOME/dream/config.toml`, else
    `~/.config/dream/config.toml`;
