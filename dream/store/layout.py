@@ -9,6 +9,13 @@ from pathlib import Path
 
 from dream.errors import BadInput, StoreNotFound
 
+# The names a store's layout gives a meaning of its own at its top, so no memory may take them or look like them
+# (dream.store.paths compares every new name with these after NFKC, casefolding and look-alike folding).
+NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})  # transcripts, and dream's own files
+TEAM_DIR = "team"  # memory shared with teammates: a dream edits it, never adds to it
+RESERVED_NAMES = NOT_MEMORY_DIRS | {TEAM_DIR}
+INDEX_NAME = "MEMORY.md"
+
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 SLUG_TEXT_CHARS = 40
 

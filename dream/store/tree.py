@@ -21,12 +21,11 @@ from typing import Any
 
 from dream.crashpoints import before_write
 from dream.errors import BadInput
+from dream.store.layout import INDEX_NAME, NOT_MEMORY_DIRS
 from dream.store.regular import read_regular
 
 Tree = dict[str, bytes]
 
-NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})
-INDEX_NAME = "MEMORY.md"
 ARCHIVE_NAME = "archive.md"
 ROLLED_ARCHIVE_PREFIX = "archive-"  # archive-2026-12-01.md: what archive.md held when it rolled over that day
 _ROLLED_ARCHIVE = re.compile(rf"{ROLLED_ARCHIVE_PREFIX}\d{{4}}-\d{{2}}-\d{{2}}(?:-\d+)?\.md")
