@@ -33,7 +33,7 @@ class ModelPrice(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """A user's price for one model, US$ per million tokens; cache prices default to 1.25x and 0.1x input.
 
     `prompt_tokens` is the longest prompt dream may plan for with it (its context window, or where its price
-    rises), as in prices.toml; unset: the table's, else 200K.
+    rises), as in models.toml; unset: the table's, else 200K.
     """
 
     input: Annotated[float, NonNegative]

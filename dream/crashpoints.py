@@ -4,7 +4,10 @@
 stands where dream writes file data: with `DREAM_DISK_FULL_AFTER=N` the first N
 writes of the process succeed and every later one fails with ENOSPC, as on a
 disk that filled up (it stays full: nothing dream does afterwards can write
-either). Both do nothing when their variable is unset.
+either). With `DREAM_CRASH_AT_WRITE=N` it SIGKILLs the process at its Nth
+write instead (its temporary file made, no byte in it): every write point in
+turn, for tests that kill a command wherever it writes. Each does nothing
+when its variable is unset.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import signal
 from pathlib import Path
 
 _writes: dict[str, int] = {}  # DREAM_DISK_FULL_AFTER's value -> writes counted under it (a new value starts at 0)
+_writes_to_crash: list[int] = [0]  # writes of this process, counted for DREAM_CRASH_AT_WRITE
 
 
 def crashpoint(name: str) -> None:
@@ -24,7 +28,12 @@ def crashpoint(name: str) -> None:
 
 
 def before_write(path: Path | str) -> None:
-    """Raise ENOSPC for `path` once DREAM_DISK_FULL_AFTER writes were allowed; nothing otherwise."""
+    """Raise ENOSPC for `path` once DREAM_DISK_FULL_AFTER writes were allowed; die at DREAM_CRASH_AT_WRITE."""
+    crash_at = os.environ.get("DREAM_CRASH_AT_WRITE")
+    if crash_at is not None:
+        _writes_to_crash[0] += 1
+        if _writes_to_crash[0] == int(crash_at):
+            os.kill(os.getpid(), signal.SIGKILL)
     limit = os.environ.get("DREAM_DISK_FULL_AFTER")
     if limit is None:
         return

@@ -55,6 +55,7 @@ def result_json(result: ImportResult, root: Path) -> dict:
         "warnings": list(result.warnings),
         "logs_written": [_relative(p, root) for p in result.logs_written],
         "logs_removed": [_relative(p, root) for p in result.logs_removed],
+        "cleaned": result.cleaned,
     }
 
 
@@ -66,6 +67,8 @@ def print_result(result: ImportResult, root: Path) -> None:
         out.print(f"other projects'    {result.sessions_elsewhere} (not this store's project; left out)", markup=False)
     out.print(f"records skipped    {result.records_skipped}")
     out.print(f"redactions         {result.redactions}")
+    if result.cleaned:
+        out.print(f"removed            {len(result.cleaned)} temporary file(s) a killed import left", markup=False)
     out.print(f"warnings           {len(result.warnings)}")
     for warning in result.warnings:
         out.print(f"  {warning}", markup=False)

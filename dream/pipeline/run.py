@@ -135,9 +135,16 @@ def recover_interrupted_write(ctx: RunContext) -> None:
     A write that cannot be finished is reported as a warning here; the lock
     stage tries again and refuses the run if it still cannot.
     """
-    problem = finish_interrupted_write(ctx.layout)
+    problem, cleaned = finish_interrupted_write(ctx.layout)
     if problem:
         ctx.warnings.append(problem)
+    report_cleaned(ctx, cleaned)
+
+
+def report_cleaned(ctx: RunContext, cleaned: list[str]) -> None:
+    if cleaned:
+        ctx.warnings.append(f"removed {len(cleaned)} file(s) left by an interrupted dream process: "
+                            + ", ".join(cleaned[:10]) + (" …" if len(cleaned) > 10 else ""))
 
 
 def import_logs(ctx: RunContext) -> ImportResult | None:
@@ -145,6 +152,7 @@ def import_logs(ctx: RunContext) -> ImportResult | None:
     result = import_configured(ctx.layout.root, ctx.settings)
     if result is not None:
         ctx.warnings += result.warnings
+        report_cleaned(ctx, result.cleaned)
     return result
 
 
@@ -160,10 +168,7 @@ def lock(ctx: RunContext) -> Iterator[None]:
     """Hold the store's lock; raises `LockBusy` at once if another run has it."""
     with store_lock(ctx.layout, ctx.run_id):
         # a write interrupted after `finish_interrupted_write` looked, or it found locked; then the litter
-        cleaned = recover_and_clean(ctx.layout)
-        if cleaned:
-            ctx.warnings.append(f"removed {len(cleaned)} file(s) left by an interrupted dream process: "
-                                + ", ".join(cleaned[:10]) + (" …" if len(cleaned) > 10 else ""))
+        report_cleaned(ctx, recover_and_clean(ctx.layout))
         ctx.state = load_state(ctx.layout)  # re-read: a run may have ended while we gated
         yield
 
@@ -459,7 +464,7 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
     again = run(ctx.layout.root, engine=ctx.engine, force=True, overrides=settings,
                 now=max(time.time(), ctx.started_at + 1))
     where = f"proposal {again.proposal_id}" if again.proposal_id else f"no proposal ({again.reason or again.status})"
-    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes) "
+    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes, text no user said) "
             f"wait for a person: {where}"]
 
 

@@ -35,7 +35,7 @@ from dream.versions.removed import survival
 def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, Any]:
     layout = Layout.open(store)
     settings = load_settings(layout.root, overrides)
-    problem = finish_interrupted_write(layout)
+    problem, cleaned = finish_interrupted_write(layout)
     state = load_state(layout)
     holder = current_holder(layout)
     proposals = Proposals(layout)
@@ -50,6 +50,7 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "failures": state.failures,
         "interrupted_accept": layout.journal.exists() or problem is not None,
         "interrupted_accept_problem": problem,
+        "cleaned": cleaned,  # files killed dream processes left, removed now
         "survival": _survival(layout),
         "memory_reads": _reads(layout, settings),
     }

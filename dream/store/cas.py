@@ -190,6 +190,54 @@ def _both(ours: bytes | None, theirs: bytes | None, base: bytes | None) -> bytes
     return (ours if ours.endswith(b"\n") else ours + b"\n") + added
 
 
+def undo_write(written: bytes | None, now: bytes | None, before: bytes | None) -> bytes | None:
+    """What a path should hold when dream takes back its write of `written` over `before`, the path now
+    holding `now`: `before` with every edit another writer made since, never without one of its lines.
+
+    Edits that do not touch dream's lines are merged three-way; when they do,
+    `before` is kept and the writer's own lines (those in neither `written`
+    nor `before`) follow it, so nothing the writer said leaves the live file.
+    """
+    if now == written:
+        return before
+    ours = _own_lines(now, written, before)
+    if before is None or written is None or now is None:
+        if before is None:
+            return b"".join(ours) or None  # dream made the file: only the writer's lines stay
+        return _with_lines(before, ours)
+    merged, _ = merge_file(written, now, before)
+    return merged if merged is not None else _with_lines(before, ours)
+
+
+def _own_lines(now: bytes | None, *others: bytes | None) -> list[bytes]:
+    """The lines of `now` found in none of `others`, in order: what another writer added."""
+    known = {line.rstrip(b"\r\n") for data in others if data for line in data.splitlines()}
+    return [line if line.endswith(b"\n") else line + b"\n"
+            for line in (now or b"").splitlines(keepends=True) if line.rstrip(b"\r\n") not in known]
+
+
+def _with_lines(data: bytes, lines: list[bytes]) -> bytes:
+    if not lines:
+        return data
+    return (data if data.endswith(b"\n") or not data else data + b"\n") + b"".join(lines)
+
+
+def put_back(path: Path, written: bytes | None, before: bytes | None) -> bool:
+    """Take back dream's write of `written` at `path` (`undo_write`), however other writers race it.
+
+    False when the path is no longer a plain file, or kept changing: it then
+    holds dream's bytes with the writers' edits, and the caller says so."""
+    for _ in range(MAX_SWAPS):
+        try:
+            now = observe(path).data
+            result = compare_and_swap(path, now, undo_write(written, now, before))
+        except (NotRegular, OSError):
+            return False
+        if not result.conflict:
+            return True
+    return False
+
+
 def _swap(path: Path, data: bytes | None, seen: Seen, staged: Path | None = None) -> Any:
     """Put `data` at `path` in one step (None: remove it); return what the path held at that instant,
     or `_CHANGED` when the file is no longer the one `seen` (nothing done then; `staged` is kept)."""

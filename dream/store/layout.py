@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dream.errors import BadInput, StoreNotFound
+from dream.store.regular import read_regular
 
 # The names a store's layout gives a meaning of its own at its top, so no memory may take them or look like them
 # (dream.store.paths compares every new name with these after NFKC, casefolding and look-alike folding).
@@ -17,6 +18,10 @@ RESERVED_NAMES = NOT_MEMORY_DIRS | {TEAM_DIR}
 INDEX_NAME = "MEMORY.md"
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
+# The layout of .dream/ this code reads and writes, kept in .dream/format. A store written by a newer dream
+# (packs of another kind, mirrored stores …) is refused rather than read as today's and damaged.
+FORMAT_VERSION = 1
+_FORMAT_BYTES = 64
 SLUG_TEXT_CHARS = 40
 
 
@@ -85,7 +90,29 @@ class Layout:
             raise StoreNotFound(f"{root}: not a memory store (no MEMORY.md, no topic files, no logs/)")
         layout = cls(root.resolve())
         layout.check_own_folders()
+        layout.check_format()
         return layout
+
+    def check_format(self) -> None:
+        """Refuse a `.dream/` whose format is newer than this code's (or is not a format dream wrote)."""
+        try:
+            text = read_regular(self.format_file, "store format file", _FORMAT_BYTES).decode("ascii", "replace")
+        except FileNotFoundError:
+            return  # written before formats were numbered (format 1), or no .dream/ yet
+        number = text.strip()
+        if not number.isdigit() or not number.isascii():
+            raise BadInput(f"{self.format_file}: should hold the store's format number, holds {text[:20]!r}; "
+                           f"put {FORMAT_VERSION} there if this store was made by this dream")
+        if int(number) > FORMAT_VERSION:
+            raise BadInput(f"{self.format_file}: this store is in format {int(number)}, newer than this dream "
+                           f"reads ({FORMAT_VERSION}); upgrade dream to use it, nothing was read or written")
+
+    def mark_format(self) -> None:
+        """Write the format number into `.dream/` once (a store made before formats were numbered gets it too)."""
+        if not self.format_file.exists() and not self.format_file.is_symlink():
+            from dream.store.tree import atomic_write  # start-up: tree imports more than a read needs
+
+            atomic_write(self.format_file, f"{FORMAT_VERSION}\n".encode())
 
     def check_own_folders(self) -> None:
         """`.dream/` and its folders must be real folders inside the store, or absent.
@@ -152,8 +179,22 @@ class Layout:
         return self.dream / "history.duckdb"
 
     @property
+    def format_file(self) -> Path:
+        """The number of the layout of `.dream/` (`FORMAT_VERSION`)."""
+        return self.dream / "format"
+
+    @property
     def journal(self) -> Path:
         return self.dream / "accept.journal.json"
+
+    @property
+    def import_lock(self) -> Path:
+        """Held by an import (`dream.transcripts.importer`) while it writes logs/ and its state."""
+        return self.dream / "import.lock"
+
+    @property
+    def import_state(self) -> Path:
+        return self.dream / "import-state.json"
 
     @property
     def logs(self) -> Path:
@@ -163,3 +204,4 @@ class Layout:
         self.check_own_folders()  # again: it may have changed since the store was opened
         for d in (self.objects, self.versions, self.proposals):
             d.mkdir(parents=True, exist_ok=True)
+        self.mark_format()

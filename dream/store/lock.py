@@ -108,6 +108,7 @@ def store_lock(layout: Layout, run_id: str, purpose: str = "run", wait: float = 
     # os.uname().nodename is socket.gethostname() on POSIX, without importing socket at start-up
     holder = LockHolder(os.getpid(), os.uname().nodename, run_id, time.time(), purpose)
     try:
+        layout.mark_format()  # the lock is taken by every command that writes .dream/
         _write_holder(layout, holder)
         yield holder
     finally:

@@ -31,6 +31,10 @@ MAX_NAME_BYTES = 255  # a file name's limit on every common file system
 # surrogates, unassigned code points and line or paragraph separators. Each could hide what a name says.
 _INVISIBLE_CATEGORIES = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 
+# Characters a person reads as a folder separator, which NFKC leaves alone (it folds the full-width ／ to /):
+# "team∕x.md" would be one file at the top that reads as team/x.md; macOS shows ':' as '/' and Windows takes '\'.
+SEPARATOR_LOOKALIKES = frozenset("\\:∕⁄⧸╱⟋⼃〳")
+
 Siblings = Callable[[str], Iterable[str]]  # folder (store-relative, '' for the top) -> the names in it
 
 
@@ -129,6 +133,10 @@ def check_new(rel: str, siblings: Siblings) -> None:
         names = set(siblings("/".join(parts[:depth])))
         if part in names:
             continue
+        slash = next((c for c in part if c in SEPARATOR_LOOKALIKES), None)
+        if slash is not None:
+            raise PathRefused(f"names {part!r}, whose {slash!r} reads as a folder separator; use '/' for folders "
+                              "and another character in names")
         clash = next((n for n in sorted(names) if name_key(n) == name_key(part)), None)
         if clash is not None:
             raise PathRefused(f"names {part!r}, which reads as {clash!r} already there; use that name or a "

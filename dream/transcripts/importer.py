@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from stat import S_ISREG
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +28,10 @@ from typing import Literal
 
 from dream.config import Settings, configured_project, store_config_path
 from dream.errors import BadInput, Refused
+from dream.store import litter
+from dream.store.layout import Layout
 from dream.store.records import read_json_object, read_record_bytes
+from dream.store.regular import kind_of
 from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, codex
 from dream.transcripts.common import Session, as_dict, log_relpath, transcript_cwd
@@ -40,8 +44,6 @@ SOURCES: tuple[Source, ...] = ("claude-code", "codex")
 # Bump when readers or rendering change what a log says: every transcript is
 # then read again on the next import.
 FORMAT_VERSION = 1
-STATE_NAME = "import-state.json"
-LOCK_NAME = "import.lock"
 LOCK_TIMEOUT_SECONDS = 120.0
 # Sessions are read and rendered in groups: redaction is one polars call per
 # group, and only one group's sessions are held at a time.
@@ -60,6 +62,7 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)
     logs_written: list[Path] = field(default_factory=list)
     logs_removed: list[Path] = field(default_factory=list)  # replaced by a renamed log
+    cleaned: list[str] = field(default_factory=list)  # temporary files a killed import left, removed first
 
 
 # --- where transcripts are ------------------------------------------------------
@@ -121,7 +124,7 @@ def read_transcript(source: Source, path: Path, settings: Settings) -> Session:
 
 
 def state_path(store_root: Path) -> Path:
-    return store_root / ".dream" / STATE_NAME
+    return Layout(store_root).import_state
 
 
 def load_state(store_root: Path) -> dict[str, dict]:
@@ -197,10 +200,13 @@ def import_transcripts(
         FileLock,
         Timeout,
     )
-    lock = FileLock(str(store_root / ".dream" / LOCK_NAME))
+    lock = FileLock(str(Layout(store_root).import_lock))
     try:
         with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
-            return _Import(store_root, source, settings, project).run(found)
+            cleaned = litter.clean_import(Layout(store_root))  # what a killed import left: ours, under our lock
+            result = _Import(store_root, source, settings, project).run(found)
+            result.cleaned = cleaned
+            return result
     except Timeout:
         raise Refused(f"{store_root}: another import into this store is still running") from None
 
@@ -255,6 +261,8 @@ class _Import:
 
     def run(self, found: Path) -> ImportResult:
         result = ImportResult(self.source, found)
+        if not found.is_dir():
+            self._refuse_unless_transcript(found)
         try:
             transcripts = list_transcripts(self.source, found)
         except OSError as exc:
@@ -275,6 +283,23 @@ class _Import:
         self._apply(writes, removals, result)
         save_state(self.store, self.state)
         return result
+
+    def _refuse_unless_transcript(self, path: Path) -> None:
+        """A file named on its own must be a transcript that can be read: else one line, exit 2.
+
+        (In a folder of transcripts, one that cannot be read is a warning, and the rest are imported.)"""
+        try:
+            info = path.stat()
+        except OSError as exc:
+            raise BadInput(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        if not S_ISREG(info.st_mode):
+            raise BadInput(f"{path}: is {kind_of(info.st_mode)}, not a transcript file; nothing imported")
+        session = self._read(path)
+        if isinstance(session, OSError):
+            raise BadInput(f"{path}: cannot read it: {session.strerror or session}; nothing imported")
+        if session.records and session.malformed == session.records:
+            raise BadInput(f"{path}: is not a {self.source} transcript (none of its {session.records} line(s) "
+                           f"is a JSON record); nothing imported")
 
     def _import_group(self, group: list[tuple[Path, dict, str]], read: list[Session | OSError],
                       result: ImportResult, writes: list[tuple[Path, bytes]], removals: list[Path]) -> None:

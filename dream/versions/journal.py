@@ -45,7 +45,7 @@ from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, LockBusy, Refused, is_disk_full
 from dream.store.records import CutShortRecord, DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
-from dream.store.cas import compare_and_swap, stage
+from dream.store.cas import compare_and_swap, put_back, stage
 from dream.store.regular import NotRegular
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
@@ -152,7 +152,7 @@ def apply_journal(layout: Layout, journal: Journal) -> None:
             _give_up(layout, journal, unsafe)
         staged = _stage_files(layout, journal, new_tree)
         try:
-            merged = _write_files(layout, journal, new_tree, staged)
+            merged = _write_files(layout, journal, new_tree, staged, swapped={})
         finally:
             for leftover in staged.values():  # a write given up: its staged files are litter now
                 leftover.unlink(missing_ok=True)
@@ -175,6 +175,16 @@ def apply_journal(layout: Layout, journal: Journal) -> None:
         if is_disk_full(exc):
             raise _unfinished(layout, journal, "recording it in the history failed") from None
         raise
+    _drop_journal(layout, journal)
+
+
+def _drop_journal(layout: Layout, journal: Journal) -> None:
+    """The write is finished or given up: what killed processes left beside its paths goes, then the journal.
+
+    The journal names every temporary file such a write makes before the
+    first exists (each is ``.<name>.~dream-….tmp`` beside a path it plans),
+    so whichever command finishes the write removes them."""
+    litter.planned_temps(layout, journal.paths)
     layout.journal.unlink(missing_ok=True)
     fsync_dir(layout.dream)
 
@@ -252,12 +262,15 @@ def _pre_image(blobs: Blobs, journal: Journal, rel: str) -> bytes | None:
     return None if digest is None else blobs.get(digest)
 
 
-def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[str, Path]) -> list[str]:
+def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[str, Path],
+                 swapped: dict[str, bytes | None]) -> list[str]:
     """Compare-and-swap every planned path; returns the paths merged with an edit made meanwhile.
 
     `journal` and `new_tree` take the merged bytes. An edit that collides
-    with the write stays in place and the write is given up. `staged` holds
-    the new files already written beside their paths; each is used up.
+    with the write stays in place and the write is given up, taking back
+    every path in `swapped` (path -> what this write put there, filled as it
+    goes). `staged` holds the new files already written beside their paths;
+    each is used up.
     """
     blobs, merged = Blobs(layout), []
     for i, rel in enumerate([*journal.writes, *journal.deletes]):
@@ -265,14 +278,16 @@ def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[
             result = compare_and_swap(layout.root / rel, _pre_image(blobs, journal, rel), new_tree.get(rel),
                                       staged.pop(rel, None))
         except NotRegular:
-            _give_up(layout, journal, [(rel, "is no longer a plain file")])
+            _give_up(layout, journal, [(rel, "is no longer a plain file")], swapped)
         except OSError as exc:
             if is_disk_full(exc):  # undoing would need space too: the journal finishes it later
                 raise _unfinished(layout, journal, f"{rel} needed new space ({i} of {len(journal.paths)} "
                                                    f"files swapped in)") from None
-            _give_up(layout, journal, [(rel, exc.strerror or str(exc))])
+            _give_up(layout, journal, [(rel, exc.strerror or str(exc))], swapped)
         if result.conflict:
-            _give_up(layout, journal, [(rel, "was edited during the write, on the lines the write changes")])
+            _give_up(layout, journal, [(rel, "was edited during the write, on the lines the write changes")],
+                     swapped)
+        swapped[rel] = result.data
         if result.merged and result.data is not None:
             new_tree[rel] = result.data
             journal.files[rel] = sha256(result.data)
@@ -282,33 +297,63 @@ def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[
     return merged
 
 
-def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]]) -> NoReturn:
+def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]],
+             swapped: dict[str, bytes | None] | None = None) -> NoReturn:
     """Undo this journal's own writes, keep the store as found as a version, drop the journal, refuse."""
-    _restore_pre_images(layout, journal)
-    layout.journal.unlink(missing_ok=True)  # first: a replay must not mistake the version below for ours
-    fsync_dir(layout.dream)
+    stuck = _restore_pre_images(layout, journal, swapped or {})
+    _drop_journal(layout, journal)  # first: a replay must not mistake the version below for ours
     kept = _keep_store_as_found(layout, journal)
     rel, problem = changed[0]
     more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+    where = f" (the store as found is version {kept})" if kept else ""
+    if stuck:  # the agent's lines are in the live files either way; these files keep the new text too
+        where += (f"; {', '.join(stuck)} could not be put back and hold{'s' if len(stuck) == 1 else ''} "
+                  f"the {journal.action}'s text with every edit made since, the text before it is in the "
+                  f"version before {journal.new_version}")
     _record_event(layout, journal, f"{journal.action}-abandoned", kept,
-                  f"{rel}: {problem}{more}; nothing of it written")
+                  f"{rel}: {problem}{more}; nothing of it written{where}")
     raise StoreChangedDuringWrite(
         f"{layout.root / rel}: {problem}{more}; the {journal.action} was not applied and nothing was lost"
-        f"{f' (the store as found is version {kept})' if kept else ''}; {_retry_hint(journal)}")
+        f"{where}; {_retry_hint(journal)}")
 
 
-def _restore_pre_images(layout: Layout, journal: Journal) -> None:
-    """Files this journal already wrote or deleted go back to what they were, keeping any edit made since."""
-    blobs = Blobs(layout)
+def _restore_pre_images(layout: Layout, journal: Journal, swapped: dict[str, bytes | None]) -> list[str]:
+    """Every path this journal wrote or deleted gets its pre-image back, with any edit made since.
+
+    Ours are the paths this process swapped (`swapped`: what it put there)
+    and, for a write a crash interrupted, those still holding exactly the
+    journal's bytes. A path still at its pre-image, or edited by someone
+    else, is not ours: it is left as it is. Returns the paths that could not
+    be put back (they changed shape, or the pre-image cannot be read).
+    """
+    blobs, stuck = Blobs(layout), []
     for rel in journal.paths:
         after = journal.files.get(rel)
-        if journal.before[rel] == after or unsafe_target(layout.root, rel):
-            continue  # untouched by us, or not ours to touch
-        # A path still at its pre-image is left as it is; one we wrote gets it back, with any later edit.
+        if journal.before[rel] == after:
+            continue
         try:
-            compare_and_swap(layout.root / rel, blobs.get(after) if after else None, _pre_image(blobs, journal, rel))
-        except (BadInput, OSError):
-            pass  # the pre-image is gone, or the path changed shape: the new bytes stay, nothing is lost
+            planned = blobs.get(after) if after else None
+            if rel not in swapped and not _holds_exactly(layout, rel, planned):
+                continue
+            written = swapped.get(rel, planned)
+            if not put_back(layout.root / rel, written, _pre_image(blobs, journal, rel)):
+                stuck.append(rel)
+        except BadInput:
+            stuck.append(rel)
+    return stuck
+
+
+def _holds_exactly(layout: Layout, rel: str, planned: bytes | None) -> bool:
+    """Whether the path holds `planned` (None: is absent), as an earlier, killed process left it."""
+    if unsafe_target(layout.root, rel):
+        return False
+    path = layout.root / rel
+    try:
+        return path.read_bytes() == planned
+    except FileNotFoundError:
+        return planned is None
+    except OSError:
+        return False
 
 
 def _keep_store_as_found(layout: Layout, journal: Journal) -> int | None:
@@ -369,28 +414,44 @@ def recover(layout: Layout) -> bool:
 def recover_and_clean(layout: Layout) -> list[str]:
     """What every command that takes the store's lock does first: finish an interrupted write, then remove
     what killed dream processes left (the temporary files the write's journal planned, staging copies)."""
-    journal = load_journal(layout)
+    cleaned = litter.clean(layout, _planned(layout))  # first: under the lock all of it is stale
     recover(layout)
-    return litter.clean(layout, journal.paths if journal else ())
+    return cleaned
 
 
-def finish_interrupted_write(layout: Layout) -> str | None:
-    """Roll forward an interrupted accept or rollback, unless someone holds the lock.
+def finish_interrupted_write(layout: Layout) -> tuple[str | None, list[str]]:
+    """Roll forward an interrupted accept or rollback and remove what killed processes left, unless
+    someone holds the lock.
 
     For commands that do not take the lock themselves (status, a run whose
-    gate is closed). Returns why the write could not be finished, so the
-    caller can report it instead of failing.
+    gate is closed). Returns why the write could not be finished (so the
+    caller can report it instead of failing) and what was removed.
     """
-    if not layout.journal.exists():
-        return None
+    interrupted, cleaned = layout.journal.exists(), []
+    if not interrupted and not litter.present(layout):
+        return None, []
     try:
         with store_lock(layout, "recover", purpose="recover"):
+            cleaned = litter.clean(layout, _planned(layout))
             recover(layout)
     except LockBusy:
         pass  # the holder recovers it itself
     except (Refused, JournalBlocked) as problem:
-        return str(problem)
-    return None
+        return str(problem), cleaned
+    except (BadInput, OSError):
+        if interrupted:
+            raise
+        # only litter was left, and this store cannot be written (read-only, another user's): it stays
+    return None, cleaned
+
+
+def _planned(layout: Layout) -> list[str]:
+    """The paths the interrupted write's journal plans; none when it cannot be read (it blocks, and stays)."""
+    try:
+        journal = load_journal(layout)
+    except JournalBlocked:
+        return []
+    return journal.paths if journal else []
 
 
 LOCK_WAIT_SECONDS = 10

@@ -61,6 +61,7 @@ class Blobs:
         self._decoded: dict[str, tuple[bytes, int]] = {}  # sha256 -> (bytes, chain depth)
         self._decoded_bytes = 0
         self._packed: dict[str, packfiles.Pack] | None = None  # sha256 -> the pack holding it; loaded on a miss
+        self.damaged_packs: dict[Path, str] = {}  # packs reads skip (their objects are missing): path -> why
 
     def path(self, digest: str) -> Path:
         """Where the object's loose file is (or would be); a packed object has none."""
@@ -87,16 +88,27 @@ class Blobs:
         raise FileNotFoundError(digest)
 
     def packed(self, reload: bool = False) -> dict[str, packfiles.Pack]:
-        """sha256 -> a pack holding it, for every pack file (a pack deleted meanwhile is skipped)."""
+        """sha256 -> a pack holding it, for every readable pack file (a pack deleted meanwhile is skipped).
+
+        A damaged pack is skipped too, and kept in `damaged_packs`: it must
+        not stop the reads of objects it does not hold."""
         if self._packed is None or reload:
             found: dict[str, packfiles.Pack] = {}
-            for pack in self.packs():
+            self.damaged_packs = {}
+            for path in packfiles.pack_paths(self.packs_folder):
+                try:
+                    pack = packfiles.open_pack(path)
+                except FileNotFoundError:
+                    continue
+                except DamagedRecord as exc:
+                    self.damaged_packs[path] = str(exc)
+                    continue
                 found.update(dict.fromkeys(pack.index, pack))
             self._packed = found
         return self._packed
 
     def packs(self) -> list[packfiles.Pack]:
-        """Every pack file, read now."""
+        """Every pack file, read now; `DamagedRecord` for a damaged one (gc must see every pack)."""
         found = []
         for path in packfiles.pack_paths(self.packs_folder):
             try:
@@ -190,12 +202,21 @@ class Blobs:
         try:
             stored = self._read_stored(digest)
         except FileNotFoundError:
-            raise BadInput(f"{self.path(digest)}: blob missing from the version store") from None
-        loaded = self._unpack(digest, stored, hops) if packing.is_packed(stored) else (stored, 0)
+            hint = f" (it may have been in the damaged pack {next(iter(self.damaged_packs))})" \
+                if self.damaged_packs else ""
+            raise DamagedRecord(f"{self.path(digest)}: blob missing from the version store{hint}") from None
+        loaded = self._unpack(digest, stored, hops) if packing.is_packed(stored) else (self._raw(digest, stored), 0)
         if self._decoded_bytes < _CACHE_BYTES:
             self._decoded[digest] = loaded
             self._decoded_bytes += len(loaded[0])
         return loaded
+
+    def _raw(self, digest: str, stored: bytes) -> bytes:
+        """An object stored whole, as before packing: its bytes must hash to its name like any other's."""
+        if sha256(stored) != digest:
+            raise DamagedRecord(f"{self._where(digest)}: damaged object in the version store: "
+                                f"its bytes do not match its name")
+        return stored
 
     def _unpack(self, digest: str, stored: bytes, hops: int) -> tuple[bytes, int]:
         try:
@@ -209,7 +230,14 @@ class Blobs:
             problem = str(exc)
         if sha256(stored) == digest:  # raw bytes from before packing that merely start like a packed object
             return stored, 0
-        raise DamagedRecord(f"{self.path(digest)}: damaged object in the version store: {problem}")
+        raise DamagedRecord(f"{self._where(digest)}: damaged object in the version store: {problem}")
+
+    def _where(self, digest: str) -> str:
+        """The file holding an object: its loose file, or the pack (with the object's name) that holds it."""
+        loose = self.path(digest)
+        if loose.exists() or digest not in self.packed():
+            return str(loose)
+        return f"{self.packed()[digest].path} (object {digest})"
 
     # ---------------------------------------------------------------- writing
 

@@ -67,6 +67,7 @@ def the_morning(root: Path) -> dict[str, list]:
         "reject": [new_session, ["run", "--force", "--engine", "offline", *s], ["reject", *s], ["reject", *s]],
         "rebase": [new_session, ["run", "--force", "--engine", "offline", *s], ["rebase", *s]],
         "gc": [["gc", "--keep", "9", *s]],
+        "fsck": [["fsck", *s], ["fsck", "--json", *s]],
         "import": [["import", "--from", "claude-code", str(transcripts), *s]],
         "eval": [["eval", "--only", "team"], ["eval", "--only", "no-such-case"]],
         "lint": [["lint", *s], name_the_project, ["lint", *s]],

@@ -109,3 +109,26 @@ def test_without_an_exchange_an_append_inside_the_window_is_still_merged(tmp_pat
     result = cas.compare_and_swap(path, b"one\ntwo\n", b"ONE\ntwo\n")
     assert path.read_bytes() == b"ONE\ntwo\nagent\n" and result.merged
     assert os.listdir(tmp_path) == ["a.md"]
+
+
+# ------------------------------------------------------------------ taking a write back
+
+
+@pytest.mark.parametrize("written, now, before, expected", [
+    (b"new\n", b"new\n", b"old\n", b"old\n"),  # untouched since: the pre-image
+    (b"new\n", b"new\nappended\n", b"old\n", b"old\nappended\n"),  # an append stays
+    (b"a\nnew\n", b"a\nnew, edited\n", b"a\nold\n", b"a\nold\nnew, edited\n"),  # an edit of dream's line: kept
+    (None, b"recreated\n", b"old\n", b"old\nrecreated\n"),  # dream deleted it, the agent wrote it again
+    (b"made\n", b"made\nagent\n", None, b"agent\n"),  # dream made it: only the agent's line stays
+    (b"made\n", b"made\n", None, None),  # dream made it, nobody touched it: gone again
+])
+def test_undo_write_keeps_every_line_another_writer_added(written, now, before, expected):
+    assert cas.undo_write(written, now, before) == expected
+
+
+def test_put_back_takes_back_a_write_keeping_an_append_inside_the_window(tmp_path, racing):
+    path = tmp_path / "m.md"
+    path.write_bytes(b"# dream's\n")
+    racing(_append(b"- appended\n"))
+    assert cas.put_back(path, b"# dream's\n", b"# before\n")
+    assert path.read_bytes() == b"# before\n- appended\n"

@@ -11,6 +11,7 @@ from dream.store.model import (
     resolve_link,
     yaml_scalar,
 )
+from dream.store.tree import read_tree
 
 
 def test_index_line_kinds():
@@ -100,3 +101,33 @@ def test_yaml_scalar_quotes_only_when_needed():
     assert yaml_scalar("key: value") == '"key: value"'
     assert yaml_scalar("yes") == '"yes"'
     assert yaml_scalar('- "x"') == '"- \\"x\\""'
+
+
+# ------------------------------------------------------------------ the format of .dream/
+
+
+def test_the_store_records_its_format_and_a_newer_one_is_refused(demo_store, cli):
+    from dream.store.layout import FORMAT_VERSION
+
+    assert cli("run", "--store", str(demo_store)).code == 0
+    marker = demo_store / ".dream" / "format"
+    assert marker.read_text() == f"{FORMAT_VERSION}\n"
+    found = read_tree(demo_store)
+    for text, why in [(f"{FORMAT_VERSION + 1}\n", "newer than this dream reads"),
+                      ("two\n", "should hold the store's format number")]:
+        marker.write_text(text)
+        for args in (["status"], ["show", "1"], ["run", "--force"], ["rollback", "1"], ["fsck"]):
+            res = cli(*args, "--store", str(demo_store))
+            assert res.code == 2, (args, res.stderr)
+            assert res.stderr.strip().splitlines() == [res.stderr.strip()] and str(marker) in res.stderr
+            assert why in res.stderr
+    assert read_tree(demo_store) == found  # nothing written
+
+
+def test_a_store_made_before_formats_gets_its_format_at_the_next_write(demo_store, cli):
+    assert cli("run", "--store", str(demo_store)).code == 0
+    marker = demo_store / ".dream" / "format"
+    marker.unlink()
+    assert cli("status", "--store", str(demo_store)).code == 0  # read as format 1
+    assert cli("rollback", "1", "--store", str(demo_store)).code == 0
+    assert marker.read_text() == "1\n"

@@ -23,6 +23,7 @@ from dream.store.tree import (
     symlinked_memory,
     unsafe_target,
 )
+from dream.versions import journal as journal_mod
 from dream.versions.journal import (
     Journal,
     StoreChangedDuringWrite,
@@ -235,3 +236,44 @@ def test_durable_batch_that_fails_to_write_changes_nothing(tmp_path):
         batch.commit()
     assert good.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "good.md"]
+
+
+# ------------------------------------------------------------------ a refused rollback takes back all it wrote
+
+
+def test_a_refused_rollback_puts_back_every_file_it_wrote_with_the_agents_lines(demo_store, monkeypatch):
+    """Observed on main: a refused rollback left MEMORY.md at the old version and the topic files at the new
+    one, because the files already swapped kept the rollback's bytes when the agent had appended to them."""
+    accept_mod.accept(demo_store, cli_run(demo_store))
+    layout = Layout.open(demo_store)
+    found = read_tree(demo_store)
+    target = Versions(layout).tree(1)
+    changed = [p for p in sorted(set(found) | set(target)) if found.get(p) != target.get(p)]
+    assert len(changed) >= 2
+    order: list[str] = []
+
+    def agent_meanwhile(name: str) -> None:
+        if name == "rollback-after-first-write":
+            first = next(p for p in changed if (demo_store / p).exists() and found.get(p) != read(p))
+            order.append(first)
+            rolled = (demo_store / first).read_bytes()  # after dream swapped it in, the agent edits a line
+            line = next(x for x in rolled.splitlines() if x.strip() and x not in found[first].splitlines())
+            (demo_store / first).write_bytes(rolled.replace(line, line + b" (agent's note)", 1))
+            order.append(line + b" (agent's note)\n")
+            last = next(p for p in reversed(changed) if p != first and (demo_store / p).exists())
+            order.append(last)
+            (demo_store / last).write_bytes(b"agent rewrote this whole file\n")  # collides with the rollback
+
+    def read(rel: str) -> bytes | None:
+        return (demo_store / rel).read_bytes() if (demo_store / rel).exists() else None
+
+    monkeypatch.setattr(journal_mod, "crashpoint", agent_meanwhile)
+    with pytest.raises(Refused, match="the rollback was not applied and nothing was lost"):
+        accept_mod.rollback(demo_store, 1)
+
+    first, agent_line, last = order
+    now = read_tree(demo_store)
+    assert now[first] == found[first] + agent_line  # the file as found, then the agent's own line
+    assert now[last] == b"agent rewrote this whole file\n"
+    assert {p: b for p, b in now.items() if p not in order} == {p: b for p, b in found.items() if p not in order}
+    assert not layout.journal.exists()

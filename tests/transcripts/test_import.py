@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -229,3 +230,25 @@ def test_unreadable_transcript_is_a_warning_not_a_failure(project, monkeypatch):
     result = import_transcripts(project / "memory", "claude-code", None, Settings())
     assert result.sessions_written == 2
     assert any("cannot read" in w for w in result.warnings)
+
+
+def test_a_file_that_is_not_a_transcript_is_refused_in_one_line(project, tmp_path, cli):
+    """Observed on main: `dream import --from claude-code /etc/passwd` exited 0 ("sessions_unchanged: 1") and
+    reading /proc/self/mem only warned."""
+    store = project / "memory"
+    accounts = tmp_path / "accounts.txt"
+    accounts.write_text("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n")
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    before = snapshot(store)
+    for path, why in [(accounts, "is not a claude-code transcript (none of its 2 line(s) is a JSON record)"),
+                      (Path("/proc/self/mem"), "cannot read it: Input/output error"),
+                      (fifo, "is a FIFO, not a transcript file"),
+                      (Path("/dev/null"), "is a character device, not a transcript file")]:
+        for _ in range(2):  # the second time too: a file refused is never recorded as imported
+            res = cli("import", "--from", "claude-code", str(path), "--store", str(store))
+            assert res.code == 2, (path, res.stdout)
+            assert res.stderr.strip() == f"dream: error: {path}: {why}; nothing imported", res.stderr
+    assert snapshot(store) == before
+    good = cli("import", "--from", "claude-code", str(project / "sess-0.jsonl"), "--store", str(store), "--json")
+    assert good.code == 0 and good.json["sessions_written"] == 1

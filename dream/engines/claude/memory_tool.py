@@ -86,7 +86,11 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         """Parse the command strictly (the SDK's base parses without checking), then run it."""
         try:
             command = _parse_command(input)
-            return self.execute(command)  # type: ignore[arg-type]
+            try:
+                return self.execute(command)  # type: ignore[arg-type]
+            except OSError as err:  # its text would name the staging folder's path on this machine: the reason only
+                raise ToolError(f"The file system refused this {getattr(command, 'command', '')} command: "
+                                f"{err.strerror or type(err).__name__}; nothing was changed") from None
         except ToolError as err:
             self.refusals.append(str(err))
             raise
@@ -195,25 +199,33 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         rel = self._relative(command.path)
         full = self._full(rel)
         if full.is_dir():
-            return self._listing(full, command.path.rstrip("/") or ROOT)
+            shown = command.path.rstrip("/") or ROOT
+            rows = self._listing(full, shown)
+            header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
+            return header + "\n" + self._page(rows, command, shown)
         if not full.is_file():
             raise ToolError(f"The path {command.path} does not exist.")
         lines = self._read(full, command.path).split("\n")
-        start, end = 1, len(lines)
+        numbered = [f"{n:6d}\t{line}" for n, line in enumerate(lines, start=1)]
+        return f"Here's the content of {command.path} with line numbers:\n" + self._page(numbered, command, command.path)
+
+    @staticmethod
+    def _page(rows: list[str], command: BetaMemoryTool20250818ViewCommand, path: str) -> str:
+        """The rows `view_range` asks for (all by default), capped, with where to read on when some are left."""
+        start, end = 1, len(rows)
         if command.view_range:
             if len(command.view_range) != 2:
                 raise ToolError("view_range takes two numbers: [first_line, last_line] (-1 for the end)")
             start = max(1, command.view_range[0])
-            end = len(lines) if command.view_range[1] == -1 else min(len(lines), command.view_range[1])
-        numbered = [f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1)]
-        shown = capped(numbered)
+            end = len(rows) if command.view_range[1] == -1 else min(len(rows), command.view_range[1])
+        shown = capped(rows[start - 1:end])
         more = ""
-        if len(shown) < len(numbered):  # a long file is paged, so one view cannot flood the context
-            next_line = start + len(shown)
-            more = f"\n[more: view {command.path} with view_range=[{next_line}, -1]]"
-        return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(shown) + more
+        if start + len(shown) <= end:  # a long file or folder is paged, so one view cannot flood the context
+            more = f"\n[more: view {path} with view_range=[{start + len(shown)}, -1]]"
+        return "\n".join(shown) + more
 
-    def _listing(self, folder: Path, shown: str) -> str:
+    def _listing(self, folder: Path, shown: str) -> list[str]:
+        """One row per file and folder, two levels deep like the SDK's tool; the folder itself first."""
         hide = self.secrets.hide
         rows = [f"{_size(folder)}\t{shown}"]
         for dirpath, dirnames, filenames in os.walk(folder):
@@ -228,8 +240,7 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
                 if not name.startswith(".") and not entry.is_symlink():
                     rows.append(f"{_size(entry)}\t{hide(f'{shown}/{prefix}{name}')}")
             dirnames[:] = visible if len(rel_dir.parts) < 1 else []  # two levels deep, like the SDK's tool
-        header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
-        return header + "\n" + "\n".join(rows)
+        return rows
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         rel, full = self._writable(command.path, new_file=True)

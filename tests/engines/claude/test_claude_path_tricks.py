@@ -32,6 +32,9 @@ TRICKS = [
     memory("create", path="/memories/．dream/state.md", file_text="dream's own folder"),
     memory("create", path="/memories/Feedback_Small_PRs.md", file_text="a second file reading as the first"),
     memory("create", path="/memories/feedback_small_prѕ.md", file_text="a Cyrillic ѕ"),
+    memory("create", path="/memories/team∕division.md", file_text="a division slash reads as team/"),
+    memory("create", path="/memories/team\\backslash.md", file_text="a backslash is a folder on Windows"),
+    memory("create", path="/memories/team:colon.md", file_text="macOS shows ':' as '/'"),
     memory("rename", old_path="/memories/MEMORY.md", new_path="/memories//team/MEMORY.md"),
     memory("rename", old_path="/memories/MEMORY.md", new_path="/memories/ｔｅａｍ/MEMORY.md"),
     memory("rename", old_path="/memories/MEMORY.md", new_path="/memories/team／MEMORY.md"),
@@ -73,7 +76,8 @@ def test_every_path_trick_is_refused_and_nothing_of_it_is_proposed(
     assert "project_path_rules.md" in diff["files_changed"]
     new = {f for f in diff["files_changed"] if f not in before}
     assert new == {"project_path_rules.md", "kafka_consumer_lag.md"}, diff["files_changed"]  # ours, and the finish's
-    for word in ("promoted into team", "looks like team", "Cyrillic", "zero-width", "forged", "reads as logs"):
+    for word in ("promoted into team", "looks like team", "Cyrillic", "zero-width", "forged", "reads as logs",
+                 "slash reads", "backslash", "macOS"):
         assert word not in diff["diff"]
     assert _files(demo_store) == before  # the store keeps its bytes until someone accepts
     assert cli("accept", run.json["proposal_id"], "--store", str(demo_store), "--json").code == 0

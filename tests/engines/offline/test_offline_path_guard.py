@@ -18,7 +18,7 @@ from dream.config import Settings
 from datetime import date
 
 TOPIC = "---\nname: Style\ndescription: team style\ntype: feedback\n---\nBlack, 100 columns.\n"
-TRICKS = ["team/new.md", "ｔｅａｍ/wide.md", "team／slash.md", "tеam/cyrillic.md", "logs/forged.md",
+TRICKS = ["team/new.md", "ｔｅａｍ/wide.md", "team／slash.md", "tеam/cyrillic.md", "logs/forged.md", "team∕div.md",
           "Team/case.md", "Feedback_Style.md"]
 
 
