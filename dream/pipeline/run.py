@@ -58,6 +58,7 @@ from dream.store.tree import (
     atomic_write,
     changed_paths,
     has_own_size_rule,
+    mark_format,
     materialize,
     read_tree,
     scan_memory_paths,
@@ -176,6 +177,7 @@ def lock(ctx: RunContext) -> Iterator[None]:
 def snapshot(ctx: RunContext) -> Snapshot:
     """The live memory files become the base version (recorded if they changed)."""
     ctx.layout.ensure()
+    mark_format(ctx.layout)
     versions = Versions(ctx.layout)
     refuse_oversized_memory(ctx.layout.root)
     tree = read_tree(ctx.layout.root)

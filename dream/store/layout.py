@@ -107,13 +107,6 @@ class Layout:
             raise BadInput(f"{self.format_file}: this store is in format {int(number)}, newer than this dream "
                            f"reads ({FORMAT_VERSION}); upgrade dream to use it, nothing was read or written")
 
-    def mark_format(self) -> None:
-        """Write the format number into `.dream/` once (a store made before formats were numbered gets it too)."""
-        if not self.format_file.exists() and not self.format_file.is_symlink():
-            from dream.store.tree import atomic_write  # start-up: tree imports more than a read needs
-
-            atomic_write(self.format_file, f"{FORMAT_VERSION}\n".encode())
-
     def check_own_folders(self) -> None:
         """`.dream/` and its folders must be real folders inside the store, or absent.
 
@@ -204,4 +197,3 @@ class Layout:
         self.check_own_folders()  # again: it may have changed since the store was opened
         for d in (self.objects, self.versions, self.proposals):
             d.mkdir(parents=True, exist_ok=True)
-        self.mark_format()

@@ -21,7 +21,7 @@ from typing import Any
 
 from dream.crashpoints import before_write
 from dream.errors import BadInput
-from dream.store.layout import INDEX_NAME, NOT_MEMORY_DIRS
+from dream.store.layout import FORMAT_VERSION, INDEX_NAME, NOT_MEMORY_DIRS, Layout
 from dream.store.regular import read_regular
 
 Tree = dict[str, bytes]
@@ -239,6 +239,12 @@ def write_temp(path: Path, data: bytes, sync: bool = True) -> Path:
         os.unlink(tmp)
         raise
     return Path(tmp)
+
+
+def mark_format(layout: Layout) -> None:
+    """Write the format number into `.dream/` once (a store made before formats were numbered gets it too)."""
+    if not layout.format_file.exists() and not layout.format_file.is_symlink():
+        atomic_write(layout.format_file, f"{FORMAT_VERSION}\n".encode())
 
 
 def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
