@@ -92,6 +92,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     transcripts_path: str | None = None
     include_sidechains: bool = False
     max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
+    # where a store that imports transcripts keeps its activity logs, instead of <store>/logs: absolute, `~`, or
+    # relative to the store (`.dream/logs` leaves the memory folder untouched); `{store}` becomes the store's name
+    logs_path: str | None = None
     # the project the memories describe (configured_project): lint checks against it, and a Codex import
     # takes only the sessions that ran in it
     project: str | None = None
@@ -113,6 +116,11 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # version of the last keep_days days stays restorable (90 at least: a lower value is refused)
     auto_gc: bool = True
     keep_days: Annotated[float, Meta(ge=90)] = 90.0
+
+    @property
+    def imported_logs_path(self) -> str | None:
+        """`logs_path` where the store's logs are imported from transcripts; a store with its own logs/ keeps them."""
+        return self.logs_path if self.transcripts else None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: msgspec.to_builtins(v) for k, v in msgspec.structs.asdict(self).items()}

@@ -220,7 +220,7 @@ def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
     carries their requests. When nothing new came and the store is as the
     pending proposal found it, that proposal stands: nothing is read.
     """
-    logs = scan_sessions(ctx.layout.root)
+    logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
     files: list[SessionFile] = logs
     if not ctx.every_log:
         ledger = store_ledger(ctx.layout, ctx.state, logs)
@@ -396,7 +396,8 @@ def _account_for_logs(ctx: RunContext, outcome: RunOutcome) -> None:
     """
     if outcome.status not in (Status.PROPOSED, Status.NOOP):
         return
-    ledger = store_ledger(ctx.layout, ctx.state, scan_sessions(ctx.layout.root))
+    logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
+    ledger = store_ledger(ctx.layout, ctx.state, logs)
     holder = outcome.proposal_id if outcome.status == Status.PROPOSED else None
     for rel, read in ctx.reads.items():
         before = ledger.get(rel)

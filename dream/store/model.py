@@ -528,6 +528,12 @@ class Store:
             self._taken_keys.add(name_key(path))
         return topic
 
+    def clashes(self, path: str) -> bool:
+        """Whether a new file at `path` would read as a path already taken (``Archive.md`` beside ``archive.md``)."""
+        if self._taken_keys is None:
+            self._taken_keys = {name_key(p) for p in self.paths() | self.removed | set(self.original)}
+        return not self.exists(path) and name_key(path) in self._taken_keys
+
     def free_path(self, stem: str, folder: str = "") -> str:
         """A path `stem.md` (or `stem-2.md` …) not used by any file of the store, nor removed from it.
 
@@ -538,13 +544,11 @@ class Store:
         is taken too: on a case-insensitive disk it is the same file.
         """
         stem = _capped_stem(stem)
-        if self._taken_keys is None:
-            self._taken_keys = {name_key(p) for p in self.paths() | self.removed | set(self.original)}
         n = self._free_from.get((folder, stem), 1)
         while True:
             name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
             path = f"{folder}/{name}" if folder else name
-            if not self.exists(path) and path not in self.removed and name_key(path) not in self._taken_keys:
+            if not self.exists(path) and path not in self.removed and not self.clashes(path):
                 self._free_from[(folder, stem)] = n
                 return path
             n += 1

@@ -32,7 +32,7 @@ from dream.engines.offline.orient import (
 )
 from dream.engines.offline.placement import add_line, add_lines, clean_stem, reads_as_title, title_of
 from dream.engines.offline.similarity import CJK, content_keys, normalize, says_something, word_keys
-from dream.engines.offline.text import ELLIPSIS, MAX_LINE, fit_line, one_line, shorten, slug
+from dream.engines.offline.text import ELLIPSIS, MAX_LINE, fit_line, one_line, phrase_title, shorten, slug
 from dream.store.model import MARKDOWN_LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
 from dream.store.paths import PathRefused, check_new_in_tree
 from dream.store.tree import INDEX_NAME
@@ -358,7 +358,7 @@ def _demote_line(ws: Workspace, text: str, line: IndexLine) -> str:
     type_ = "feedback" if re.match(r"^\W*(always|never|don'?t|do not|prefer|use)\b", content, re.I) else "project"
 
     path = store.free_path(f"{type_}_{slug(content)}")
-    title = shorten(re.sub(r"[*_`]", "", content), 50)
+    title = phrase_title(re.sub(r"[*_`]", "", content), 50)
     store.add_topic(path, new_topic_text(title, shorten(content, MAX_LINE), type_, [content],
                                          newline=store.newline))
     ws.change("created", path, "holds the full text of an index line over the length limit", shorten(content, 100))

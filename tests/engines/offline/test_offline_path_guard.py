@@ -57,3 +57,16 @@ def test_save_refuses_a_new_path_the_memory_tool_would_refuse(tmp_path: Path, pa
     with pytest.raises(EngineFailed, match="was about to write"):
         save(ws, root, before)
     assert not (root / path).exists() and not (root / "ｔｅａｍ").exists()
+
+
+def test_an_archive_is_not_made_beside_a_file_that_reads_as_its_name(tmp_path: Path, cli) -> None:
+    """A user's `Archive.md` (another case): the archive goes to dream_archive.md, never a look-alike archive.md."""
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / "Archive.md").write_text(TOPIC.replace("Style", "Old things"), encoding="utf-8")
+    (root / "MEMORY.md").write_text("# Memory\n- [Old](Archive.md) — old things\n"
+                                    "- [Gone](gone.md)\n", encoding="utf-8")  # a broken pointer, archived
+    run = cli("run", "--store", str(root), "--force", "--json")
+    assert run.code == 0 and run.json["status"] == "proposed", (run.stderr, run.json)
+    diff = cli("diff", "--store", str(root), "--json").json
+    assert "dream_archive.md" in diff["files_changed"] and "archive.md" not in diff["files_changed"]
