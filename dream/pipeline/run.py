@@ -26,7 +26,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dream import history, lint
+from dream import history, lint, notes
 from dream.lint import verified
 from dream.config import Settings, load_settings
 from dream.engines import (
@@ -47,7 +47,7 @@ from dream.store.ledger import Ledger, Read, held, save_ledger, unread
 from dream.pipeline.report import build_report
 from dream.store.sessions import SessionFile, scan_sessions
 from dream.store.state import StoreState, backoff_seconds, load_state, save_state
-from dream.review import budget, policy, retention
+from dream.review import answer_note, budget, policy, retention
 from dream.store import pinned
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
@@ -322,8 +322,10 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     outcome = _outcome(ctx, gathered, staged.result)
     outcome.base_version = snap.version
     if not staged.changed:
+        notes.record(ctx.layout, staged.result.needs_person, ctx.run_id, ctx.started_at)  # kept on a noop night too
         outcome.status, outcome.reason = Status.NOOP, str(NoopReason.NO_CHANGES)
         return outcome
+    carried = carry_taken_notes(ctx, snap, staged)
     proposals = Proposals(ctx.layout)
     proposal = Proposal(
         id=new_proposal_id(), created_at=time.time(), base_version=snap.version, engine=ctx.engine,
@@ -347,12 +349,25 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
         outcome.needs_person.insert(0, f"over the removal budget: {over}")
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
+    # after superseding: a note taken into a proposal superseded now opens again, and this one lists it
+    report["notes"] = [n.to_json() for n in notes.record(
+        ctx.layout, staged.result.needs_person, ctx.run_id, ctx.started_at,
+        carried=dict.fromkeys(carried, proposal.id))]  # every open note, earlier nights' too
     diff = tree_diff(snap.tree, staged.tree)
     proposals.create(proposal, diff, report, tree=staged.tree)
     outcome.status, outcome.proposal_id = Status.PROPOSED, proposal.id
     outcome.lines_added, outcome.lines_removed = diff_line_counts(diff)
     outcome.changes = len(staged.result.changes) or len(staged.changed)
     return outcome
+
+
+def carry_taken_notes(ctx: RunContext, snap: Snapshot, staged: Staged) -> list[int]:
+    """This proposal replaces the pending one, so it holds the changes people took from notes into that one."""
+    tree, changes, carried = answer_note.carry_taken(ctx.layout, staged.tree, ctx.today)
+    if carried:
+        staged.tree, staged.changed = tree, changed_paths(snap.tree, tree)
+        staged.result.changes += changes
+    return carried
 
 
 def diff_line_counts(diff: str) -> tuple[int, int]:
