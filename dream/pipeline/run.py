@@ -46,7 +46,13 @@ from dream.pipeline.gather import Gathered, read_sessions
 from dream.store.ledger import Ledger, Read, held, save_ledger, unread
 from dream.pipeline.report import build_report
 from dream.store.sessions import SessionFile, scan_sessions
-from dream.store.state import StoreState, backoff_seconds, load_state, save_state
+from dream.store.state import (
+    StoreState,
+    backoff_seconds,
+    load_state,
+    save_state,
+    shrinks_next_part,
+)
 from dream.review import answer_note, budget, policy, retention
 from dream.store import pinned
 from dream.store.layout import Layout
@@ -93,6 +99,8 @@ class RunContext:
     store_changed: bool = True  # the memory files differ from the latest version (set by `snapshot`)
     reads: Ledger = field(default_factory=dict)  # the logs this run read, as it read them
     session_logs: dict[str, str] = field(default_factory=dict)  # session id -> log read, for the report
+    deferred: list[str] = field(default_factory=list)  # sessions the engine left for the next part: not accounted
+    tried: int | None = None  # sessions a failed run took (its part), when the engine says
 
 
 @dataclass
@@ -238,6 +246,7 @@ def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list
     inp = EngineInput(
         store_root=ctx.layout.root, staging=staging, sessions=gathered.sessions,
         catalog=gathered.files, settings=ctx.settings, today=ctx.today, run_id=ctx.run_id, lint=lint or [],
+        most_sessions=ctx.state.part_sessions,
     )
     if snap is not None:  # what ranks the index when it must shrink: pins, and reads in the transcripts
         inp.pinned = pinned.pinned_paths(snap.tree, ctx.settings.pinned)
@@ -264,6 +273,7 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     inp = _engine_input(ctx, gathered, staging, stale, snap)
     inp.findings = checked.as_json()["findings"] if checked else []
     result = engine.consolidate(inp)
+    defer(ctx, result)
     result.needs_person += [line for line in stale if line not in result.needs_person]
     protect_pinned(ctx, snap, staging, result)
     if checked is not None and ctx.settings.lint_verified_at:
@@ -271,6 +281,16 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     tree = read_tree(staging)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,
                   inp.memory_reads)
+
+
+def defer(ctx: RunContext, result: EngineResult) -> None:
+    """Sessions the engine left for a later run (a dream in parts, or a run stopped at its budget) stay unread:
+    the proposal does not hold their logs, and the next part reads them. A person sees which and why."""
+    ctx.deferred = [sid for sid in result.deferred if sid in ctx.session_logs]
+    if ctx.deferred:
+        listed = ", ".join(ctx.deferred[:20]) + (" …" if len(ctx.deferred) > 20 else "")
+        result.needs_person.append(f"dreamed in parts: {len(ctx.deferred)} session(s) wait for the next part, which "
+                                   f"runs once this proposal is decided: {listed}")
 
 
 def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult) -> None:
@@ -338,7 +358,9 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
         duration_s=time.time() - ctx.started_at, warnings=ctx.warnings + gathered.warnings,
     )
     report["session_logs"] = ctx.session_logs  # which requests a partial accept leaves out (review.requests)
-    report["logs_read"] = {rel: read.to_json() for rel, read in ctx.reads.items()}  # what it accounts for
+    report["logs_read"] = {rel: read.to_json() for rel, read in _accounted(ctx).items()}  # what it accounts for
+    report["deferred_sessions"] = ctx.deferred  # left for the next part: read again by the next run
+    report["partial"] = staged.result.partial  # why the run stopped before the model finished ("" when it did not)
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     report["lint"] = staged.lint
     report["memory_reads"] = staged.memory_reads
@@ -414,12 +436,18 @@ def _account_for_logs(ctx: RunContext, outcome: RunOutcome) -> None:
     logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
     ledger = store_ledger(ctx.layout, ctx.state, logs)
     holder = outcome.proposal_id if outcome.status == Status.PROPOSED else None
-    for rel, read in ctx.reads.items():
+    for rel, read in _accounted(ctx).items():
         before = ledger.get(rel)
         if holder is None and before is not None and before.proposal is not None and before.sha256 == read.sha256:
             continue  # a pending proposal still holds it: a person has yet to decide on its requests
         ledger[rel] = Read(read.size, read.sha256, read.mtime, holder)
     save_ledger(ctx.layout, ledger)
+
+
+def _accounted(ctx: RunContext) -> Ledger:
+    """The logs this run accounts for: what it read, less the sessions left for the next part."""
+    left = {ctx.session_logs[sid] for sid in ctx.deferred}
+    return {rel: read for rel, read in ctx.reads.items() if rel not in left}
 
 
 def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
@@ -429,7 +457,12 @@ def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
         state.last_consolidated_at = ctx.started_at
         state.replay = []  # the ledger holds what it said
         state.failures, state.backoff_until, state.failed_engine = 0, None, None
+        state.next_part = bool(ctx.deferred)
+        state.part_sessions = state.part_sessions if state.next_part else None  # a part keeps its size to the end
     elif outcome.status == Status.FAILED:
+        tried = ctx.tried or outcome.sessions_read
+        if shrinks_next_part(outcome.reason) and tried:
+            state.part_sessions = max(1, tried // 2)
         state.failures = state.failures + 1 if state.failed_engine in (None, ctx.engine) else 1
         state.failed_engine = ctx.engine
         wait = backoff_seconds(state.failures, ctx.settings.backoff_minutes, ctx.settings.backoff_max_hours)
@@ -489,6 +522,7 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:
     outcome = _outcome(ctx, gathered)
     outcome.status, outcome.reason, outcome.error = Status.FAILED, exc.reason, str(exc)
+    ctx.tried = exc.sessions
     if isinstance(exc, RunFailed) and exc.usage is not None:
         outcome.usage = exc.usage  # what the engine spent before failing
     return outcome
