@@ -54,10 +54,10 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     min_hours: Annotated[float, NonNegative] = 24.0
     min_sessions: Annotated[int, NonNegative] = 5
     # engine
-    engine: Literal["auto", "offline", "claude"] = "auto"
+    engine: Literal["auto", "offline", "claude"] = "auto"  # auto: claude when ANTHROPIC_API_KEY is set, else offline
     model: str = "claude-sonnet-5-5"  # a current Sonnet from anthropic.types.Model
     instructions: Annotated[str, Meta(max_length=MAX_INSTRUCTIONS)] | None = None
-    similarity_threshold: Annotated[float, Meta(ge=0, le=100)] = 90.0
+    similarity_threshold: Annotated[float, Meta(ge=0, le=100)] = 90.0  # rapidfuzz score for near-duplicates
     # claude engine: thinking, effort and the memory tool's declaration (docs/claude-engine.md, "Thinking")
     thinking: Literal["adaptive", "disabled", "none"] = "adaptive"  # none: send no `thinking` field (a gateway)
     effort: Literal["low", "medium", "high", "xhigh", "max", "none"] = "medium"  # none: no `output_config`
@@ -90,11 +90,11 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
     transcripts_path: str | None = None
+    include_sidechains: bool = False
+    max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
     # where a store that imports transcripts keeps its activity logs, instead of <store>/logs: absolute, `~`, or
     # relative to the store (`.dream/logs` leaves the memory folder untouched); `{store}` becomes the store's name
     logs_path: str | None = None
-    include_sidechains: bool = False
-    max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
     # the project the memories describe (configured_project): lint checks against it, and a Codex import
     # takes only the sessions that ran in it
     project: str | None = None

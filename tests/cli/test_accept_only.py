@@ -1,4 +1,4 @@
-"""`dream accept --only a.md b.md` as the README writes it: several files after one flag."""
+"""`dream accept --only a.md b.md` as the docs write it (docs/reviewing.md): several files after one flag."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 
 from dream.cli.app import file_lists
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REVIEWING = Path(__file__).resolve().parents[2] / "docs" / "reviewing.md"
 TWO_FILES = ["feedback_small_prs.md", "project_database.md"]  # changed, not added: taking them alone breaks nothing
 
 
-def test_the_readme_writes_several_files_after_one_flag() -> None:
-    assert "`dream accept ID --only a.md b.md` or `--except c.md`" in README.read_text(encoding="utf-8")
+def test_the_docs_write_several_files_after_one_flag() -> None:
+    assert "`dream accept ID --only a.md b.md` or `--except c.md`" in REVIEWING.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("args", [

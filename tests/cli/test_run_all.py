@@ -94,12 +94,12 @@ def test_no_stores_is_not_an_error(home: Path, tmp_path: Path, cli) -> None:
 
 
 def crontab_line() -> str:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    (line,) = [line for line in readme.splitlines() if line.startswith("0 3 * * * ")]
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "scheduling.md").read_text(encoding="utf-8")
+    (line,) = [line for line in docs.splitlines() if line.startswith("0 3 * * * ")]
     return line
 
 
-def test_the_readme_crontab_line_dreams_and_logs_to_a_file(home: Path, tmp_path: Path) -> None:
+def test_the_documented_crontab_line_dreams_and_logs_to_a_file(home: Path, tmp_path: Path) -> None:
     """The line as a user pastes it, run by `sh` with cron's bare environment, the venv's path put in."""
     store = demo_copy(home / ".claude" / "projects" / "-work-api" / "memory")
     schedule, command = crontab_line()[:10], crontab_line()[10:]
