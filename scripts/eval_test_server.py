@@ -5,7 +5,7 @@ it thinks every turn, opens with a preamble ("I'll start by reviewing the
 index."), and after the nudge answers "nothing to change". So the scorecard
 shows what the pipeline does for any model (the deterministic finish:
 pointers, orphans, long lines) and that the cases needing a model fail. It is
-the README's "test server" column. The server holds the engine to the API's
+the "test server" column of docs/eval.md. The server holds the engine to the API's
 rules (thinking bound to its prefix, four breakpoints).
 
     python scripts/eval_test_server.py            # the scorecard as a markdown table

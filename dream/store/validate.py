@@ -1,4 +1,4 @@
-"""Check a tree of memory files against the store's limits and formats (README, "How a dream runs").
+"""Check a tree of memory files against the store's limits and formats (docs/how-it-works.md).
 
 Index limits (lines, bytes, characters per line) are always errors: the
 agent reads the index at every session start, so an over-budget index hurts

@@ -1,6 +1,6 @@
 """The offline engine: deterministic consolidation, no network, no clock.
 
-It follows the four phases of a dream (README, "Engines"), one module each:
+It follows the four phases of a dream (docs/engines.md), one module each:
 orient (read the staging copy), gather (explicit requests in what the user
 said), consolidate (duplicates, absolute dates, new memories, forget) and
 prune (pointers, orphans, long lines, budget). "Today" is `inp.today`, and
