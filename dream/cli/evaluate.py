@@ -53,7 +53,7 @@ def eval_cmd(
 def _print_coverage(as_json: bool) -> None:
     """Each key of the phrase files' schema, with the languages that fill it and those that do not."""
     from dream.engines.offline.phrase_schema import coverage  # start-up: see dream/cli/__init__.py
-    from dream.engines.offline.phrases import phrases_dir
+    from dream.engines.offline.phrases import phrases_dir  # start-up: only --coverage reads the phrase files
 
     texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(phrases_dir().glob("*.toml"))}
     filled = coverage(texts)
