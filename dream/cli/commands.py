@@ -127,6 +127,8 @@ def _print_outcome(outcome, store: Path) -> None:
         out.print(outcome.error, markup=False)
     if outcome.redactions:
         out.print(f"{outcome.redactions} secret(s) redacted from the logs")
+    for line in outcome.left_alone:
+        out.print(line, markup=False)
     if s == Status.PROPOSED:
         out.print(f"proposal {outcome.proposal_id} on base version {outcome.base_version}")
         # One line whatever the width: a command to copy must not be broken in two.
