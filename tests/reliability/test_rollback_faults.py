@@ -8,8 +8,8 @@ the rollback changes (and one it does not) in three ways, and runs `dream rollba
   save; it checks the file did not change since it read it, as editors do);
 - truncate: open for writing in place, read, truncate, write it back with one more line.
 
-The agent also writes one file the rollback removes: an append to it during the write makes the rollback
-refuse (and put back all it wrote), which is what the trials exercise besides the kills.
+In every other trial the agent also writes one file the rollback removes: an append to it during the write
+makes the rollback refuse (and put back all it wrote), which the trials exercise besides the kills.
 
 The fault is a kill -9 at one of rollback's named crash points, at its Nth write (every one in turn), or
 none. After a kill, one later command (`dream status`) finishes or gives up the write. Then the agent
@@ -43,7 +43,7 @@ pytestmark = pytest.mark.slow
 
 NAMED = ["rollback-before-journal", "rollback-after-journal", "swap-temp-written", "rollback-after-first-write",
          "rollback-after-apply", "rollback-after-version"]
-ROUNDS = 5  # every fault this many times (with a different agent seed)
+ROUNDS = int(os.environ.get("DREAM_FAULT_ROUNDS", "5"))  # every fault this many times (another agent seed)
 AGENT_LINE = re.compile(rb"^- agent line \d+-\d+$")
 
 AGENT = r"""
@@ -141,20 +141,20 @@ def _kept_in_versions(store: Path, since: int) -> bytes:
     return b"".join(data for n in versions.numbers() if n > since for data in versions.tree(n).values())
 
 
-def _agents_files(old: dict, target: dict) -> list[str]:
-    """What the agent writes: every file the rollback rewrites (the index among them), one it removes, one
-    it leaves alone. An append to the one it removes makes the rollback refuse, if it lands in the write."""
+def _agents_files(old: dict, target: dict, with_removed: bool) -> list[str]:
+    """What the agent writes: every file the rollback rewrites (the index among them), one it leaves alone,
+    and (`with_removed`) one it removes: an append to that one during the write makes the rollback refuse."""
     rewritten = [rel for rel in sorted(old) if rel in target and old[rel] != target[rel]]
-    removed = next(rel for rel in sorted(old) if rel not in target)
+    removed = [next(rel for rel in sorted(old) if rel not in target)] if with_removed else []
     untouched = next(rel for rel in sorted(old) if old[rel] == target.get(rel))
-    return [*rewritten, removed, untouched]
+    return [*rewritten, *removed, untouched]
 
 
 def _trial(origin: Path, where: Path, fault: str | None, seed: int, old: dict, target: dict) -> tuple[str, list]:
     """One rollback under the agent; (outcome, problems)."""
     store = where / "store"
     shutil.copytree(origin, store)
-    files = [str(store / rel) for rel in _agents_files(old, target)]
+    files = [str(store / rel) for rel in _agents_files(old, target, with_removed=seed % 2 == 1)]
     stop, log = where / "stop", where / "written.tsv"
     agent = subprocess.Popen([sys.executable, "-c", AGENT, "|".join(files), str(stop), str(log), str(seed)])
     while not log.exists() or not log.read_bytes():
@@ -211,6 +211,6 @@ def test_rollback_under_faults_and_an_agent_leaves_old_or_target_and_every_line(
     trials = sum(outcomes.values())
     print(f"\n{trials} trials ({len(faults)} faults x {ROUNDS}; {writes} write points): {dict(outcomes)}; "
           f"problems: {len(problems)}")
-    assert problems == []
-    assert trials >= 100
+    assert problems == [], "\n".join(problems[:40])
+    assert trials >= 100 or ROUNDS < 5
     assert outcomes["rolled back"] > 0 and any(o.startswith("killed") for o in outcomes)
