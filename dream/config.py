@@ -33,7 +33,7 @@ class ModelPrice(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """A user's price for one model, US$ per million tokens; cache prices default to 1.25x and 0.1x input.
 
     `prompt_tokens` is the longest prompt dream may plan for with it (its context window, or where its price
-    rises), as in prices.toml; unset: the table's, else 200K.
+    rises), as in models.toml; unset: the table's, else 200K.
     """
 
     input: Annotated[float, NonNegative]
@@ -90,6 +90,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
     transcripts_path: str | None = None
+    # where a store that imports transcripts keeps its activity logs, instead of <store>/logs: absolute, `~`, or
+    # relative to the store (`.dream/logs` leaves the memory folder untouched); `{store}` becomes the store's name
+    logs_path: str | None = None
     include_sidechains: bool = False
     max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
     # the project the memories describe (configured_project): lint checks against it, and a Codex import
@@ -113,6 +116,11 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # version of the last keep_days days stays restorable (90 at least: a lower value is refused)
     auto_gc: bool = True
     keep_days: Annotated[float, Meta(ge=90)] = 90.0
+
+    @property
+    def imported_logs_path(self) -> str | None:
+        """`logs_path` where the store's logs are imported from transcripts; a store with its own logs/ keeps them."""
+        return self.logs_path if self.transcripts else None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: msgspec.to_builtins(v) for k, v in msgspec.structs.asdict(self).items()}

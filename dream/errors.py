@@ -73,7 +73,13 @@ def from_os_error(exc: OSError) -> DreamError | None:
         return DiskFull(f"{where}: disk full ({exc.strerror}); free some space and run the command again")
     if exc.errno not in WRITE_REFUSED_ERRNOS:
         return None
+    if exc.errno == errno.EROFS:  # no chmod or chown can help: the whole file system refuses writes
+        return NotWritable(f"{where}: {exc.strerror}; {READ_ONLY_FIX}")
     return NotWritable(f"{where}: {exc.strerror}; {fix_for(str(where))}")
+
+
+READ_ONLY_FIX = ("the file system is mounted read-only: remount it read-write, or copy the store to a writable "
+                 "disk and run dream there")
 
 
 def fix_for(path: str) -> str:

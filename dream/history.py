@@ -66,6 +66,8 @@ RUN_TYPES = {
     "cache_creation_tokens": "BIGINT", "turns": "INTEGER", "cost_usd": "DOUBLE",
     "redactions": "INTEGER", "error": "VARCHAR", "lines_added": "INTEGER", "lines_removed": "INTEGER",
 }
+# The event of what a partial accept or reject left pending: a proposal of its own, made by no run.
+LEFT_PENDING = "left-pending"
 EVENT_TYPES = {
     "at": "TIMESTAMPTZ", "action": "VARCHAR", "proposal_id": "VARCHAR", "version": "INTEGER",
     "actor": "VARCHAR", "comment": "VARCHAR", "detail": "VARCHAR",

@@ -11,6 +11,8 @@ is good at. A line DuckDB cannot read (cut short by a crash) is skipped by
 tokens and cost, proposals accepted and rejected (the acceptance rate), lines
 the proposals removed, and the proposal waiting for review, with how long it
 has waited. Only a store's newest proposal can wait: a new one supersedes it.
+What a partial accept or reject left pending is a proposal too (its
+`left-pending` event), and waits until it is decided on.
 
 `view_sql` is the view's own definition, which `dream report --sql` prints so
 that anyone can run their own SQL in the `duckdb` shell (docs/report.md).
@@ -23,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dream.history import EVENT_TYPES, RUN_TYPES
+from dream.history import EVENT_TYPES, LEFT_PENDING, RUN_TYPES
 from dream.store.layout import Layout
 
 HISTORY_TYPES = {"kind": "VARCHAR", **RUN_TYPES, **EVENT_TYPES}
@@ -43,9 +45,15 @@ WITH lines AS MATERIALIZED (
 ), decisions AS (
     SELECT * FROM lines WHERE kind = 'event' AND action IN ('accept', 'reject')
                           AND ($since IS NULL OR "at" >= $since)
+), proposed AS (
+    SELECT store, proposal_id, started_at AS made_at, finished_at AS proposed_at
+    FROM lines WHERE kind = 'run' AND status = 'proposed' AND proposal_id IS NOT NULL
+    UNION ALL  -- what a partial accept or reject left pending waits as a proposal of its own
+    SELECT store, proposal_id, "at", "at" FROM lines
+    WHERE kind = 'event' AND action = '{LEFT_PENDING}' AND proposal_id IS NOT NULL
 ), newest_proposal AS (
-    SELECT store, arg_max(proposal_id, started_at) AS proposal_id, max(finished_at) AS proposed_at
-    FROM lines WHERE kind = 'run' AND status = 'proposed' AND proposal_id IS NOT NULL GROUP BY store
+    SELECT store, arg_max(proposal_id, made_at) AS proposal_id, max(proposed_at) AS proposed_at
+    FROM proposed GROUP BY store
 ), closed AS (
     SELECT DISTINCT store, proposal_id FROM lines WHERE kind = 'event' AND action IN {CLOSING_ACTIONS}
 ), waiting AS (

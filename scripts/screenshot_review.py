@@ -3,6 +3,7 @@
     python scripts/screenshot_review.py out.png                 # the demo store, dreamed in a temp copy
     python scripts/screenshot_review.py out.png --store STORE   # a proposal of your own store
     python scripts/screenshot_review.py out.png --html page.html  # an existing page
+    python scripts/screenshot_review.py out.png --top 1600      # only what a reviewer sees first
 
 Needs `playwright` (pip) and `chromium` (apt-get install chromium).
 """
@@ -45,7 +46,8 @@ def store_page(store: Path, workdir: Path, proposal: str | None) -> Path:
     return write_page(workdir / "review.html", proposal_page(layout, Proposals(layout).resolve(proposal)))
 
 
-def screenshot(html: Path, png: Path, width: int = 1280, full_page: bool = True) -> None:
+def screenshot(html: Path, png: Path, width: int = 1280, full_page: bool = True, top: int | None = None) -> None:
+    """The whole page, or (`top`) only its first `top` pixels: what a reviewer sees first, in a small file."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -53,7 +55,8 @@ def screenshot(html: Path, png: Path, width: int = 1280, full_page: bool = True)
         try:
             page = browser.new_page(viewport={"width": width, "height": 900})
             page.goto(html.resolve().as_uri())
-            page.screenshot(path=str(png), full_page=full_page)
+            clip = {"x": 0, "y": 0, "width": width, "height": top} if top else None
+            page.screenshot(path=str(png), full_page=full_page, clip=clip)
         finally:
             browser.close()
 
@@ -64,6 +67,7 @@ def main() -> int:
     parser.add_argument("--store", type=Path)
     parser.add_argument("--proposal")
     parser.add_argument("--html", type=Path)
+    parser.add_argument("--top", type=int, help="only the first TOP pixels of the page")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.html:
@@ -72,7 +76,7 @@ def main() -> int:
             html = store_page(args.store, Path(tmp), args.proposal)
         else:
             html = demo_page(Path(tmp))
-        screenshot(html, args.png)
+        screenshot(html, args.png, top=args.top)
     print(args.png)
     return 0
 

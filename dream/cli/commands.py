@@ -21,7 +21,6 @@ from dream.cli.console import (
     print_diff,
     project_names,
     say,
-    short_paths,
     table,
     when,
     words,
@@ -78,7 +77,7 @@ def _run_fleet(roots: list[Path], engine: str | None, force: bool, overrides: di
     if not as_json:
         out.print(f"dream run --all at {when(started)}: {len(stores)} store(s)"
                   + ("" if stores else " under ~/.claude/projects or the --root folders"), markup=False)
-    names = dict(zip(map(str, stores), short_paths(stores)))
+    names = dict(zip(map(str, stores), project_names(stores)))
 
     def heard(row: dict) -> None:
         if not as_json:
@@ -161,12 +160,15 @@ def status(
         emit_json(info)
         return
     g = info["gate"]
-    gate_text = "open" if g["open"] else f"closed ({g['reason']}: {g['message']})"
+    gate_text = (("open" + (f" ({g['message']})" if g["transcripts_to_import"] else "")) if g["open"]
+                 else f"closed ({g['reason']}: {g['message']})")
     lock = info["lock"]
     lock_text = "free" if not lock else f"held by run {lock['run_id']} pid {lock['pid']}@{lock['host']} since {when(lock['started_at'])}"
     say(f"store            {info['store']}")
     say(f"gate             {gate_text}")
     say(f"sessions waiting {g['sessions_waiting']}")
+    for warning in g["warnings"]:
+        say(f"warning          {warning}")
     say(f"last dream       {when(info['last_consolidated_at'])}")
     say(f"lock             {lock_text}")
     say(f"current version  {human(info['current_version']) or 'none yet'}")
@@ -187,7 +189,7 @@ def _print_fleet(rows: list[dict], as_json: bool) -> None:
         return
     stores = [r["store"] for r in rows]
     table_rows = []
-    for r, name in zip(rows, short_paths(stores)):
+    for r, name in zip(rows, project_names(stores)):
         if "error" in r:
             table_rows.append([name, "error", "", "", "", r["error"]])
             continue
@@ -377,6 +379,9 @@ def print_decision(decision, as_json: bool, what_to: str = "", resumed=None) -> 
     if decision.skipped:
         label = "rejected" if decision.status == "rejected" else "skipped"
         out.print(f"{label}: {', '.join(decision.skipped)}", markup=False)
+    if decision.indexed:
+        out.print(f"MEMORY.md: took the index line(s) of {', '.join(decision.indexed)} too, so the agent reads "
+                  f"{'them' if len(decision.indexed) > 1 else 'it'}", markup=False)
     if decision.new_proposal_id and decision.status in ("accepted", "rejected"):
         out.print(f"the rest stays pending as proposal {decision.new_proposal_id} (`dream diff` shows it)",
                   markup=False)
@@ -419,7 +424,7 @@ def history(
 def _print_history(found: hist.History, fleet: bool) -> None:
     where = ["store"] if fleet else []
     stores = sorted({row["store"] for row in [*found.runs, *found.events]}) if fleet else []
-    names = dict(zip(stores, short_paths(stores)))
+    names = dict(zip(stores, project_names(stores)))
     under = f" (stores under {root})" if (root := common_root(stores)) else ""
     if not found.runs:
         out.print("no runs yet")

@@ -150,8 +150,9 @@ def claude_project(path: Any) -> str | None:
     if os.path.isdir(decoded):
         return "~" + decoded[len(home):] if decoded.startswith(home.rstrip("/") + "/") else decoded
     home_folder = home.replace("/", "-").replace(".", "-")
-    if folder.startswith(home_folder + "-"):
-        return "~/" + folder[len(home_folder) + 1:]
+    if folder.startswith(home_folder + "-"):  # a home folder with a `-` in its own path: decode below it
+        rest = folder[len(home_folder) + 1:]
+        return "~/" + (rest.replace("-", "/") if os.path.isdir(os.path.join(home, *rest.split("-"))) else rest)
     return folder[1:]
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from dream.cli.app import AllOpt, JsonOpt, RootOpt, StoreOpt, app
-from dream.cli.console import common_root, emit_json, out, say, short_paths, table
+from dream.cli.console import common_root, emit_json, out, project_names, say, table
 from dream.errors import BadInput
 
 COLUMNS = {"runs": "runs", "proposed": "proposed", "noop": "noop", "skipped": "skipped", "failed": "failed",
@@ -62,7 +62,7 @@ def _print_report(found: dict[str, Any]) -> None:
         return
     stores = [row["store"] for row in rows]
     under = f" (stores under {root})" if (root := common_root(stores)) else ""
-    body = [[name, *(row[key] for key in COLUMNS)] for name, row in zip(short_paths(stores), rows)]
+    body = [[name, *(row[key] for key in COLUMNS)] for name, row in zip(project_names(stores), rows)]
     total = found["total"]
     body.append([f"total: {total['stores']} store(s)", *(total.get(key) for key in COLUMNS)])
     body[-1][list(COLUMNS).index("waiting_proposal") + 1] = total["waiting"]

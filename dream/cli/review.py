@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -49,7 +50,8 @@ def review(
     keys = Keys(screen)
     choices = Choices(list(proposal.changed), needs(base, new, proposal.changed))
     _choose_files(screen, keys, choices, base, new, retention)
-    if not _confirm(screen, keys, choices, lambda taken: _problem(layout, proposal, taken)):
+    along = partial(decide.indexed_along, base, new)  # the new files taken without MEMORY.md: their lines go too
+    if not _confirm(screen, keys, choices, lambda taken: _problem(layout, proposal, taken), along):
         screen.print("nothing written; the proposal stays pending")
         if as_json:
             emit_json({"status": "pending", "proposal_id": proposal.id, "version": None,
@@ -244,7 +246,7 @@ def _take_the_rest(screen, choices, rest: list[str]) -> None:
         screen.print(f"left skipped, as they need files you skipped: {', '.join(left)}", markup=False)
 
 
-def _confirm(screen, keys: Keys, choices, problem_of) -> bool:
+def _confirm(screen, keys: Keys, choices, problem_of, indexed_along) -> bool:
     """The summary, then write, edit or give up; a selection that cannot be written is edited, never lost."""
     while True:
         taken = choices.in_order()
@@ -252,6 +254,9 @@ def _confirm(screen, keys: Keys, choices, problem_of) -> bool:
         screen.print(f"\n[bold]summary[/bold]: take {len(taken)} file(s), skip {len(skipped)}")
         for number, path in enumerate(choices.changed, 1):
             screen.print(f"  {number:>3}  {'take' if path in choices.taken else 'skip'}  {path}", markup=False)
+        if along := indexed_along(taken):
+            screen.print(f"  MEMORY.md gets the index line(s) of {', '.join(along)}, so the agent reads "
+                         f"{'them' if len(along) > 1 else 'it'}", markup=False)
         problem = problem_of(taken) if taken else None
         if not taken:
             answer = keys.ask("nothing to write: [e]dit the selection or [q]uit?", "eq", end_of_input="q")

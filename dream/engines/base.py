@@ -26,6 +26,9 @@ REQUEST = "request"  # derived from what someone said: remember, forget, correct
 # A housekeeping action that still waits for a person (dream.review.policy): a dated note on a claim
 # the project refutes (lint_notes). It reads no intent, but says a memory may be wrong.
 NOTED = "noted"
+# A change whose new text no user line says: it comes from a tool's output, an assistant line or the model
+# itself (dream.engines.claude.provenance). It waits for a person whatever the settings say.
+UNSAID = "unsaid"
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,9 @@ class Evidence:
 class Change:
     """One edit, for the report: what happened to which file, and why.
 
-    `kind` is HOUSEKEEPING or REQUEST for the offline engine ("" when an engine
-    does not say); every REQUEST change carries its `evidence`.
+    `kind` is HOUSEKEEPING or REQUEST (UNSAID too for the Claude engine; "" when
+    an engine does not say); every REQUEST change carries its `evidence`, and an
+    UNSAID one the line its text came from when a session has it.
     """
 
     action: str  # merged | updated | created | deleted | dated | repaired | archived | indexed | shortened | forgotten

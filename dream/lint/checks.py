@@ -81,6 +81,7 @@ class Checker:
         folders = {d for f in {f.rpartition("/")[0] for f in project.files} if f for d in (*_parents(f), f)}
         self.folders = {s for d in folders for s in _tails(d)}
         self.folder_names = {d.rsplit("/", 1)[-1] for d in folders}
+        self.module_stems = {name.split(".", 1)[0] for name in self.by_name}  # `cart` of cart.py, cart.ts, …
         self.makefiles = [f for name in MAKEFILES for f in self.by_name.get(name, [])] + \
             [f for f in project.files if f.endswith(".mk")]
         self.manifests = [f for name in MANIFESTS for f in self.by_name.get(name, []) if is_manifest(f)] + \
@@ -97,11 +98,18 @@ class Checker:
         """`path` is a file of the project as written or as the tail of one (`auth/jwt.py`)."""
         return path in self.files or any(f.endswith("/" + path) for f in self.by_name.get(path.rpartition("/")[2], ()))
 
+    def _about_this_project(self, claim: c.Claim) -> bool:
+        """A name after a module (`asyncio.Lock`, `np.Z`) speaks of this project only if the module is its own."""
+        if claim.kind != c.SYMBOL or not claim.tool:
+            return True
+        return claim.tool in self.folder_names or claim.tool in self.module_stems
+
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
     def check(self, claims: list[c.Claim]) -> Outcome:
         outcome = Outcome()
+        claims = [claim for claim in claims if self._about_this_project(claim)]
         names = {cl.name for cl in claims if cl.kind in (c.ENV, c.SYMBOL, c.COMMAND)}
         present = self.names_present(names)
         self._removed_in = self._removals(names - present) if present is not None and self.project.git else {}
@@ -126,6 +134,8 @@ class Checker:
 
         No evidence is asked for beyond what deciding needs; one search for the names of all.
         """
+        by_memory = {memory: [cl for cl in claims if self._about_this_project(cl)]
+                     for memory, claims in by_memory.items()}
         names = {cl.name for claims in by_memory.values() for cl in claims if cl.kind in (c.ENV, c.SYMBOL, c.COMMAND)}
         present = self.names_present(names)
         answers: dict[str, bool | None] = {}

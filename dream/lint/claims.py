@@ -4,7 +4,10 @@ A claim is something the project's files can confirm or refute: a path, a
 make target, a package or project script, an environment variable, a
 function, class or module name, a dependency and its major version. Only
 what is plainly a claim is taken: text in backticks, a path with a folder
-and an extension, a command line in a code block. A line that speaks of the
+and an extension, a command line in a code block, a package named as one
+("the `left-pad` package", "we use `httpx`"). A name written after a module
+(`asyncio.Lock`) is a claim only where the module is the project's own, and
+one letter (`Z`) is never one. A line that speaks of the
 past or of something gone ("we dropped `requests`", "renamed from …") makes
 no claim that it exists now.
 """
@@ -30,7 +33,10 @@ class Claim:
     kind: str
     name: str  # what is claimed to exist: a path, a target, a name
     major: int | None = None  # a dependency's claimed major version
-    tool: str = ""  # for a command or a script: the program (npm, make, the project's own CLI)
+    # for a command or a script: the program (npm, make, the project's own CLI); for a name written with a
+    # dot (`cart.Cart`): the first part, which must be the project's own module for the name to be a claim
+    # about it; for a dependency named in prose ("the `left-pad` package"): PROSE
+    tool: str = ""
 
 
 @cache
@@ -58,6 +64,13 @@ PIN = re.compile(r"^(@?[A-Za-z0-9][\w.-]*(?:/[\w.-]+)?)\s*(?:==|@\^?|@~?|@|\s+v)
 NAMED_VERSION = re.compile(r"`(@?[A-Za-z0-9][\w.-]*(?:/[\w.-]+)?)`\s+v?(\d+)(?:\.[\dx]+)*\b"
                            r"|(?<![\w@/.-])(@?[A-Za-z][\w-]*)\s+(?:v(\d+)(?:\.[\dx]+)*|(\d+)(?:\.[\dx]+)+)\b")
 PACKAGE_NAME = re.compile(r"^@?[a-z0-9][a-z0-9._-]*(?:/[a-z0-9._-]+)?$")
+# A dependency named in prose: "the `left-pad` package", "we use `httpx`", "depends on `serde`".
+PACKAGE_IN_PROSE = r"(@?[A-Za-z0-9][\w.-]*(?:/[\w.-]+)*)"  # `left-pad`, `@scope/pkg`, `github.com/pkg/errors`
+PROSE_PACKAGE = re.compile(
+    rf"\bthe `{PACKAGE_IN_PROSE}` (?:package|library|crate|gem|dependency)\b"
+    rf"|\b(?:we use|we're using|we are using|depends on|depend on|relies on|rely on) (?:the )?`{PACKAGE_IN_PROSE}`",
+    re.IGNORECASE)
+PROSE = "prose"  # Claim.tool of a dependency named in prose
 SCRIPT_RUNNERS = {("npm", "run"), ("npm", "run-script"), ("yarn", "run"), ("pnpm", "run"), ("bun", "run")}
 GLOB = set("*?[]{}<>|")
 
@@ -102,6 +115,7 @@ def _prose_line(line: str) -> list[Found]:
     found += [(PATH, path.removeprefix("./")) for path in TEXT_PATH.findall(prose) if not _domain_like(path)]
     found += [(ENV, name) for name in TEXT_ENV.findall(prose)]
     found += _named_versions(text)
+    found += [(DEPENDENCY, a or b, None, PROSE) for a, b in PROSE_PACKAGE.findall(text)]
     return found
 
 
@@ -147,9 +161,15 @@ def _path(token: str) -> Found | None:
         return (PATH, token)
     if token.endswith("/") and re.fullmatch(r"[\w.-]+/", token):
         return (FOLDER, token.rstrip("/"))
-    if extension in word_list("file_extensions.txt") and extension != "md" and re.fullmatch(r"[\w.-]+", token):
+    if extension in word_list("file_extensions.txt") and extension != "md" and re.fullmatch(r"[\w.-]+", token) \
+            and not _capitalized(last.rsplit(".", 1)[-1]):
         return (PATH, token)
     return None
+
+
+def _capitalized(part: str) -> bool:
+    """`Lock` in `asyncio.Lock`: a class name after a module, not a file extension (`.lock`, `.LOCK`)."""
+    return part[:1].isupper() and not part.isupper()
 
 
 def _domain_like(path: str) -> bool:
@@ -164,11 +184,13 @@ def _identifier(name: str, called: bool) -> list[Found]:
     One lowercase word (`config`, `requests`) could be anything: only a
     dependency check may read it.
     """
-    if name in word_list("known_names.txt"):
-        return []
+    if name in word_list("known_names.txt") or len(name) < 2:
+        return []  # one letter (`Z`, `x()`) names nothing a search could confirm
     parts = name.split(".")
     if len(parts) > 1:
-        return [(MODULE, name)] if all(p.islower() or "_" in p for p in parts) else [(SYMBOL, parts[-1])]
+        if all(p.islower() or "_" in p for p in parts):
+            return [(MODULE, name)]
+        return [(SYMBOL, parts[-1], None, parts[0])]  # a claim only where `parts[0]` is the project's module
     snake = "_" in name.strip("_")
     camel = bool(re.search(r"[a-z][A-Z]", name))
     if called or snake or camel:

@@ -1,7 +1,7 @@
 """A project's dependencies and their major versions, from its manifest and lock files.
 
 Manifests say what the project depends on (pyproject.toml, requirements
-files, package.json, Cargo.toml); locks say which version it got
+files, package.json, Cargo.toml, go.mod, Gemfile); locks say which version it got
 (package-lock.json, uv.lock, poetry.lock, Cargo.lock). A major version is
 only taken where the text pins it (``^18.2``, ``==2.7``, ``>=2,<3``, a lock's
 ``19.1.0``); an open range says nothing about which major is in use.
@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Callable
 
-MANIFESTS = ("pyproject.toml", "package.json", "Cargo.toml")
+MANIFESTS = ("pyproject.toml", "package.json", "Cargo.toml", "go.mod", "Gemfile")
 LOCKS = ("package-lock.json", "uv.lock", "poetry.lock", "Cargo.lock")
 MAX_DEPTH = 3  # manifests this deep or shallower: a monorepo's packages, not vendored trees
 REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*)$")
@@ -58,7 +58,7 @@ def major_of(spec: Any) -> int | None:
     if bounded:
         low, high = int(bounded.group(1)), int(bounded.group(2))
         return low if high == low + 1 else None
-    exact = re.fullmatch(r"(?:==|~=|\^|~|=)?\s*v?(\d+)(?:\.[\dx*]+)*(?:[-+][\w.]+)?", spec)
+    exact = re.fullmatch(r"(?:==|~=|~>|\^|~|=)?\s*v?(\d+)(?:\.[\dx*]+)*(?:[-+][\w.]+)?", spec)
     return int(exact.group(1)) if exact else None
 
 
@@ -119,6 +119,20 @@ def _cargo(text: str) -> Pairs:
     return [(name, spec) for key in keys for name, spec in (data.get(key) or {}).items()]
 
 
+GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([\w.~-]+(?:/[\w.~-]+)+)\s+(v[\w.+-]+)", re.MULTILINE)
+GEM = re.compile(r"""^\s*gem\s+["']([\w.-]+)["'](?:\s*,\s*["']([^"']+)["'])?""", re.MULTILINE)
+
+
+def _go_mod(text: str) -> Pairs:
+    """`require example.com/mod v1.2.3`, alone or in a `require ( … )` block; `module` and `go` lines are not."""
+    return [(name, version) for name, version in GO_REQUIRE.findall(text)]
+
+
+def _gemfile(text: str) -> Pairs:
+    """`gem "rails", "~> 7.1"`: the name and its first version requirement, if any."""
+    return [(name, version or None) for name, version in GEM.findall(text)]
+
+
 def _package_lock(text: str) -> Pairs:
     data = json.loads(text)
     packages = data.get("packages") or {}
@@ -137,7 +151,8 @@ def _toml_lock(text: str) -> Pairs:
 
 
 PARSERS: dict[str, Callable[[str], Pairs]] = {
-    "pyproject.toml": _pyproject, "package.json": _package_json, "Cargo.toml": _cargo,
+    "pyproject.toml": _pyproject, "package.json": _package_json, "Cargo.toml": _cargo, "go.mod": _go_mod,
+    "Gemfile": _gemfile,
     "package-lock.json": _package_lock, "uv.lock": _toml_lock, "poetry.lock": _toml_lock, "Cargo.lock": _toml_lock,
 }
 

@@ -2,11 +2,11 @@
 
 A scheduler that looks at every store every few minutes must not pay for a
 dream run on each one. `scan_fleet` finds the stores under some roots and
-asks each one's gate (state file and log stats only, see `dream.gate`)
-whether a run is due; only the due ones are worth a run. A store that reads
-transcripts and is short of sessions is due when its transcripts changed
-since the last import (file stats again) could make up the difference: its
-logs are derived at run time, and the run gates on what the import brought.
+asks each one's gate (state file and log stats only, see
+`dream.pipeline.gate.preview_gate`, which `dream status` shows too) whether a
+run is due; only the due ones are worth a run. A store that reads transcripts
+and is short of sessions is due when its transcripts changed since the last
+import (file stats again) could make up the difference.
 
 `run_fleet` is the one fleet sequence, for `dream run --all` and the Prefect
 `dream-fleet` flow alike: the same scan, then the due stores handed to a
@@ -25,18 +25,16 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from dream.config import Settings, load_settings
+from dream.config import load_settings
 from dream.errors import DreamError, StoreNotFound
 from dream.limits import Budget, LocalLedger, Spending
-from dream.pipeline.gate import FORCE_HINT, GateDecision, check_gate
+from dream.pipeline.gate import preview_gate
 from dream.store.layout import Layout, store_slug
 from dream.outcomes import SkipReason, Status
 from dream.transcripts.discover import default_roots, discover_stores
 
-if TYPE_CHECKING:
-    from dream.transcripts.importer import Source
 
 @dataclass
 class FleetEntry:
@@ -68,32 +66,13 @@ def check_store(store: Path, *, force: bool = False, now: float | None = None,
             raise StoreNotFound(f"{store}: store folder does not exist")
         layout = Layout(store)
         settings = load_settings(layout.root, overrides)  # `dream run --all --min-hours 1` gates with that
-        decision = check_gate(layout, settings, force=force, now=now)
-        if decision.reason == SkipReason.SESSIONS and settings.transcripts:
-            return _with_transcripts(layout, settings, settings.transcripts, decision)
+        decision = preview_gate(layout, settings, force=force, now=now)
     except DreamError as exc:
         return FleetEntry(store, False, "error", str(exc))
     except Exception as exc:  # one unreadable store must not stop the scan of the others
         return FleetEntry(store, False, "error", f"{store}: {type(exc).__name__}: {exc}")
     reason = None if decision.reason is None else str(decision.reason)
     return FleetEntry(layout.root, decision.open, reason, decision.message)
-
-
-def _with_transcripts(layout: Layout, settings: Settings, source: Source, decision: GateDecision) -> FleetEntry:
-    """A store short of sessions whose transcripts changed since the last import: the import may bring enough.
-
-    Stat only: each transcript changed since the last import counts as one
-    session more (the run imports, then gates on what came).
-    """
-    from dream.transcripts.importer import changed_since_import, resolve_source_path  # start-up: readers, patterns
-
-    changed = changed_since_import(layout.root, source, resolve_source_path(layout.root, source, None, settings),
-                                   settings)
-    if decision.sessions_new + changed >= settings.min_sessions:
-        return FleetEntry(layout.root, True, None, f"{changed} {source} transcript(s) changed since the last import")
-    return FleetEntry(layout.root, False, str(SkipReason.SESSIONS),
-                      f"{decision.sessions_new} new session(s) and {changed} {source} transcript(s) changed since "
-                      f"the last import, min_sessions is {settings.min_sessions:g}; {FORCE_HINT}")
 
 
 def fleet_roots(extra: Iterable[str | Path] = ()) -> list[Path]:

@@ -15,13 +15,18 @@ person, not for another run, so they are shown but not counted. The
 backoff after failed runs holds back only the engine that failed. A last
 dream dated in the future (a clock that was wrong) is not trusted: the
 hours check passes, with a warning, and the next run records a true time.
+
+`dream run` imports a store's configured transcripts first and then gates
+on what came; `preview_gate` is that decision seen from outside a run
+(`dream status`, the fleet scan of `dream run --all` and Prefect), so
+what status says is what a run does.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
 
@@ -57,6 +62,7 @@ class GateDecision:
     hours_since: float | None  # None: never consolidated (or a date in the future, not trusted)
     count_waiting: Callable[[], Waiting] = field(repr=False, compare=False)  # counted once, when first asked
     warnings: list[str] = field(default_factory=list)
+    to_import: int = 0  # transcripts the run's import would read first (`preview_gate` only)
 
     @property
     def sessions_waiting(self) -> int:
@@ -78,6 +84,7 @@ class GateDecision:
             "sessions_waiting": waiting.total,
             "sessions_new": waiting.new,
             "sessions_in_proposals": waiting.held,
+            "transcripts_to_import": self.to_import,
             "warnings": self.warnings,
         }
 
@@ -92,7 +99,7 @@ def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
 
     @cache
     def count_waiting() -> Waiting:
-        logs = scan_sessions(layout.root)
+        logs = scan_sessions(layout.root, logs_path=settings.imported_logs_path)
         ledger = store_ledger(layout, state, logs)
         fresh = unread(logs, ledger)
         kept = len(held(fresh, ledger))
@@ -116,6 +123,32 @@ def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
         if waiting.new < settings.min_sessions:
             return closed(SkipReason.SESSIONS, sessions_message(waiting, settings.min_sessions))
     return GateDecision(True, None, "forced" if force else "due", hours, count_waiting, warnings)
+
+
+def preview_gate(layout: Layout, settings: Settings, *, force: bool = False, now: float | None = None,
+                 state: StoreState | None = None) -> GateDecision:
+    """The gate `dream run` will meet, counting the transcripts its import reads first.
+
+    Stat only: each transcript new or changed since the last import counts as
+    one session more. Raises `BadInput` when the configured transcripts cannot
+    be found, as the run's import would.
+    """
+    decision = check_gate(layout, settings, force=force, now=now, state=state)
+    source = settings.transcripts
+    if decision.reason != SkipReason.SESSIONS or source is None:
+        return decision
+    from dream.transcripts.importer import changed_since_import, resolve_source_path  # start-up: readers, patterns
+
+    changed = changed_since_import(layout.root, source, resolve_source_path(layout.root, source, None, settings),
+                                   settings)
+    new = decision.sessions_new
+    counted = f"{changed} {source} transcript(s) changed since the last import"
+    if new + changed >= settings.min_sessions:
+        return replace(decision, open=True, reason=None, to_import=changed,
+                       message=f"{counted}: `dream run` imports them, then dreams")
+    return replace(decision, to_import=changed,
+                   message=f"{new} new session(s) and {counted}, min_sessions is {settings.min_sessions:g}; "
+                           "`dream run --force` imports them and runs now")
 
 
 def store_ledger(layout: Layout, state: StoreState, logs: list[SessionFile]) -> Ledger:

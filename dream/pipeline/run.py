@@ -59,6 +59,7 @@ from dream.store.tree import (
     atomic_write,
     changed_paths,
     has_own_size_rule,
+    mark_format,
     materialize,
     read_tree,
     scan_memory_paths,
@@ -178,6 +179,7 @@ def lock(ctx: RunContext) -> Iterator[None]:
 def snapshot(ctx: RunContext) -> Snapshot:
     """The live memory files become the base version (recorded if they changed)."""
     ctx.layout.ensure()
+    mark_format(ctx.layout)
     versions = Versions(ctx.layout)
     refuse_oversized_memory(ctx.layout.root)
     tree = read_tree(ctx.layout.root)
@@ -225,7 +227,7 @@ def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
     carries their requests. When nothing new came and the store is as the
     pending proposal found it, that proposal stands: nothing is read.
     """
-    logs = scan_sessions(ctx.layout.root)
+    logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
     files: list[SessionFile] = logs
     if not ctx.every_log:
         ledger = store_ledger(ctx.layout, ctx.state, logs)
@@ -404,7 +406,8 @@ def _account_for_logs(ctx: RunContext, outcome: RunOutcome) -> None:
     """
     if outcome.status not in (Status.PROPOSED, Status.NOOP):
         return
-    ledger = store_ledger(ctx.layout, ctx.state, scan_sessions(ctx.layout.root))
+    logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
+    ledger = store_ledger(ctx.layout, ctx.state, logs)
     holder = outcome.proposal_id if outcome.status == Status.PROPOSED else None
     for rel, read in ctx.reads.items():
         before = ledger.get(rel)
@@ -474,7 +477,7 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
     again = run(ctx.layout.root, engine=ctx.engine, force=True, overrides=settings,
                 now=max(time.time(), ctx.started_at + 1))
     where = f"proposal {again.proposal_id}" if again.proposal_id else f"no proposal ({again.reason or again.status})"
-    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes) "
+    return [f"auto_accept took housekeeping only; changes to {', '.join(skipped)} (requests, dated lint notes, text no user said) "
             f"wait for a person: {where}"]
 
 

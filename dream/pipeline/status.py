@@ -19,8 +19,8 @@ from typing import Any
 from dream.config import Settings, load_settings
 from dream.errors import DreamError
 from dream.pipeline.fleet import fleet_stores
-from dream.pipeline.gate import check_gate
-from dream.store.state import load_state
+from dream.pipeline.gate import GateDecision, check_gate, preview_gate
+from dream.store.state import StoreState, load_state
 from dream.store.layout import Layout
 from dream.store.lock import current_holder
 from dream.store.pinned import pinned_paths
@@ -41,7 +41,7 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
     proposals = Proposals(layout)
     return {
         "store": str(layout.root),
-        "gate": check_gate(layout, settings, state=state).to_json(),
+        "gate": _gate(layout, settings, state).to_json(),
         "lock": None if holder is None else asdict(holder),
         "current_version": Versions(layout).current(),
         "pending": [p.id for p in proposals.pending()],
@@ -54,6 +54,16 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "survival": _survival(layout),
         "memory_reads": _reads(layout, settings),
     }
+
+
+def _gate(layout: Layout, settings: Settings, state: StoreState) -> GateDecision:
+    """The gate `dream run` will meet; when its transcripts cannot be found, the gate without them and why."""
+    try:
+        return preview_gate(layout, settings, state=state)
+    except DreamError as exc:  # the run's import would stop here: say so, and show the rest of the status
+        decision = check_gate(layout, settings, state=state)
+        decision.warnings.append(f"`dream run` would stop at its import: {exc}")
+        return decision
 
 
 def _survival(layout: Layout) -> dict[str, Any] | None:

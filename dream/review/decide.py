@@ -21,7 +21,7 @@ from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, MergeConflict, Refused, is_disk_full
 from dream.review import requests
-from dream.review.choices import needs, why
+from dream.review.choices import index_targets, needs, why
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, Tree, changed_paths, read_tree, sha256, unsafe_target
@@ -52,12 +52,13 @@ class Decision:
     pre_accept_version: int | None = None  # accept: the store as found, kept as this version
     new_proposal_id: str | None = None  # rebase: the fresh proposal
     cleaned: list[str] = field(default_factory=list)  # files left by killed dream processes, removed first
+    indexed: list[str] = field(default_factory=list)  # accept: new files whose index lines were taken with them
 
     def to_json(self) -> dict:
         return {"status": self.status, "proposal_id": self.proposal_id, "version": self.version,
                 "taken": self.taken, "skipped": self.skipped, "merged": self.combined,
                 "pre_accept_version": self.pre_accept_version, "new_proposal_id": self.new_proposal_id,
-                "cleaned": self.cleaned}
+                "cleaned": self.cleaned, "index_lines_taken_for": self.indexed}
 
 
 
@@ -105,6 +106,7 @@ class AcceptPlan:
     result: Tree  # the store's memory files after the accept
     taken: list[str]  # proposal files taken
     skipped: list[str]  # proposal files left out (--only / --except / review)
+    indexed: list[str]  # new files taken without the new index: their index lines were taken too
     merge: MergeResult
     report: dict  # read before the write: a damaged one must stop the accept, not follow it
 
@@ -123,9 +125,10 @@ def select_files(proposal: Proposal, only: list[str] | None, except_: list[str] 
 def partial_tree(base: Tree, proposed: Tree, taken: list[str]) -> Tree:
     """The base version with only the taken files of the proposal applied.
 
-    A deletion left out while the new index is taken keeps its file, and the
-    file keeps its index line: the new index would otherwise leave it an
-    orphan that the agent never reads again.
+    A store the agent reads whole either way: a deletion left out while the
+    new index is taken keeps its file and its index line, and a new file
+    taken while the new index is left out brings its own index line
+    (`indexed_along`); otherwise the agent would never read that file.
     """
     tree = dict(base)
     for path in taken:
@@ -136,7 +139,17 @@ def partial_tree(base: Tree, proposed: Tree, taken: list[str]) -> Tree:
     kept = {p for p in base if p not in proposed and p not in taken}  # deletions left out
     if INDEX_NAME in taken and INDEX_NAME in base and INDEX_NAME in proposed and kept:
         tree[INDEX_NAME] = keep_pointers(base[INDEX_NAME], proposed[INDEX_NAME], kept)
+    if added := indexed_along(base, proposed, taken):
+        tree[INDEX_NAME] = keep_pointers(proposed[INDEX_NAME], base.get(INDEX_NAME, b""), set(added))
     return tree
+
+
+def indexed_along(base: Tree, proposed: Tree, taken: list[str]) -> list[str]:
+    """The new files taken without the new index, whose index lines the accept takes with them."""
+    if INDEX_NAME in taken or INDEX_NAME not in proposed:
+        return []
+    pointed, pointed_before = index_targets(proposed), index_targets(base)
+    return [p for p in taken if p in proposed and p not in base and p in pointed and p not in pointed_before]
 
 
 def keep_pointers(old_index: bytes, new_index: bytes, kept: set[str]) -> bytes:
@@ -176,7 +189,8 @@ def plan_accept(layout: Layout, proposal: Proposal, only: list[str] | None = Non
     written = changed_paths(live, merged.tree)
     _check_result(layout, proposal, merged.tree, live, written)
     skipped = [p for p in proposal.changed if p not in taken]
-    return AcceptPlan(proposal, live, merged.tree, taken, skipped, merged, report)
+    return AcceptPlan(proposal, live, merged.tree, taken, skipped, indexed_along(base, proposed, taken), merged,
+                      report)
 
 
 def _check_result(layout: Layout, proposal: Proposal, result: Tree, live: Tree, written: list[str]) -> None:
@@ -230,7 +244,7 @@ def accept(store: str | Path, proposal_id: str | None = None, comment: str | Non
         collect_if_due(layout)  # old versions and loose objects; never fails the accept
     return Decision("accepted", proposal.id, version, taken=plan.taken, skipped=plan.skipped,
                     combined=plan.merge.combined, pre_accept_version=pre, cleaned=locked.cleaned,
-                    new_proposal_id=left)
+                    new_proposal_id=left, indexed=plan.indexed)
 
 
 def leave_pending(layout: Layout, proposal: Proposal, report: dict, files: list[str], onto: int,
@@ -273,11 +287,12 @@ def carry_over(layout: Layout, proposal: Proposal, files: list[str], onto: int, 
         return None
     from dream.review import retention  # start-up: rapidfuzz and the similarity tables; only a carry-over needs them
 
-    report = {**report, "carried_from": proposal.id, "base_version": onto,
-              "retention": retention.summarize(onto_tree, merged.tree)}
     left = Proposal(id=new_proposal_id(), created_at=time.time(), base_version=onto, engine=proposal.engine,
                     run_id=proposal.run_id, files={}, changed=changed, meta={"carried_from": proposal.id})
+    report = {**report, "proposal_id": left.id, "files_changed": changed, "carried_from": proposal.id,
+              "base_version": onto, "retention": retention.summarize(onto_tree, merged.tree)}
     proposals.create(left, tree_diff(onto_tree, merged.tree), report, tree=merged.tree)
+    history.record_event(layout, history.LEFT_PENDING, left.id, onto, detail=f"the rest of proposal {proposal.id}")
     return left.id
 
 

@@ -3,9 +3,12 @@
 The page is rendered from ``templates/review.html.j2`` with Jinja2. It
 fetches nothing: the CSS is inline, there are no fonts, scripts or images.
 It shows the counts (`dream.review.summary.Counts`, the same numbers as the
-report and `dream review`; tokens; engine), the retention table with
-dropped lines first, and a side-by-side
-diff per file. Each file's diff is a collapsible ``<details>`` listed in a
+report and `dream review`; tokens; engine), then what needs a decision
+first: what needs a person, the lines dropped and those moved out of the
+index (shown larger the more of the memory they are), then the rest: the
+changes from requests, the files to read, the reads (folded when no
+transcript shows a read), the retention table, housekeeping, and a
+side-by-side diff per file. Each file's diff is a collapsible ``<details>`` listed in a
 file index, so a 200-file store stays readable.
 
     dream diff --store STORE [PROPOSAL] --html page.html
@@ -30,7 +33,10 @@ from dream.versions.proposals import Proposal, Proposals
 
 CONTEXT_LINES = 3
 # Why a file's diff starts open, strongest first; a file with none (housekeeping) starts folded.
-NEEDS_PERSON, REQUEST, REMOVAL = "needs a person", "request", "removes lines"
+NEEDS_PERSON, REQUEST, REMOVAL, MOVED_OUT = "needs a person", "request", "removes lines", "moves lines out of the index"
+# Lines dropped or moved out of the index are shown larger the more of the memory they are: "some" from the
+# first line, "many" from this share of the lines the proposal touches or this many lines.
+MANY_SHARE, MANY_LINES = 0.2, 50
 
 
 @dataclass
@@ -104,10 +110,25 @@ def reasons_to_read(report: dict, retention: dict, diffs: list[FileDiff]) -> dic
     for item in retention["items"]:
         if item["status"] == retained.DROPPED:
             reasons.setdefault(item["path"], REMOVAL)
+        elif item["status"] == retained.ARCHIVED:  # MEMORY.md losing index lines is never folded away
+            reasons.setdefault(item["path"], MOVED_OUT)
     for diff in diffs:
         if diff.status == "deleted":
             reasons.setdefault(diff.path, REMOVAL)
     return reasons
+
+
+def size_class(lines: int, retention: dict) -> str:
+    """How loudly the page shows `lines` dropped or moved out of the index: "", "some" or "many"."""
+    if not lines:
+        return ""
+    counted = sum(retention.get(status, 0) for status in retained.STATUSES)
+    return "many" if lines >= MANY_LINES or lines >= MANY_SHARE * max(counted, 1) else "some"
+
+
+def reads_seen(report: dict) -> int:
+    """How many memories the transcripts show read at least once (the reads table is folded when none)."""
+    return sum(1 for seen in (report.get("memory_reads") or {}).values() if seen.get("reads"))
 
 
 def environment() -> jinja2.Environment:
@@ -138,6 +159,8 @@ def render(*, title: str, old: Tree, new: Tree, report: dict | None = None,
         housekeeping=[c for c in changes if c.get("kind") == "housekeeping"],
         files=diffs, to_read=[d for d in diffs if d.decide], routine=[d for d in diffs if not d.decide],
         lines_added=sum(d.added for d in diffs), lines_removed=sum(d.removed for d in diffs),
+        dropped_size=size_class(retention[retained.DROPPED], retention),
+        archived_size=size_class(retention[retained.ARCHIVED], retention), reads_seen=reads_seen(report),
     )
 
 

@@ -16,6 +16,10 @@ person, with the index when a request edited it, unless the setting
 taken; the held requests are offered again by the next run (their sessions
 go on the replay list), which the pipeline makes at once for a person.
 
+A change whose new text no user line says (`UNSAID`: the Claude engine
+found it in a tool's output or an assistant line, or nowhere) waits for a
+person whatever `auto_accept_requests` says, with the line it came from.
+
 A dated note on a claim the project refutes (`noted`, lint_notes) is
 housekeeping, yet it says a memory may be wrong: its file waits for a
 person too, whatever `auto_accept_requests` says. `verified_at` (lint's
@@ -27,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dream.config import Settings
-from dream.engines.base import NOTED, REQUEST
+from dream.engines.base import NOTED, REQUEST, UNSAID
 from dream.errors import Refused
 from dream.review.budget import removal_budget
 from dream.review.choices import needs
@@ -64,9 +68,10 @@ def judge(layout: Layout, proposal_id: str, take_requests: bool = False,
     report = proposals.report(proposal)
     base = Versions(layout).tree(proposal.base_version)
     tree = proposals.tree(proposal)
-    held = [] if take_requests else held_for_person(report.get("changes") or [], base, tree, proposal.changed)
+    held = held_for_person(report.get("changes") or [], base, tree, proposal.changed, requests=not take_requests)
     if held and set(held) >= set(proposal.changed):
-        return Verdict(False, "every file it changes holds a request that rewrites or removes text", held)
+        return Verdict(False, "every file it changes holds a request that rewrites or removes text, or text no "
+                              "user said", held)
     taken = [path for path in proposal.changed if path not in held]
     going_in = partial_tree(base, tree, taken) if held else tree  # what the store would become unattended
     budget = report.get("removal_budget") or {}  # worked out by the run (dream/review/budget.py)
@@ -89,18 +94,23 @@ def judge(layout: Layout, proposal_id: str, take_requests: bool = False,
     return Verdict(True, "drops nothing and stays within the limits")
 
 
-def held_for_person(changes: list[dict], base: Tree, tree: Tree, changed: list[str]) -> list[str]:
+def held_for_person(changes: list[dict], base: Tree, tree: Tree, changed: list[str], requests: bool = True) -> list[str]:
     """The files a request rewrote or removed text in, and every file that taking one of the rest needs.
 
     A request that rewrites or removes edits the index too (its hook, its
     line), so the index waits with it, and so do the new files only the
     held index points to; a skipped file that another file needs makes
-    that one wait as well.
+    that one wait as well. `requests` False (``auto_accept_requests``) lets
+    requests and lint notes go in; text no user said (UNSAID) waits always.
     """
-    held = {c.get("path", "") for c in changes if c.get("kind") == REQUEST and c.get("action") not in ADDS_ONLY}
+    held = {c.get("path", "") for c in changes if c.get("kind") == UNSAID}
+    if requests:
+        held |= {c.get("path", "") for c in changes if c.get("kind") == REQUEST and c.get("action") not in ADDS_ONLY
+                 and _loses_text(c.get("path", ""), base, tree)}
     if held:
         held.add(INDEX_NAME)
-    held |= {c.get("path", "") for c in changes if c.get("action") == NOTED}  # a person reads a lint note first
+    if requests:
+        held |= {c.get("path", "") for c in changes if c.get("action") == NOTED}  # a person reads a lint note first
     if not held:
         return []
     required = needs(base, tree, changed)
@@ -112,6 +122,14 @@ def held_for_person(changes: list[dict], base: Tree, tree: Tree, changed: list[s
         grew = bool(more)
         held |= more
     return sorted(held & set(changed))
+
+
+def _loses_text(path: str, base: Tree, tree: Tree) -> bool:
+    """Whether a line of `path` in the base is gone from the proposed tree (rewritten or removed, not added to)."""
+    if path not in base:
+        return False
+    kept = set(tree.get(path, b"").splitlines())
+    return any(line not in kept for line in base[path].splitlines())
 
 
 def auto_accept(layout: Layout, settings: Settings, proposal_id: str | None) -> Decision | None:

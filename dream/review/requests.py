@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dream.store.layout import Layout
 from dream.store.ledger import Ledger, Read, ledger_for, save_ledger
 from dream.store.records import DamagedRecord, record_from_dict
+from dream.config import load_settings
 from dream.store.sessions import scan_sessions
 from dream.store.state import load_state
 from dream.versions.manifests import Versions
@@ -67,7 +68,8 @@ def settle(layout: Layout, report: dict, *, consumed: Iterable[str] = (), releas
     `released` ones are dropped, so the next run reads them again; `held`
     ones pass to the pending proposal `holder`.
     """
-    ledger = ledger_for(layout, load_state(layout), scan_sessions(layout.root), Proposals(layout).pending_logs)
+    logs = scan_sessions(layout.root, logs_path=load_settings(layout.root).imported_logs_path)
+    ledger = ledger_for(layout, load_state(layout), logs, Proposals(layout).pending_logs)
     for rel in consumed:
         entry = _as_read(report, rel, ledger)
         if entry is not None:

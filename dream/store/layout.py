@@ -10,6 +10,13 @@ from pathlib import Path
 from dream.errors import BadInput, StoreNotFound
 from dream.store.regular import read_regular
 
+# The names a store's layout gives a meaning of its own at its top, so no memory may take them or look like them
+# (dream.store.paths compares every new name with these after NFKC, casefolding and look-alike folding).
+NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})  # transcripts, and dream's own files
+TEAM_DIR = "team"  # memory shared with teammates: a dream edits it, never adds to it
+RESERVED_NAMES = NOT_MEMORY_DIRS | {TEAM_DIR}
+INDEX_NAME = "MEMORY.md"
+
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 # The layout of .dream/ this code reads and writes, kept in .dream/format. A store written by a newer dream
 # (packs of another kind, mirrored stores …) is refused rather than read as today's and damaged.
@@ -99,13 +106,6 @@ class Layout:
         if int(number) > FORMAT_VERSION:
             raise BadInput(f"{self.format_file}: this store is in format {int(number)}, newer than this dream "
                            f"reads ({FORMAT_VERSION}); upgrade dream to use it, nothing was read or written")
-
-    def mark_format(self) -> None:
-        """Write the format number into `.dream/` once (a store made before formats were numbered gets it too)."""
-        if not self.format_file.exists() and not self.format_file.is_symlink():
-            from dream.store.tree import atomic_write  # start-up: tree imports more than a read needs
-
-            atomic_write(self.format_file, f"{FORMAT_VERSION}\n".encode())
 
     def check_own_folders(self) -> None:
         """`.dream/` and its folders must be real folders inside the store, or absent.
@@ -197,4 +197,3 @@ class Layout:
         self.check_own_folders()  # again: it may have changed since the store was opened
         for d in (self.objects, self.versions, self.proposals):
             d.mkdir(parents=True, exist_ok=True)
-        self.mark_format()

@@ -21,7 +21,7 @@ from dream.errors import BadInput, LockBusy, NotWritable, fix_for
 from dream.store.layout import Layout
 from dream.store.records import load_json_record
 from dream.store.regular import kind_of
-from dream.store.tree import atomic_write
+from dream.store.tree import atomic_write, mark_format
 
 
 @dataclass
@@ -108,7 +108,7 @@ def store_lock(layout: Layout, run_id: str, purpose: str = "run", wait: float = 
     # os.uname().nodename is socket.gethostname() on POSIX, without importing socket at start-up
     holder = LockHolder(os.getpid(), os.uname().nodename, run_id, time.time(), purpose)
     try:
-        layout.mark_format()  # the lock is taken by every command that writes .dream/
+        mark_format(layout)  # the lock is taken by every command that writes .dream/
         _write_holder(layout, holder)
         yield holder
     finally:

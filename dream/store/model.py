@@ -21,10 +21,11 @@ from urllib.parse import unquote
 import yaml
 
 from dream.errors import BadInput
+from dream.store.layout import TEAM_DIR
+from dream.store.paths import name_key
 from dream.store.tree import INDEX_NAME, Tree, text_problem
 
 VALID_TYPES = ("user", "feedback", "project", "reference")
-TEAM_DIR = "team"
 BOM = "\ufeff"
 
 _LIST_ITEM = re.compile(r"^(?P<indent>\s*)(?P<bullet>[-*+]|\d+[.)])\s+(?P<rest>.*)$")
@@ -475,6 +476,7 @@ class Store:
     removed: set[str] = field(default_factory=set)
     created: set[str] = field(default_factory=set)
     _free_from: dict[tuple[str, str], int] = field(default_factory=dict, repr=False, compare=False)
+    _taken_keys: set[str] | None = field(default=None, repr=False, compare=False)  # look-alike keys of every path
 
     @classmethod
     def from_tree(cls, tree: Tree) -> "Store":
@@ -532,21 +534,31 @@ class Store:
         self.topics[path] = topic
         self.created.add(path)
         self.removed.discard(path)
+        if self._taken_keys is not None:
+            self._taken_keys.add(name_key(path))
         return topic
+
+    def clashes(self, path: str) -> bool:
+        """Whether a new file at `path` would read as a path already taken (``Archive.md`` beside ``archive.md``)."""
+        if self._taken_keys is None:
+            self._taken_keys = {name_key(p) for p in self.paths() | self.removed | set(self.original)}
+        return not self.exists(path) and name_key(path) in self._taken_keys
 
     def free_path(self, stem: str, folder: str = "") -> str:
         """A path `stem.md` (or `stem-2.md` …) not used by any file of the store, nor removed from it.
 
         A path once taken stays taken (a removed file's path is not reused),
         so the search for a stem starts where the last one for it ended:
-        thousands of new files with one stem cost no more than one each.
+        thousands of new files with one stem cost no more than one each. A
+        path that reads as a taken one (``Project_X.md`` beside ``project_x.md``)
+        is taken too: on a case-insensitive disk it is the same file.
         """
         stem = _capped_stem(stem)
         n = self._free_from.get((folder, stem), 1)
         while True:
             name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
             path = f"{folder}/{name}" if folder else name
-            if not self.exists(path) and path not in self.removed:
+            if not self.exists(path) and path not in self.removed and not self.clashes(path):
                 self._free_from[(folder, stem)] = n
                 return path
             n += 1

@@ -1,6 +1,8 @@
 """Which session logs a store holds, and which changed since a time: stat only.
 
-Layout: ``<store>/logs/YYYY/MM/DD/<session-id>-<slug>.md``. The date comes
+Layout: ``<store>/logs/YYYY/MM/DD/<session-id>-<slug>.md``, or the same
+folders under the store's ``logs_path`` setting (`logs_folder`): a log is
+named ``logs/YYYY/MM/DD/…`` wherever it lives. The date comes
 from the folders. The session id is a leading UUID (8-4-4-4-12 hex) when the
 file name starts with one, otherwise everything before the first ``-``.
 
@@ -18,7 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+from dream.errors import BadInput
 
 LOGS_DIR = "logs"
 Folder = str | os.DirEntry[str]
@@ -66,7 +70,35 @@ def split_session_name(stem: str) -> tuple[str, str]:
     return session_id, slug
 
 
-def scan_sessions(store_root: Path, since: float | None = None) -> SessionList:
+def logs_folder(store_root: Path, logs_path: str | None) -> Path:
+    """Where a store's activity logs live: ``<store>/logs``, or the `logs_path` setting.
+
+    `logs_path` is absolute, under ``~``, or relative to the store; ``{store}``
+    in it becomes the store's name (`store_slug`), so one line in the global
+    config gives every store a folder of its own. Inside the store it must be
+    under ``.dream/``: any other folder there is read as memory.
+    """
+    root = Path(store_root)
+    if not logs_path:
+        return root / LOGS_DIR
+    from dream.store.layout import store_slug  # start-up: only a store with its logs elsewhere needs it
+
+    folder = Path(logs_path.replace("{store}", store_slug(root))).expanduser()
+    folder = folder if folder.is_absolute() else root / folder
+    inside = os.path.relpath(os.path.abspath(folder), os.path.abspath(root))
+    if not inside.startswith(".."):
+        if inside.split(os.sep)[0] not in (".dream", LOGS_DIR):
+            raise BadInput(f"{root}: logs_path {logs_path!r} is inside the memory folder, where its logs would be "
+                           f"read as memories; use `.dream/logs` or a folder outside the store")
+    return folder
+
+
+def log_file(store_root: Path, rel: str, logs_path: str | None) -> Path:
+    """The file behind a log's name (``logs/YYYY/MM/DD/<name>.md``)."""
+    return logs_folder(store_root, logs_path) / PurePosixPath(rel).relative_to(LOGS_DIR)
+
+
+def scan_sessions(store_root: Path, since: float | None = None, logs_path: str | None = None) -> SessionList:
     """Log files whose mtime > `since` (all when None), sorted by (date, rel).
 
     Only stat() is called, never read(). Paths that do not fit the layout,
@@ -75,7 +107,7 @@ def scan_sessions(store_root: Path, since: float | None = None) -> SessionList:
     widths (YYYY/MM/DD), so the walk itself yields the files in that order.
     """
     found = SessionList()
-    logs = os.path.join(os.path.abspath(store_root), LOGS_DIR)
+    logs = os.path.abspath(logs_folder(store_root, logs_path))
     try:
         mode = os.lstat(logs).st_mode
     except OSError:  # no logs yet (or none we may see): nothing to list

@@ -21,12 +21,11 @@ from typing import Any
 
 from dream.crashpoints import before_write
 from dream.errors import BadInput
+from dream.store.layout import FORMAT_VERSION, INDEX_NAME, NOT_MEMORY_DIRS, Layout
 from dream.store.regular import kind_of, read_regular
 
 Tree = dict[str, bytes]
 
-NOT_MEMORY_DIRS = frozenset({"logs", "sessions", ".dream"})
-INDEX_NAME = "MEMORY.md"
 ARCHIVE_NAME = "archive.md"
 ROLLED_ARCHIVE_PREFIX = "archive-"  # archive-2026-12-01.md: what archive.md held when it rolled over that day
 _ROLLED_ARCHIVE = re.compile(rf"{ROLLED_ARCHIVE_PREFIX}\d{{4}}-\d{{2}}-\d{{2}}(?:-\d+)?\.md")
@@ -260,6 +259,12 @@ def write_temp(path: Path, data: bytes, sync: bool = True) -> Path:
         os.unlink(tmp)
         raise
     return Path(tmp)
+
+
+def mark_format(layout: Layout) -> None:
+    """Write the format number into `.dream/` once (a store made before formats were numbered gets it too)."""
+    if not layout.format_file.exists() and not layout.format_file.is_symlink():
+        atomic_write(layout.format_file, f"{FORMAT_VERSION}\n".encode())
 
 
 def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:

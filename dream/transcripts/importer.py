@@ -32,6 +32,7 @@ from dream.store import litter
 from dream.store.layout import Layout
 from dream.store.records import read_json_object, read_record_bytes
 from dream.store.regular import kind_of
+from dream.store.sessions import log_file
 from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, codex
 from dream.transcripts.common import Session, as_dict, log_relpath, transcript_cwd
@@ -259,6 +260,10 @@ class _Import:
         self.state = load_state(store_root)
         self.claimed = {v.get("log"): k for k, v in self.state.items() if isinstance(v, dict)}
 
+    def _file(self, log: str) -> Path:
+        """Where the log named `log` (``logs/YYYY/MM/DD/…``) is written: the store's logs folder."""
+        return log_file(self.store, log, self.settings.imported_logs_path)
+
     def run(self, found: Path) -> ImportResult:
         result = ImportResult(self.source, found)
         if not found.is_dir():
@@ -369,14 +374,14 @@ class _Import:
         if session.has_conversation:
             mtime = datetime.fromtimestamp(seen["mtime_ns"] / 1e9, timezone.utc)
             log, data = self._render(name, session, mtime, rendered, result)
-            if _same_bytes(self.store / log, data):
+            if _same_bytes(self._file(log), data):
                 result.sessions_unchanged += 1
             else:
-                writes.append((self.store / log, data))
+                writes.append((self._file(log), data))
         before = as_dict(self.state.get(name))
         old = before.get("log")
         if old and old != log and self.claimed.get(old) == name:
-            removals.append(self.store / old)  # renamed (e.g. a first request arrived)
+            removals.append(self._file(old))  # renamed (e.g. a first request arrived)
             del self.claimed[old]
         self.state[name] = {**seen, "log": log}
         if log:
@@ -405,7 +410,7 @@ class _Import:
         if before.get("elsewhere") or any(before.get(k) != v for k, v in seen.items()):
             return False
         log = before.get("log")
-        return log is None or (self.store / log).is_file()  # a deleted log is written again
+        return log is None or self._file(log).is_file()  # a deleted log is written again
 
 
 def _same_bytes(target: Path, data: bytes) -> bool:

@@ -224,6 +224,14 @@ class Proposals:
         return review.diff if review is not None else self._old_text(proposal, "diff.patch")
 
     def report(self, proposal: Proposal) -> dict:
+        """The proposal's report; its id and changed files are the proposal's own, whatever the report says.
+
+        One source for every view: the rest of a partly accepted proposal kept
+        its parent's id and file list in reports written before issue 39.
+        """
+        return {**self._stored_report(proposal), "proposal_id": proposal.id, "files_changed": list(proposal.changed)}
+
+    def _stored_report(self, proposal: Proposal) -> dict:
         review = self._review(proposal)
         if review is not None:
             return review.report

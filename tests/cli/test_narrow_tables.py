@@ -37,7 +37,7 @@ def test_status_all_and_history_all_at_80_columns(home: Path, cli) -> None:
     stores = three_stores(home)
     ran = cli("run", "--all", "--engine", "offline", "--json")
     assert ran.code == 0 and ran.json["counts"]["proposed"] == 3, ran.stderr
-    names = [f"{project}/memory" for project in PROJECTS]
+    names = [project.removeprefix("-") for project in PROJECTS]  # as the overview page names them (issue 39)
     narrow = {"COLUMNS": "80"}
 
     status = cli("status", "--all", env=narrow)

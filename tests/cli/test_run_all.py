@@ -63,8 +63,9 @@ def test_one_line_per_store_and_exit_1_only_when_a_store_failed(home: Path, tmp_
     assert lines[0].startswith("dream run --all at ") and lines[0].endswith("2 store(s)")
     body = sorted(lines[1:-1])  # a line per store, never wrapped (a log is grepped line by line)
     assert len(body) == 2, lines
-    assert body[0].startswith("proposed ") and " -work-api/memory  proposal " in body[0]
-    assert body[1].startswith("skipped (sessions) ") and " -work-bad/memory  no session logs in logs/ yet: `dream import" in body[1]
+    assert body[0].startswith("proposed ") and " work-api  proposal " in body[0]
+    assert body[1].startswith("skipped (sessions) ")
+    assert " work-bad  no session logs in logs/ yet: `dream import" in body[1]
     assert lines[-1] == "1 proposed, 1 skipped"
 
     (broken / ".dream" / "config.toml").write_text("min_sessions = 'many'\n")

@@ -12,12 +12,17 @@ The server's scheduler is off, so only the runs this test triggers exist.
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers.claude_home import SAID, claude_project, plain_store
 from helpers.fleet_factory import make_fleet
 from helpers.prefect_server import POOL, PREFECT, REPO, Server
@@ -78,6 +83,43 @@ def test_deploy_all_registers_the_fleet_deployments_with_their_schedules_and_lim
     assert nightly["cron"] == "0 3 * * *" and nightly["timezone"]
     scan = server.get("/deployments/name/dream-fleet/dream-scan")["schedules"][0]["schedule"]
     assert scan["interval"] == 600
+
+
+def _run_in_a_terminal(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str]:
+    """Run `argv` on a pseudo-terminal that nobody types into: (exit code or None if it waited for input, output)."""
+    main, child = pty.openpty()
+    proc = subprocess.Popen(argv, env=env, cwd=REPO, stdin=child, stdout=child, stderr=child, close_fds=True)
+    os.close(child)
+    output = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 1)
+        if ready:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the child closed the terminal: it has exited
+                break
+            if not chunk:
+                break
+            output += chunk
+        elif proc.poll() is not None:
+            break
+    if proc.poll() is None:
+        proc.kill()
+    code = proc.wait()
+    os.close(main)
+    return (code if time.monotonic() < deadline else None), output.decode(errors="replace")
+
+
+def test_deploy_all_in_a_terminal_asks_nothing_and_creates_every_deployment(server):
+    """Issue 39: in a terminal, Prefect asks about schedules for any deployment without a `schedules` key."""
+    env = {k: v for k, v in server.env.items() if k != "PREFECT_CLI_PROMPT"}  # prompts on, as in a user's shell
+    code, output = _run_in_a_terminal([*PREFECT, "deploy", "--all"], env, timeout=240)
+    assert "Would you like to" not in output, output[-2000:]
+    assert code == 0, output[-2000:]
+    for deployment in yaml.safe_load((REPO / "prefect.yaml").read_text())["deployments"]:
+        flow = deployment["entrypoint"].split(":")[1].replace("_", "-")  # each flow is named after its function
+        assert server.get(f"/deployments/name/{flow}/{deployment['name']}")["name"] == deployment["name"]
 
 
 def test_deployments_start_with_their_schedules_off_and_the_offline_engine(server):

@@ -93,6 +93,36 @@ class StreamError:
 Step = Reply | HttpError | Drop | StreamError | Callable[[dict[str, Any]], Reply]
 
 
+# What the real API refuses per model, from the docs (build-with-claude/thinking-troubleshooting, "Thinking
+# support, defaults, and rejected configurations by model", and each model's overview page for its output
+# limit), written here apart from dream's own models.toml so that a test against this server checks that table.
+# Model name prefix -> (thinking types refused with 400, max_tokens limit).
+MODEL_RULES: dict[str, tuple[frozenset[str], int]] = {
+    "claude-opus-5-5": (frozenset({"disabled", "enabled", "between_tools"}), 128_000),
+    "claude-fable-5": (frozenset({"disabled", "enabled", "between_tools"}), 128_000),
+    "claude-mythos-5": (frozenset({"disabled", "enabled", "between_tools"}), 128_000),
+    "claude-sonnet-5-5": (frozenset({"disabled", "enabled"}), 128_000),
+    "claude-opus-4-7": (frozenset({"enabled", "between_tools"}), 128_000),
+    "claude-haiku-4-5": (frozenset({"adaptive", "between_tools"}), 64_000),
+    "claude-opus-4-1": (frozenset({"adaptive", "between_tools"}), 32_000),
+    "claude-3-5-haiku": (frozenset({"adaptive", "enabled", "between_tools"}), 8_192),
+}
+
+
+def _check_model_rules(body: dict[str, Any]) -> str | None:
+    """A `thinking` type the model refuses, a manual budget out of range, or `max_tokens` over its output limit."""
+    model = str(body.get("model", ""))
+    rule = next((MODEL_RULES[p] for p in sorted(MODEL_RULES, key=len, reverse=True) if model.startswith(p)), None)
+    thinking = body.get("thinking") or {}
+    if rule and thinking.get("type") in rule[0]:
+        return f"thinking.type: {thinking['type']!r} is not supported on {model}"
+    if thinking.get("type") == "enabled" and not 1024 <= thinking.get("budget_tokens", 0) < body["max_tokens"]:
+        return "thinking.budget_tokens: must be at least 1024 and less than max_tokens"
+    if rule and body["max_tokens"] > rule[1]:
+        return f"max_tokens: {body['max_tokens']} > {rule[1]}, which is the maximum allowed number of output tokens for {model}"
+    return None
+
+
 def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
@@ -270,7 +300,7 @@ class FakeAnthropic:
             for i, tool in enumerate(body.get("tools", [])):
                 if tool.get("type", "custom") != "custom":
                     return f"tools.{i}.type: unknown tool type {tool['type']!r}; only custom tools are supported"
-        problem = self._check_thinking(body)
+        problem = _check_model_rules(body) or self._check_thinking(body)
         if problem:
             return problem
         if _breakpoints(body) > MAX_BREAKPOINTS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -129,3 +130,24 @@ def test_a_long_word_in_remember_does_not_stop_the_night(demo_store, cli):
     assert res.code == 0, res.stderr
     assert res.json["status"] in ("proposed", "noop"), res.json
     assert all(len(p.name.encode()) <= 255 for p in demo_store.rglob("*"))
+
+
+def _read_only_mount_works() -> bool:
+    """A private mount namespace of our own, where a folder can be bound read-only (no real mount is touched)."""
+    if not shutil.which("unshare"):
+        return False
+    return subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _read_only_mount_works(), reason="needs `unshare -rm` to mount a folder read-only")
+def test_a_store_on_a_read_only_file_system_is_not_told_to_chmod(demo_store):
+    """Observed on main (issue 39): `Read-only file system; … run chmod -R u+w`, which cannot help."""
+    store = shlex.quote(str(demo_store))
+    script = " ".join(["mount --bind", store, store, "&& mount -o remount,ro,bind", store, store, "&& exec",
+                       *map(shlex.quote, console_script()), "run --store", store, "--force"])
+    res = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "Read-only file system" in res.stderr and "mounted read-only" in res.stderr, res.stderr
+    assert "chmod" not in res.stderr and "chown" not in res.stderr, res.stderr
+    assert not (demo_store / ".dream").exists()

@@ -152,12 +152,61 @@ def test_what_needs_a_decision_is_open_and_housekeeping_folded_at_1280(browser, 
     first = next(c for c in changes if c["kind"] == "request")
     row = page.locator("#requests-table tr", has_text=first["evidence"]["sentence"]).first
     assert f"line {first['evidence']['line']}" in row.inner_text() and first["evidence"]["date"] in row.inner_text()
-    # Needs a person and requests come before the dropped lines, which come before the housekeeping.
+    # Needs a person, then the dropped lines, then the rest (requests, files to read), housekeeping last (#39).
     top = {name: page.locator(name).bounding_box()["y"] for name in
            ("#needs-person", "#requests", "#dropped", "#to-read", "#retention", "#housekeeping")}
-    assert top["#needs-person"] < top["#requests"] < top["#dropped"] < top["#to-read"] < top["#housekeeping"]
+    assert top["#needs-person"] < top["#dropped"] < top["#requests"] < top["#to-read"] < top["#housekeeping"]
     wide = page.evaluate("""[...document.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1
                             && getComputedStyle(e).overflowX !== 'visible').map(e => e.tagName + '#' + e.id)""")
     assert wide == [] and page.evaluate("document.documentElement.scrollWidth") <= 1280
     assert all(url.startswith("file://") for url in requests)
+    page.close()
+
+
+def test_a_large_move_out_of_the_index_is_shown_first_and_loud_with_memory_md_open(browser, tmp_path, cli):
+    """Issue 39: in a big store, lines moved out of the index were not highlighted and MEMORY.md was folded."""
+    store = tmp_path / "kiosks"
+    store.mkdir()
+    index = []
+    for n in range(320):
+        (store / f"project_kiosk_{n:03d}.md").write_text(
+            f"---\nname: Kiosk {n}\ndescription: kiosk {n}\ntype: project\n---\n\nKiosk {n} sits in hall {n % 7}.\n")
+        index.append(f"- [Kiosk {n}](project_kiosk_{n:03d}.md) — kiosk {n} sits in hall {n % 7}")
+    (store / "MEMORY.md").write_text("\n".join(index) + "\n")
+    assert cli("run", "--store", str(store), "--engine", "offline", "--force").code == 0
+    html = tmp_path / "kiosks.html"
+    shown = cli("diff", "--store", str(store), "--html", str(html), "--json").json
+    moved = shown["counts"]["archived"]
+    assert moved >= 100, shown["counts"]
+
+    requests: list[str] = []
+    page = open_page(browser, html, requests)
+    assert page.inner_text("#count-archived") == str(moved)
+    assert "many" in page.get_attribute("#card-archived", "class").split()
+    assert "many" in page.get_attribute("#moved-out", "class").split()
+    assert page.inner_text("#moved-out") == f"Moved out of the index ({moved})"
+    assert page.locator("#moved-out-table tr").count() == moved + 1
+    top = {name: page.locator(name).bounding_box()["y"]
+           for name in ("#dropped", "#moved-out", "#to-read", "#retention")}
+    assert top["#dropped"] < top["#moved-out"] < top["#to-read"] < top["#retention"]
+    opened = [page.locator("details.file[open] > summary code").nth(n).inner_text()
+              for n in range(page.locator("details.file[open]").count())]
+    assert "MEMORY.md" in opened  # losing index lines is never folded away
+    page.close()
+
+
+def test_the_reads_table_is_folded_when_no_transcript_shows_a_read(browser, home, tmp_path, cli):
+    from helpers.claude_home import claude_project
+
+    memory = claude_project(home, project="-home-me-till", sessions=5)
+    assert cli("run", "--store", str(memory), "--engine", "offline").code == 0
+    html = tmp_path / "till.html"
+    report = cli("diff", "--store", str(memory), "--html", str(html), "--json").json["report"]
+    assert report["memory_reads"] and not any(seen["reads"] for seen in report["memory_reads"].values())
+
+    requests: list[str] = []
+    page = open_page(browser, html, requests)
+    assert page.locator("#reads-details[open]").count() == 0 and not page.locator("#reads-table").is_visible()
+    assert page.inner_text("#reads") == f"Read by agents (0 of {len(report['memory_reads'])})"
+    assert page.locator("#reads").bounding_box()["y"] > page.locator("#dropped").bounding_box()["y"]
     page.close()

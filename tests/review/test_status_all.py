@@ -65,8 +65,8 @@ def test_lists_every_store_with_gate_sessions_last_dream_and_pending(home: Path)
     assert d["last_consolidated_at"] is None and d["pending"] == []
     # a Claude Code memory folder reads the transcripts beside it with no config (none here)
     assert d["transcripts"] == {"source": "claude-code", "path": str(demo.parent), "changed": 0, "error": None}
-    a = rows[str(api.resolve())]  # nothing imported yet: the gate sees no logs, 3 transcripts wait
-    assert not a["gate"]["open"] and a["gate"]["reason"] == "sessions" and a["gate"]["sessions_waiting"] == 0
+    a = rows[str(api.resolve())]  # nothing imported yet: no logs, but the run imports 3 transcripts first
+    assert a["gate"]["open"] and a["gate"]["transcripts_to_import"] == 3 and a["gate"]["sessions_waiting"] == 0
     assert a["transcripts"] == {"source": "claude-code", "path": str(api.parent), "changed": 3, "error": None}
     b = rows[str(broken.resolve())]
     assert set(b) == {"store", "error"} and "min_sessions" in b["error"] and "config.toml" in b["error"]

@@ -46,8 +46,9 @@ import httpx2
 from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
-from dream.engines.claude import context
+from dream.engines.claude import context, provenance
 from dream.engines.claude.budget import (
+    THINKING_ALLOWANCE,
     Budget,
     Limits,
     first_message_file_chars,
@@ -69,7 +70,9 @@ from dream.engines.claude.finish_tool import DECLARATION as FINISH_DECLARATION
 from dream.engines.claude.finish_tool import NAME as FINISH
 from dream.engines.claude.finish_tool import Ending
 from dream.engines.claude.log_tools import make_log_tools
-from dream.engines.claude.memory_tool import StagingMemoryTool, declaration
+from dream.engines.claude.memory_tool import ROOT, StagingMemoryTool, declaration
+from dream.engines.claude.models import takes_effort, thinking_param
+from dream.engines.claude.paging import capped_result
 from dream.engines.claude.prompts import render_dream, render_system
 from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
@@ -89,6 +92,9 @@ _FAILURES = {
 _KNOWN = {"end_turn", "stop_sequence", "tool_use", "pause_turn", "compaction", "max_tokens", "refusal",
           "model_context_window_exceeded"}  # BetaStopReason of the SDK
 _SENT_BACK = {"pause_turn", "compaction"}  # the server paused a long turn: send it back to be continued
+# A turn paused this many times over with no tool call in between is a loop, not a long turn: without max_turns
+# set, it would go on to the dollar ceiling.
+MAX_PAUSES_IN_A_ROW = 10
 SUMMARY_VERBS = ("merged", "updated", "created", "deleted", "dated", "pruned", "indexed", "repaired", "shortened")
 NUDGE = ("Go on with tonight's dream: use the tools to do the four phases, without asking; a person reviews every "
          "change. Put anything you are unsure of under \"Needs a person\" in your final summary.")
@@ -167,10 +173,12 @@ class ClaudeEngine:
         self._ended_on_final_reply = True
         summary = without_numbers(final)  # the report names a kept secret's kind, never its number
         dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
-        changes = describe_changes(before, read_tree(inp.staging), summary)
+        after = read_tree(inp.staging)
+        changes = describe_changes(before, after, summary)
+        unsaid = provenance.attribute(changes, before, after, inp.sessions)  # what auto_accept may take alone
         done = dropped + prune_staged(inp, before)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
-                            finish=done, needs_person=needs_a_person(summary))
+                            finish=done, needs_person=needs_a_person(summary) + unsaid)
 
     def _conversation(self, inp: EngineInput, memory: StagingMemoryTool, preamble_nudge: bool) -> str:
         """Turns until the final summary (a text-only reply, or an accepted `finish` call): tools run, a preamble
@@ -181,13 +189,16 @@ class ClaudeEngine:
         """
         client = self._client_for(inp.settings)
         tools = Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
-                         *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool)
+                         *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool,
+                        local_paths={inp.staging: ROOT, inp.store_root: "the store", Path.home(): "~"})
         nudged = False
+        paused = 0  # pause_turn replies in a row (each also counts as a turn against max_turns)
         acted = not preamble_nudge  # the model has called a tool (a corrective turn needs not)
         while True:
             reply = self._reply(inp, client, tools)
             _fold_surrogates(reply)  # so that the reply can be sent back as history
             uses = [b for b in reply.content if getattr(b, "type", "") == "tool_use"]
+            paused = 0 if uses else paused
             self._transcript.append({"role": "assistant", "content": [b.to_dict() for b in reply.content]})
             if uses:
                 self._calls.update({u.id: context.describe_call(u.name, u.input) for u in uses})
@@ -198,6 +209,10 @@ class ClaudeEngine:
                 acted = acted or any(u.name != FINISH for u in uses)
                 self._segment_if_long(reply.usage, self._transcript[-1])
             elif reply.stop_reason in _SENT_BACK:
+                paused += 1
+                if paused > MAX_PAUSES_IN_A_ROW:
+                    raise EngineFailed(f"the model paused its turn {paused} times in a row without a tool call; "
+                                       "nothing is proposed", reason="paused")
                 continue
             elif not nudged and (not acted or _asks(reply)):
                 nudged = True
@@ -265,7 +280,8 @@ class ClaudeEngine:
                 raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
                                    reason="api")
             calls = [getattr(b, "name", "") for b in reply.content if getattr(b, "type", "") == "tool_use"]
-            self._budget.check(wants_more=bool(calls) and FINISH not in calls)  # a finish asks for no more turns
+            # a finish asks for no more turns; a paused turn asks for one more, so max_turns counts its continuations
+            self._budget.check(wants_more=(bool(calls) and FINISH not in calls) or stop in _SENT_BACK)
             return reply
 
     def _params(self, settings: Any, tools: Toolbox, max_tokens: int) -> dict[str, Any]:
@@ -277,11 +293,10 @@ class ClaudeEngine:
         self._previous_end = len(messages)
         params: dict[str, Any] = {"model": settings.model, "max_tokens": max_tokens, "system": system,
                                   "tools": tools.declarations(), "messages": messages}
-        if settings.thinking == "adaptive":
-            params["thinking"] = {"type": "adaptive", "display": "omitted"}  # its text is of no use to dream
-        elif settings.thinking == "disabled":
-            params["thinking"] = {"type": "disabled"}
-        if settings.effort != "none":
+        thinking = thinking_param(settings.model, settings.thinking, max_tokens, THINKING_ALLOWANCE)
+        if thinking is not None:  # each model in the form it takes (models.toml): no 400 for a setting
+            params["thinking"] = thinking
+        if settings.effort != "none" and takes_effort(settings.model):
             params["output_config"] = {"effort": settings.effort}
         return params
 
@@ -370,9 +385,12 @@ class ClaudeEngine:
 class Toolbox:
     """The run's tools: how they are declared in a request, and running a reply's calls."""
 
-    def __init__(self, tools: list[Any], memory_mode: str) -> None:
+    def __init__(self, tools: list[Any], memory_mode: str, local_paths: dict[Path, str] | None = None) -> None:
         self._tools = {t.name: t for t in tools}
         self._memory_mode = memory_mode
+        # this machine's folders as the model may read them: no local path reaches a result (longest first)
+        self._local_paths = sorted(((str(Path(p).resolve()), str(p), shown) for p, shown in (local_paths or {}).items()
+                                    if len(Path(p).resolve().parts) > 1), key=lambda entry: -len(entry[0]))  # not "/"
 
     def declarations(self) -> list[dict[str, Any]]:
         return [declaration(self._memory_mode) if name == "memory" else dict(t.to_dict())
@@ -388,9 +406,17 @@ class Toolbox:
             return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
                     "content": f"Error: Tool {use.name!r} not found; the tools are {', '.join(self._tools)}"}
         try:
-            return {"type": "tool_result", "tool_use_id": use.id, "content": _folded(tool.call(use.input))}
+            return {"type": "tool_result", "tool_use_id": use.id, "content": _folded(capped_result(tool.call(use.input)))}
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read, like a refusal
-            return {"type": "tool_result", "tool_use_id": use.id, "is_error": True, "content": _error_content(exc)}
+            return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
+                    "content": self._without_local_paths(_error_content(exc))}
+
+    def _without_local_paths(self, content: Any) -> Any:
+        if not isinstance(content, str):
+            return content
+        for resolved, given, shown in self._local_paths:
+            content = content.replace(resolved, shown).replace(given, shown)
+        return content
 
 
 def _asks(reply: Any) -> bool:
@@ -475,7 +501,10 @@ def _error_content(exc: Exception) -> Any:
     """A tool's failure as the model reads it: a refusal's own words, anything else by its `repr` (which keeps the
     type), cut to the API's 4,096-character limit of a text field and folded like every result."""
     if isinstance(exc, ToolError):
-        return _folded(exc.content)
+        content = _folded(exc.content)
+        return content[:ERROR_CHARS] if isinstance(content, str) else content
+    if isinstance(exc, OSError):  # its text names the file by this machine's path: the model gets the reason only
+        return f"{type(exc).__name__}: {exc.strerror or 'the file system refused the operation'}"
     return _folded(repr(exc))[:ERROR_CHARS]
 
 

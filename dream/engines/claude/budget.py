@@ -30,6 +30,7 @@ from typing import Any
 
 from dream.config import Settings
 from dream.engines.claude.paging import LONG_PROMPT_TOKENS, MAX_RESULT_CHARS, SESSION_PAGE_CHARS
+from dream.engines.claude.models import max_output_for
 from dream.engines.claude.pricing import estimate_cost, price_for, prompt_tokens_for
 from dream.errors import BudgetExceeded
 from dream.outcomes import Usage
@@ -55,7 +56,8 @@ class Limits:
             first = settings.max_tokens_per_turn
         else:
             first = min(MAX_TURN_TOKENS, max(MIN_TURN_TOKENS, THINKING_ALLOWANCE + largest_file_bytes // CHARS_PER_TOKEN))
-        return cls(first, 2 * first)
+        ceiling = max_output_for(settings.model) or 2 * first  # a request over the model's output limit is a 400
+        return cls(min(first, ceiling), min(2 * first, ceiling))
 
 
 def first_message_session_chars(settings: Settings) -> int:
@@ -100,12 +102,14 @@ class Budget:
 
     def record(self, reply_usage: Any, *, whole: bool = True) -> None:
         """Add one reply's usage (the API's `usage` object); `whole` is False for a stream that broke off."""
-        self.usage.turns += 1 if whole else 0
-        self.usage.input_tokens += getattr(reply_usage, "input_tokens", None) or 0
-        self.usage.output_tokens += getattr(reply_usage, "output_tokens", None) or 0
-        self.usage.cache_read_tokens += getattr(reply_usage, "cache_read_input_tokens", None) or 0
-        self.usage.cache_creation_tokens += getattr(reply_usage, "cache_creation_input_tokens", None) or 0
-        self.usage.cost_usd = estimate_cost(self.settings.model, self.usage, self.settings.prices)
+        reply = Usage(input_tokens=getattr(reply_usage, "input_tokens", None) or 0,
+                      output_tokens=getattr(reply_usage, "output_tokens", None) or 0,
+                      cache_read_tokens=getattr(reply_usage, "cache_read_input_tokens", None) or 0,
+                      cache_creation_tokens=getattr(reply_usage, "cache_creation_input_tokens", None) or 0,
+                      turns=1 if whole else 0)
+        reply.cost_usd = estimate_cost(self.settings.model, reply, self.settings.prices)  # priced per request: tiers
+        self.usage.add(reply)
+        self.usage.cost_usd = round(self.usage.cost_usd, 6)
 
     def check(self, *, wants_more: bool) -> None:
         """Raise BudgetExceeded naming the first budget passed. `wants_more`: the reply asked for tools."""

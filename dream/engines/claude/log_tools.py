@@ -61,18 +61,26 @@ def make_log_tools(sessions: pl.DataFrame, catalog: list[Any],
         by_session = {str(sid): frame for (sid,), frame in rows.group_by("session", maintain_order=True)}
     titles = {str(getattr(s, "session_id", "")): s for s in catalog}
 
-    def list_sessions() -> str:
-        """List the sessions gathered for this dream: id, date, slug of the log file name, entries, characters."""
+    def list_sessions(start: int = 1) -> str:
+        """List the sessions gathered for this dream: id, date, slug of the log file name, entries, characters.
+
+        Args:
+            start: the first session to list, counting from 1 (a long list is paged).
+        """
         if not by_session:
             return "No sessions changed since the last dream."
-        lines = ["session | date | slug | entries | chars"]
-        for sid, frame in by_session.items():
+        if start < 1 or start > len(by_session):
+            raise ToolError(f"start must be 1 to {len(by_session)}, the number of sessions")
+        rows = []
+        for sid, frame in list(by_session.items())[start - 1:]:
             meta = titles.get(sid)
-            title = session_title(meta)
             day = frame["date"][0] if "date" in frame.columns else getattr(meta, "date", "")
             chars = sum(len(t or "") for t in frame["text"])
-            lines.append(f"{sid} | {day} | {title} | {frame.height} | {chars}")
-        return "\n".join(lines)
+            rows.append(f"{sid} | {day} | {session_title(meta)} | {frame.height} | {chars}")
+        shown = capped(rows)
+        end = start + len(shown) - 1
+        more = f"\n[more: list_sessions(start={end + 1})]" if end < len(by_session) else ""
+        return "\n".join(["session | date | slug | entries | chars", *shown]) + more
 
     def read_session(session_id: str, start: int = 1, count: int = 100) -> str:
         """Read a window of entries of one session, in order.

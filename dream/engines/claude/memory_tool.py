@@ -7,14 +7,20 @@ folder as ``/memories``. Everything it may not do is refused with the SDK's
 `ToolError`, which the tool runner hands back to the model as an ``is_error``
 tool result: the run goes on and nothing on disk changes.
 
-Refused:
+Every path, of every command and both ends of a rename, is first made
+canonical by `dream.store.paths` (NFKC, single slashes, ``.`` parts dropped),
+so ``/memories//team/x.md`` and ``/memories/ｔｅａｍ/x.md`` are the team path
+they read as. Refused:
 - paths that are not under ``/memories``, ``..`` parts, hidden parts, and any
   symlink on the way (checked on the resolved path as well);
 - anything under ``logs/``, ``sessions/`` or ``.dream/`` (logs are read with
-  the log tools, and ``.dream/`` belongs to dream);
+  the log tools, and ``.dream/`` belongs to dream), and a top folder whose
+  name only looks like one of these or like ``team``;
 - a new file in ``team/`` (create, or rename into it), and moving a team file
   out of it; editing or deleting existing team files is allowed, so that
   duplicates within ``team/`` can be merged;
+- a new name that reads as a name already beside it (another case, Unicode
+  form or look-alike letters), and invisible characters in a name;
 - a file over 100 KB, content that is not text (NUL or other control bytes,
   unpaired surrogates), a file that is not ``.md``;
 - deleting or renaming a folder, and malformed commands;
@@ -30,7 +36,8 @@ model saw it (line numbers and ``old_str`` included).
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePosixPath
+import unicodedata
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -46,11 +53,11 @@ from anthropic.types.beta import (
 
 from dream.engines.claude.paging import capped
 from dream.engines.claude.secrets import SecretTable
+from dream.store.paths import PathRefused, canonical, check_memory, check_new, in_team, resolve
 from dream.store.tree import atomic_write, is_reserved_dir
 
 ROOT = "/memories"
 MAX_FILE_BYTES = 100 * 1024
-TEAM_DIR = "team"
 # Control characters that have no place in a markdown memory (tab, LF, CR and FF are fine).
 _ALLOWED_CONTROLS = {"\t", "\n", "\r", "\f"}
 
@@ -79,7 +86,11 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         """Parse the command strictly (the SDK's base parses without checking), then run it."""
         try:
             command = _parse_command(input)
-            return self.execute(command)  # type: ignore[arg-type]
+            try:
+                return self.execute(command)  # type: ignore[arg-type]
+            except OSError as err:  # its text would name the staging folder's path on this machine: the reason only
+                raise ToolError(f"The file system refused this {getattr(command, 'command', '')} command: "
+                                f"{err.strerror or type(err).__name__}; nothing was changed") from None
         except ToolError as err:
             self.refusals.append(str(err))
             raise
@@ -87,25 +98,33 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
     # -- paths -----------------------------------------------------------------
 
     def _relative(self, path: str) -> str:
-        """The path under the root ('' for the root itself), or a refusal."""
+        """The canonical path under the root ('' for the root itself), spelled as on disk, or a refusal.
+
+        dream.store.paths makes it canonical (NFKC, single slashes, no '.'), refuses '..' and what is not
+        memory, and finds the existing name a differently spelled one means.
+        """
         if not isinstance(path, str) or not path:
             raise ToolError("Refused: a path is required, like /memories/topic.md")
         if "\x00" in path:
             raise ToolError("Refused: the path contains a NUL character")
-        if path != ROOT and not path.startswith(ROOT + "/"):
-            raise ToolError(f"Refused: {path!r} is outside {ROOT}; every path starts with {ROOT}/")
-        parts = [p for p in PurePosixPath(path[len(ROOT) :]).parts if p != "/"]
-        if ".." in parts or "." in parts:
-            raise ToolError(f"Refused: {path!r} uses '..' or '.'; give the plain path under {ROOT}")
-        if any(p.startswith(".") for p in parts):
-            raise ToolError(f"Refused: {path!r} names a hidden file or folder, which the agent may not touch")
-        if parts and is_reserved_dir(parts[0]):
-            raise ToolError(
-                f"Refused: {ROOT}/{parts[0]}/ is not memory; read sessions with list_sessions, "
-                "read_session and search_logs"
-            )
-        rel = "/".join(parts)
-        return self._named(rel, path) if "[REDACTED:" in rel else rel
+        try:
+            full = canonical(path)
+            if not unicodedata.normalize("NFKC", path).startswith("/") or full.split("/")[0] != ROOT[1:]:
+                raise ToolError(f"Refused: {path!r} is outside {ROOT}; every path starts with {ROOT}/")
+            rel = full[len(ROOT):]
+            check_memory(rel)
+        except PathRefused as err:
+            raise ToolError(f"Refused: {path!r} {err}") from None
+        if "[REDACTED:" in rel:
+            return self._named(rel, path)
+        return resolve(rel, self._siblings)
+
+    def _siblings(self, folder: str) -> list[str]:
+        """The names in a folder of the staging copy (none when it is not a plain folder there)."""
+        where = self.root / folder
+        if where.is_symlink() or not where.is_dir():
+            return []
+        return os.listdir(where)
 
     def _named(self, shown: str, path: str) -> str:
         """The existing file whose name the model was shown as `shown` (its secret hidden), or a refusal.
@@ -140,11 +159,11 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         if not rel.endswith(".md"):
             raise ToolError(f"Refused: {path!r} is not a .md file; memory files are markdown")
         full = self._full(rel)
-        if new_file and _in_team(rel):
-            raise ToolError(
-                f"Refused: {path!r} would be a new file in team/; team memories are never created "
-                "by a dream (merge into an existing team file instead)"
-            )
+        if new_file:
+            try:
+                check_new(rel, self._siblings)
+            except PathRefused as err:
+                raise ToolError(f"Refused: {path!r} {err}") from None
         return rel, full
 
     def _existing_file(self, path: str) -> tuple[str, Path]:
@@ -180,25 +199,33 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         rel = self._relative(command.path)
         full = self._full(rel)
         if full.is_dir():
-            return self._listing(full, command.path.rstrip("/") or ROOT)
+            shown = command.path.rstrip("/") or ROOT
+            rows = self._listing(full, shown)
+            header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
+            return header + "\n" + self._page(rows, command, shown)
         if not full.is_file():
             raise ToolError(f"The path {command.path} does not exist.")
         lines = self._read(full, command.path).split("\n")
-        start, end = 1, len(lines)
+        numbered = [f"{n:6d}\t{line}" for n, line in enumerate(lines, start=1)]
+        return f"Here's the content of {command.path} with line numbers:\n" + self._page(numbered, command, command.path)
+
+    @staticmethod
+    def _page(rows: list[str], command: BetaMemoryTool20250818ViewCommand, path: str) -> str:
+        """The rows `view_range` asks for (all by default), capped, with where to read on when some are left."""
+        start, end = 1, len(rows)
         if command.view_range:
             if len(command.view_range) != 2:
                 raise ToolError("view_range takes two numbers: [first_line, last_line] (-1 for the end)")
             start = max(1, command.view_range[0])
-            end = len(lines) if command.view_range[1] == -1 else min(len(lines), command.view_range[1])
-        numbered = [f"{n:6d}\t{lines[n - 1]}" for n in range(start, end + 1)]
-        shown = capped(numbered)
+            end = len(rows) if command.view_range[1] == -1 else min(len(rows), command.view_range[1])
+        shown = capped(rows[start - 1:end])
         more = ""
-        if len(shown) < len(numbered):  # a long file is paged, so one view cannot flood the context
-            next_line = start + len(shown)
-            more = f"\n[more: view {command.path} with view_range=[{next_line}, -1]]"
-        return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(shown) + more
+        if start + len(shown) <= end:  # a long file or folder is paged, so one view cannot flood the context
+            more = f"\n[more: view {path} with view_range=[{start + len(shown)}, -1]]"
+        return "\n".join(shown) + more
 
-    def _listing(self, folder: Path, shown: str) -> str:
+    def _listing(self, folder: Path, shown: str) -> list[str]:
+        """One row per file and folder, two levels deep like the SDK's tool; the folder itself first."""
         hide = self.secrets.hide
         rows = [f"{_size(folder)}\t{shown}"]
         for dirpath, dirnames, filenames in os.walk(folder):
@@ -213,15 +240,14 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
                 if not name.startswith(".") and not entry.is_symlink():
                     rows.append(f"{_size(entry)}\t{hide(f'{shown}/{prefix}{name}')}")
             dirnames[:] = visible if len(rel_dir.parts) < 1 else []  # two levels deep, like the SDK's tool
-        header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
-        return header + "\n" + "\n".join(rows)
+        return rows
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        _, full = self._writable(command.path, new_file=True)
+        rel, full = self._writable(command.path, new_file=True)
         if full.exists():
             raise ToolError(f"File {command.path} already exists; use str_replace to edit it")
         self._write(full, command.path, command.file_text)
-        return f"File created successfully at: {command.path}"
+        return f"File created successfully at: {ROOT}/{rel}"  # as it is named now: the model's spelling may differ
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         _, full = self._existing_file(command.path)
@@ -252,18 +278,13 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         old_rel, old_full = self._existing_file(command.old_path)
         new_rel, new_full = self._writable(command.new_path, new_file=True)
-        if _in_team(old_rel) != _in_team(new_rel):
+        if in_team(old_rel) != in_team(new_rel):
             raise ToolError("Refused: files do not move into or out of team/")
         if new_full.exists():
             raise ToolError(f"The destination {command.new_path} already exists")
         new_full.parent.mkdir(parents=True, exist_ok=True)
         os.replace(old_full, new_full)
-        return f"Successfully renamed {command.old_path} to {command.new_path}"
-
-
-def _in_team(rel: str) -> bool:
-    """Under team/, spelled in any case: on a case-insensitive disk (macOS, Windows) `Team/` is `team/`."""
-    return rel.split("/")[0].casefold() == TEAM_DIR
+        return f"Successfully renamed {ROOT}/{old_rel} to {ROOT}/{new_rel}"
 
 
 # `memory_tool = "custom"`: the same six commands declared as a plain JSON-schema tool, for a Messages-compatible

@@ -1,7 +1,9 @@
-"""Estimated cost of a run, from the list prices in `prices.toml` (and the user's `prices` setting).
+"""Estimated cost of a run, from the list prices of the model table (`models.toml`) and the user's `prices`.
 
 Prices are US dollars per million tokens: uncached input, 5-minute cache
-writes, cache reads and output. A model is priced by the longest name in the
+writes, cache reads and output. A request is priced on its own: a model
+with a long-prompt tier (Haiku 5.5, over 100K) charges every token of a
+request whose prompt passes it at the higher rate, output included. A model is priced by the longest name in the
 table it starts with; the user's `prices` setting comes first and may price a
 model the table does not know (a gateway's). A model priced nowhere is
 `None`: its cost is not guessed (it shows as 0, and a dollar ceiling cannot
@@ -11,12 +13,11 @@ the bill is the authority.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 from typing import Any
 
+from dream.engines.claude.models import DEFAULT_PROMPT_TOKENS, facts_for, families, longest_match
 from dream.outcomes import Usage
 
 CACHE_WRITE_FACTOR = 1.25  # the 5-minute write, when a user's price gives only input and output
@@ -31,25 +32,16 @@ class Price:
     cache_read_per_mtok: float
 
 
-DEFAULT_PROMPT_TOKENS = 200_000  # what dream plans for with a model the table does not know
-
-
-@cache
-def _families() -> list[dict[str, Any]]:
-    return list(tomllib.loads(files("dream.engines.claude").joinpath("prices.toml").read_text("utf-8"))["family"])
-
-
 @cache
 def table() -> dict[str, Price]:
     """Model name (or name prefix) -> its list price, from the shipped data file."""
-    return {model: Price(f["input"], f["output"], f["cache_write"], f["cache_read"])
-            for f in _families() for model in f["models"]}
+    return {model: Price(f.input, f.output, f.cache_write, f.cache_read) for f in families() for model in f.models}
 
 
 def price_for(model: str, overrides: dict[str, Any] | None = None) -> Price | None:
     """The price of `model`: the user's own first, then the longest matching name of the table."""
     for prices in (_user_prices(overrides or {}), table()):
-        name = _longest_match(model, prices)
+        name = longest_match(model, prices)
         if name is not None:
             return prices[name]
     return None
@@ -58,21 +50,14 @@ def price_for(model: str, overrides: dict[str, Any] | None = None) -> Price | No
 def prompt_tokens_for(model: str, overrides: dict[str, Any] | None = None) -> int:
     """The longest prompt dream plans for with `model`: its window, or where its price rises.
 
-    The user's `prompt_tokens` for it comes first (a local model's small window), then prices.toml's.
+    The user's `prompt_tokens` for it comes first (a local model's small window), then the model table's.
     """
-    own = {name: _given(p).get("prompt_tokens") for name, p in (overrides or {}).items()}
-    table_limits = {name: f["prompt_tokens"] for f in _families() for name in f["models"]}
-    for limits in ({n: v for n, v in own.items() if v is not None}, table_limits):
-        name = _longest_match(model, limits)
-        if name is not None:
-            return int(limits[name])
-    return DEFAULT_PROMPT_TOKENS
-
-
-def _longest_match(model: str, names: dict[str, Any]) -> str | None:
-    """The longest name in `names` that is `model` or a prefix of it ending before a `-` or `[`."""
-    matching = [n for n in names if model == n or model.startswith(n + "-") or model.startswith(n + "[")]
-    return max(matching, key=len, default=None)
+    own = {name: int(v) for name, p in (overrides or {}).items() if (v := _given(p).get("prompt_tokens")) is not None}
+    name = longest_match(model, own)
+    if name is not None:
+        return own[name]
+    facts = facts_for(model)
+    return DEFAULT_PROMPT_TOKENS if facts is None else facts.prompt_tokens
 
 
 def _user_prices(overrides: dict[str, Any]) -> dict[str, Price]:
@@ -95,7 +80,8 @@ def _given(price: Any) -> dict[str, Any]:
 
 
 def estimate_cost(model: str, usage: Usage, overrides: dict[str, Any] | None = None) -> float:
-    """Dollars for `usage` on `model` (0.0 when nothing prices it); `input_tokens` excludes cached tokens."""
+    """Dollars for `usage` of one request on `model` (0.0 when nothing prices it); `input_tokens` excludes cached
+    tokens. A run's cost is the sum over its requests: a long-prompt tier applies request by request."""
     price = price_for(model, overrides)
     if price is None:
         return 0.0
@@ -105,4 +91,16 @@ def estimate_cost(model: str, usage: Usage, overrides: dict[str, Any] | None = N
         + usage.cache_read_tokens * price.cache_read_per_mtok
         + usage.output_tokens * price.output_per_mtok
     ) / 1_000_000
-    return round(dollars, 6)
+    return round(dollars * long_prompt_factor(model, usage, overrides), 6)
+
+
+def long_prompt_factor(model: str, usage: Usage, overrides: dict[str, Any] | None = None) -> float:
+    """How many times the list price a request with this `usage` pays: its model's tier when its prompt passes it.
+
+    A user's own price for the model has no tier: it is taken as the price of every request.
+    """
+    facts = facts_for(model)
+    if facts is None or facts.long_prompt is None or longest_match(model, overrides or {}) is not None:
+        return 1.0
+    prompt = usage.input_tokens + usage.cache_creation_tokens + usage.cache_read_tokens
+    return facts.long_prompt.factor if prompt > facts.long_prompt.above else 1.0

@@ -22,6 +22,7 @@ from anthropic.lib.tools import BetaFunctionTool, ToolError
 
 from dream.config import Settings
 from dream.engines.claude.log_tools import MAX_PATTERN_CHARS, LogTool
+from dream.engines.claude.paging import capped
 from dream.errors import BadInput
 from dream.transcripts.importer import resolve_source_path
 from dream.transcripts.search import search_transcripts as search
@@ -77,7 +78,7 @@ def _format(hits: list[dict], pattern: str, cap: int) -> str:
     if not hits:
         return f"No transcript records match {pattern!r}."
     more = f" (the first {cap}; narrow the pattern or add a session or date to see others)" if len(hits) > cap else ""
-    lines = [f"{min(len(hits), cap)} excerpt(s){more}:"]
-    for hit in hits[:cap]:
-        lines.append(f"{hit['session']} {hit['timestamp'] or '?'} [{hit['role']}] {hit['excerpt']}")
-    return "\n".join(lines)
+    rows = capped([f"{hit['session']} {hit['timestamp'] or '?'} [{hit['role']}] {hit['excerpt']}" for hit in hits[:cap]])
+    if len(rows) < min(len(hits), cap):
+        more = f" (the first {len(rows)}, to keep this result short; narrow the pattern or add a session or date)"
+    return "\n".join([f"{len(rows)} excerpt(s){more}:", *rows])

@@ -26,13 +26,12 @@ ARCHIVE_HOOK = "entries moved out of this index; look here when a pointer seems 
 
 
 def archive_path(ws: Workspace) -> str:
-    """`archive.md`, or another free name if an unusable archive.md exists."""
-    topic = ws.store.topics.get(ARCHIVE_NAME)
-    if topic is None or editable(topic):
-        return ARCHIVE_NAME
-    candidate = "dream_archive.md"
-    existing = ws.store.topics.get(candidate)
-    return candidate if existing is None or editable(existing) else ws.store.free_path("dream_archive")
+    """`archive.md`, or another free name if an unusable archive.md exists or a file reads as it (`Archive.md`)."""
+    for candidate in (ARCHIVE_NAME, "dream_archive.md"):
+        topic = ws.store.topics.get(candidate)
+        if editable(topic) if topic is not None else not ws.store.clashes(candidate):
+            return candidate
+    return ws.store.free_path("dream_archive")
 
 
 def archive_lines(ws: Workspace, lines: list[str], reason: str) -> str:

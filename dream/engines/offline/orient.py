@@ -17,7 +17,9 @@ from dream.config import Settings
 from dream.engines.base import HOUSEKEEPING, REQUEST, Change, EngineInput, Evidence
 from dream.engines.offline.similarity import content_keys, word_keys
 from dream.engines.offline.text import MAX_LINE, shorten
+from dream.errors import EngineFailed
 from dream.store.model import TEAM_DIR, IndexLine, Store, TopicFile, resolve_link
+from dream.store.paths import PathRefused, check_new_in_tree
 from dream.store.tree import ARCHIVE_NAME, INDEX_NAME, Tree, atomic_write, is_archive, read_tree
 
 
@@ -87,11 +89,22 @@ def keep_ranks(reads: dict[str, dict], pinned: set[str]) -> dict[str, tuple]:
 def save(ws: Workspace, staging: Path, before: Tree) -> None:
     """Write the files that changed into staging, and delete removed ones.
 
+    Every new path is checked as the memory tool checks the model's
+    (dream.store.paths): one that would not pass there fails the run here
+    rather than land in staging, so no night writes into team/ or a
+    look-alike of it; the engine's own steps refuse such paths earlier.
+
     No fsync: staging is a scratch copy that a crash throws away, and the
     proposal made from it is written durably. A log of thousands of requests
     writes thousands of files here.
     """
     after = ws.store.to_tree()
+    for path in sorted(set(after) - set(before)):
+        try:
+            check_new_in_tree(path, before)  # the memory tool's rules: no new team file, no look-alike name
+        except PathRefused as err:
+            raise EngineFailed(f"the offline engine was about to write {path!r}, which {err}; nothing was "
+                               "written (a bug of dream's: please report it)") from None
     for path in sorted(set(before) - set(after)):
         target = staging / path
         if target.is_file():

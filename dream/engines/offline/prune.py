@@ -32,8 +32,9 @@ from dream.engines.offline.orient import (
 )
 from dream.engines.offline.placement import add_line, add_lines, clean_stem, reads_as_title, title_of
 from dream.engines.offline.similarity import CJK, content_keys, normalize, says_something, word_keys
-from dream.engines.offline.text import ELLIPSIS, MAX_LINE, fit_line, one_line, shorten, slug
+from dream.engines.offline.text import ELLIPSIS, MAX_LINE, fit_line, one_line, phrase_title, shorten, slug
 from dream.store.model import MARKDOWN_LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
+from dream.store.paths import PathRefused, check_new_in_tree
 from dream.store.tree import INDEX_NAME
 from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
 
@@ -134,6 +135,12 @@ def _restore_from_line(ws: Workspace, line: IndexLine) -> bool:
     """
     path = resolve_link(INDEX_NAME, line.target)
     if not path or path in ws.store.removed or not says_something(f"{line.title} {line.hook}"):
+        return False
+    try:
+        check_new_in_tree(path, ws.store.paths() | ws.store.removed)
+    except PathRefused as err:  # `team/x.md`, `ｔｅａｍ/x.md`, `logs/x.md`: a dream never makes such a file
+        ws.ask(f"{INDEX_NAME}: “{line.title}” points to {line.target}, which is missing; it was not made from "
+               f"the line, because that path {err}")
         return False
     name = line.title.strip() if reads_as_title(line.title) else clean_stem(path)
     text = line.hook.strip() or line.title.strip()
@@ -351,7 +358,7 @@ def _demote_line(ws: Workspace, text: str, line: IndexLine) -> str:
     type_ = "feedback" if re.match(r"^\W*(always|never|don'?t|do not|prefer|use)\b", content, re.I) else "project"
 
     path = store.free_path(f"{type_}_{slug(content)}")
-    title = shorten(re.sub(r"[*_`]", "", content), 50)
+    title = phrase_title(re.sub(r"[*_`]", "", content), 50)
     store.add_topic(path, new_topic_text(title, shorten(content, MAX_LINE), type_, [content],
                                          newline=store.newline))
     ws.change("created", path, "holds the full text of an index line over the length limit", shorten(content, 100))

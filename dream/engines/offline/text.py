@@ -57,8 +57,7 @@ _DANGLING = _FILLER | frozenset("after before into than from then so but if when
 
 def short_slug(text: str, words: int = 4) -> str:
     """A short file-name stem: the first content words, without dates or fillers."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    parts = [p for p in re.findall(r"[a-z0-9]+", ascii_text.lower()) if p not in _FILLER and not p.isdigit()]
+    parts = [p for p in name_words(text) if p not in _FILLER and not p.isdigit()]
     if len(parts) >= 2:
         return "_".join(parts[:words])
     return slug(text, words)
@@ -75,14 +74,51 @@ def short_title(text: str, words: int = 8) -> str:
     head = re.sub(r"^(?:that|the|a|an)\s+", "", head.strip(), flags=re.I)
     head = re.sub(r"\s+(?:on|as of|in the week of|in|since|until)\s+\d{4}-\d{2}(?:-\d{2})?$", "", head)  # in the hook
     if " " in head and len(head.split()) > words:
-        kept = head.split()[:words]
-        while len(kept) > 2 and kept[-1].lower() in _DANGLING:  # "… into the" reads cut off
-            kept.pop()
-        head = " ".join(kept)
+        head = " ".join(phrase_end(head.split(), words))
     elif " " not in head and len(head) > 40:  # CJK: no spaces
         head = head[:20]
     head = head.rstrip(" ,;:.")
     return head[:1].upper() + head[1:]
+
+
+# Words that open a new phrase: a title cut before one ends where a phrase ends ("… test", not "… test next").
+_PHRASE_OPENERS = frozenset("""
+to in on at for with by from into onto over under after before during until since because when while if unless
+and or but so than then which that who whom whose where via per through across about against between without
+within as like of instead including except
+""".split())
+# Words that open a phrase together with the next one: "next to", "close to", "due to", "instead of".
+_PHRASE_LEADS = frozenset("next close due prior according ahead apart rather instead along".split())
+
+
+def phrase_end(words: list[str], most: int) -> list[str]:
+    """At most `most` of `words`, ending where a phrase ends, never on a word that needs the next one."""
+    if len(words) <= most:
+        return words
+    ends = [i for i in range(2, most + 1) if words[i].lower() in _PHRASE_OPENERS]
+    cut = ends[-1] if ends else most
+    if cut > 2 and words[cut - 1].lower() in _PHRASE_LEADS:  # "next | to the fix": the phrase began a word earlier
+        cut -= 1
+    kept = words[:cut]
+    while len(kept) > 2 and kept[-1].lower() in _DANGLING:  # "… into the" reads cut off
+        kept.pop()
+    return kept
+
+
+def phrase_title(text: str, limit: int) -> str:
+    """`text` on one line in at most `limit` characters, cut where a phrase ends rather than mid-phrase."""
+    text = one_line(text)
+    if len(text) <= limit:
+        return text
+    words, used = [], -1
+    for word in text.split():
+        used += len(word) + 1
+        if used > limit:
+            break
+        words.append(word)
+    if len(words) < 2:
+        return shorten(text, limit)  # one long word (or a script without spaces): cut with a mark
+    return " ".join(phrase_end(text.split(), len(words))).rstrip(" ,;:—-")
 
 
 # "I prefer uv" → "prefers uv": the memory speaks of the user, not as them.
@@ -119,9 +155,20 @@ def _conjugate(verb: str) -> str:
     return verb + "s"
 
 
+def name_words(text: str) -> list[str]:
+    """The words of `text` for a file name, in its own script (NFKC, as typed on any keyboard), each once."""
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", text).lower())
+    return list(dict.fromkeys(words))  # "staging site … staging": a name says a word once
+
+
+# A word of a script written without spaces (Japanese, Chinese) runs on for a whole clause: its first characters.
+MAX_NAME_RUN = 12
+
+
 def slug(text: str, words: int = 6) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    parts = re.findall(r"[a-z0-9]+", ascii_text.lower())[:words]
+    parts = name_words(text)[:words]
     if len(parts) >= 2:
         return "_".join(parts)
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
+    if parts:
+        return parts[0][:MAX_NAME_RUN]
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]  # no letter or digit at all: nothing to name it by

@@ -67,6 +67,6 @@ def test_the_review_page_shows_the_reads(cli, home):
     res = cli("run", "--store", str(store), "--engine", "offline", "--force", "--json")
     layout = Layout.open(store)
     html = proposal_page(layout, Proposals(layout).get(res.json["proposal_id"]))
-    assert '<h2 id="reads">Read by agents</h2>' in html
+    assert '<h2 id="reads">Read by agents (' in html and '<details id="reads-details" open>' in html  # some read: open
     assert "<td>note_004.md</td><td>1</td><td>2026-11-14T10:00:00Z</td>" in html
     assert "<td>note_009.md</td><td>0</td><td>never</td>" in html
