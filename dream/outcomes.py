@@ -66,6 +66,7 @@ class RunOutcome:
     redactions: int = 0
     accepted_version: int | None = None  # set when the auto_accept policy took the proposal
     needs_person: list[str] = field(default_factory=list)  # shown even when the run changed nothing
+    left_alone: list[str] = field(default_factory=list)  # memory files it could not read, left as they are: why
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -126,6 +126,8 @@ def _print_outcome(outcome, store: Path) -> None:
         out.print(outcome.error, markup=False)
     if outcome.redactions:
         out.print(f"{outcome.redactions} secret(s) redacted from the logs")
+    for line in outcome.left_alone:
+        out.print(line, markup=False)
     if outcome.needs_person and s in (Status.PROPOSED, Status.NOOP):  # kept in the notes ledger until answered
         out.print(f"{len(outcome.needs_person)} note(s) for a person, kept until answered: {dream_command()} notes "
                   f"--store {shlex.quote(str(store))}", markup=False, soft_wrap=True)

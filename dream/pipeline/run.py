@@ -55,6 +55,7 @@ from dream.store.state import (
 )
 from dream.review import answer_note, budget, policy, retention
 from dream.store import pinned
+from dream.store.model import unparseable
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
 from dream.store.tree import (
@@ -69,7 +70,6 @@ from dream.store.tree import (
     read_tree,
     scan_memory_paths,
     sha256,
-    symlinked_memory,
 )
 from dream.store.validate import errors as validation_errors
 from dream.store.validate import validate_tree
@@ -94,6 +94,7 @@ class RunContext:
     today: date
     state: StoreState
     warnings: list[str] = field(default_factory=list)
+    left_alone: list[str] = field(default_factory=list)  # memory files the run could not read: path, why
     every_log: bool = False  # read every log, even those already accounted for (the eval's `run_all`)
     again: bool = False  # read what pending proposals hold even when nothing new came (rebase)
     store_changed: bool = True  # the memory files differ from the latest version (set by `snapshot`)
@@ -108,6 +109,7 @@ class Snapshot:
     version: int
     tree: Tree
     changed: bool  # the memory files differed from the latest version (or there was none)
+    unread: tuple[str, ...] = ()  # memory paths that are no regular file (a FIFO …): left as they are
 
 
 @dataclass
@@ -189,14 +191,19 @@ def snapshot(ctx: RunContext) -> Snapshot:
     versions = Versions(ctx.layout)
     refuse_oversized_memory(ctx.layout.root)
     tree = read_tree(ctx.layout.root)
-    ctx.warnings += [f"{path}: symlink, not followed" for path in symlinked_memory(ctx.layout.root)]
+    scan = scan_memory_paths(ctx.layout.root)
+    ctx.warnings += [f"{path}: symlink, not followed" for path in scan.symlinks]
+    ctx.left_alone = [*(f"{path}: left as it is, not dreamed: {kind}, not a regular file"
+                        for path, kind in scan.special.items()),
+                      *(f"{path}: left as it is, not dreamed: {why}" for path, why in unparseable(tree).items())]
+    ctx.warnings += ctx.left_alone
     current = versions.current()
     if current is not None and versions.get(current).files == {rel: sha256(data) for rel, data in tree.items()}:
         ctx.store_changed = False
-        return Snapshot(current, tree, changed=False)  # compared by digest: no blob is read
+        return Snapshot(current, tree, changed=False, unread=tuple(scan.special))  # by digest: no blob is read
     version = versions.record(tree, "snapshot", note=f"store as found by run {ctx.run_id}")
     ctx.store_changed = True
-    return Snapshot(version.number, tree, changed=True)
+    return Snapshot(version.number, tree, changed=True, unread=tuple(scan.special))
 
 
 
@@ -296,10 +303,13 @@ def defer(ctx: RunContext, result: EngineResult) -> None:
 def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult) -> None:
     """After any engine: pinned memories as they were, the engine's changes to them struck from its account."""
     restored = pinned.keep_pinned(snap.tree, staging, ctx.settings.pinned)
-    files = {path for path, _ in restored}
+    unread = pinned.keep_unread(snap.tree, staging, snap.unread)
+    files = {path for path, _ in [*restored, *unread]}
     result.changes = [c for c in result.changes if c.path not in files - {INDEX_NAME}]
     result.finish += [Change("restored", path, "pinned: no engine may change or remove it; put back as it was",
                              detail=what, source="finish") for path, what in restored]
+    result.finish += [Change("restored", path, "not a regular file: dream leaves it and its index line as they are",
+                             detail=what, source="finish") for path, what in unread]
 
 
 def record_verified(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult,
@@ -404,7 +414,7 @@ def diff_line_counts(diff: str) -> tuple[int, int]:
 
 
 def _outcome(ctx: RunContext, gathered: Gathered | None = None, result: EngineResult | None = None) -> RunOutcome:
-    outcome = RunOutcome(status=Status.NOOP, engine=ctx.engine, run_id=ctx.run_id)
+    outcome = RunOutcome(status=Status.NOOP, engine=ctx.engine, run_id=ctx.run_id, left_alone=ctx.left_alone)
     if gathered is not None:
         outcome.sessions_read = len(gathered.files)
         outcome.redactions = gathered.redactions

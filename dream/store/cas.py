@@ -209,9 +209,28 @@ def undo_write(written: bytes | None, now: bytes | None, before: bytes | None) -
     return merged if merged is not None else _with_lines(before, ours)
 
 
+def written_then_added_to(now: bytes | None, written: bytes | None, before: bytes | None) -> bool:
+    """Whether `now` is `written` (dream's bytes over `before`) with only lines another writer added since:
+    none of `before`'s own lines is back, and taking the new lines out leaves exactly `written`."""
+    if now == written:
+        return True
+    if now is None:
+        return False
+    if written is None:  # dream removed it, and the writer made it again: only with lines of its own
+        return not _line_set(now) & _line_set(before)
+    ours = set(written.splitlines(keepends=True))
+    kept = [line for line in now.splitlines(keepends=True) if line in ours]
+    return b"".join(kept) == written and not any(
+        line.rstrip(b"\r\n") in _line_set(before) for line in _own_lines(now, written))
+
+
+def _line_set(data: bytes | None) -> set[bytes]:
+    return {line.rstrip(b"\r\n") for line in (data or b"").splitlines()}
+
+
 def _own_lines(now: bytes | None, *others: bytes | None) -> list[bytes]:
     """The lines of `now` found in none of `others`, in order: what another writer added."""
-    known = {line.rstrip(b"\r\n") for data in others if data for line in data.splitlines()}
+    known = set().union(*(_line_set(data) for data in others))
     return [line if line.endswith(b"\n") else line + b"\n"
             for line in (now or b"").splitlines(keepends=True) if line.rstrip(b"\r\n") not in known]
 
@@ -372,6 +391,14 @@ def _breaking(fd: int) -> bool:
 
 
 def _after_writers(path: Path) -> bytes | None:
-    """`path`'s bytes once no writer has it open (or after `LEASE_WAIT`)."""
-    with _writers_held_off(path):
-        return observe(path).data
+    """`path`'s bytes once no writer has it open (or after `LEASE_WAIT`).
+
+    A writer whose open was held off by the swap's lease may reach the file
+    only after this lease is taken: it then breaks this one too, and the
+    file is read again once it is done."""
+    for _ in range(MAX_SWAPS):
+        with _writers_held_off(path) as lease:
+            data = observe(path).data
+            if lease is None or not _breaking(lease):
+                return data
+    return observe(path).data

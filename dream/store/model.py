@@ -23,7 +23,7 @@ import yaml
 from dream.errors import BadInput
 from dream.store.layout import TEAM_DIR
 from dream.store.paths import name_key
-from dream.store.tree import INDEX_NAME, Tree
+from dream.store.tree import INDEX_NAME, Tree, text_problem
 
 VALID_TYPES = ("user", "feedback", "project", "reference")
 BOM = "\ufeff"
@@ -454,13 +454,19 @@ def new_topic_text(name: str, description: str, type_: str, body: list[str],
 # ---------------------------------------------------------------- the store
 
 
+def unparseable(tree: Tree) -> dict[str, str]:
+    """The files of `tree` a run leaves untouched because they cannot be read as memory: path -> why."""
+    return Store.from_tree(tree).unparseable
+
+
 @dataclass
 class Store:
     """A parsed tree of memory files.
 
     `original` keeps every file's bytes as read; `topics` and `index_text`
-    are editable models; files that could not be decoded live only in
-    `unparseable` and come back untouched.
+    are editable models; files that could not be decoded (not UTF-8, not
+    text, frontmatter dream will not load) live only in `unparseable` and
+    come back untouched: one bad file never stops the night.
     """
 
     original: Tree
@@ -482,10 +488,14 @@ class Store:
             try:
                 if path == INDEX_NAME:
                     index_text = TextFile.decode(data)
+                elif (problem := text_problem(path, data)) is not None:
+                    unparseable[path] = problem
                 else:
                     topics[path] = TopicFile.parse(path, data)
             except UnicodeDecodeError as exc:
                 unparseable[path] = f"not valid UTF-8 (byte {exc.start})"
+            except BadInput as refused:  # frontmatter dream will not load (an alias, a date that is none …)
+                unparseable[path] = str(refused).split(": ", 1)[-1].replace("; fix it by hand, then run again", "")
         return cls(dict(tree), index_text, topics, unparseable)
 
     # -- index ---------------------------------------------------------

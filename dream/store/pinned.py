@@ -50,14 +50,33 @@ def keep_pinned(base: Tree, staging: Path, configured: Iterable[str] = ()) -> li
         if staged.get(rel) != base[rel]:
             atomic_write(staging / rel, base[rel])
             restored.append((rel, "removed" if rel not in staged else "changed"))
-    lines = _missing_index_lines(base, staged, pinned)
-    if lines:
-        index = TextFile.decode(staged.get(INDEX_NAME, b""))
-        index.lines += lines
-        index.final_newline = True
-        atomic_write(staging / INDEX_NAME, index.encode())
-        restored += [(INDEX_NAME, f"index line {line!r}") for line in lines]
-    return restored
+    return restored + _put_back_index_lines(base, staged, staging, pinned)
+
+
+def keep_unread(base: Tree, staging: Path, unread: Iterable[str]) -> list[tuple[str, str]]:
+    """Memory paths dream could not read (a FIFO, a socket …) stay out of every engine's reach.
+
+    The engine never saw them, so it may take their index lines for broken
+    pointers: whatever it wrote at those paths goes, and the lines come back.
+    Returns (path, what was undone) for the report."""
+    staged = read_tree(staging)
+    undone = []
+    for rel in sorted(unread):
+        if rel in staged:
+            (staging / rel).unlink()
+            undone.append((rel, "created"))
+    return undone + _put_back_index_lines(base, staged, staging, set(unread))
+
+
+def _put_back_index_lines(base: Tree, staged: Tree, staging: Path, kept: set[str]) -> list[tuple[str, str]]:
+    lines = _missing_index_lines(base, staged, kept)
+    if not lines:
+        return []
+    index = TextFile.decode(staged.get(INDEX_NAME, b""))
+    index.lines += lines
+    index.final_newline = True
+    atomic_write(staging / INDEX_NAME, index.encode())
+    return [(INDEX_NAME, f"index line {line!r}") for line in lines]
 
 
 def _missing_index_lines(base: Tree, staged: Tree, pinned: set[str]) -> list[str]:

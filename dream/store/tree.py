@@ -22,7 +22,7 @@ from typing import Any
 from dream.crashpoints import before_write
 from dream.errors import BadInput
 from dream.store.layout import FORMAT_VERSION, INDEX_NAME, NOT_MEMORY_DIRS, Layout
-from dream.store.regular import read_regular
+from dream.store.regular import kind_of, read_regular
 
 Tree = dict[str, bytes]
 
@@ -71,6 +71,7 @@ def is_memory_path(rel: str) -> bool:
 class TreeScan:
     files: list[str] = field(default_factory=list)
     symlinks: list[str] = field(default_factory=list)
+    special: dict[str, str] = field(default_factory=dict)  # a FIFO, socket or device at a memory path -> which
 
 
 MAX_DEPTH = 64  # folders below the store root; real stores use two or three
@@ -100,10 +101,27 @@ def scan_memory_paths(root: Path) -> TreeScan:
                     stack.append(rel)
             elif is_memory_path(rel):
                 _check_name(root, rel)
-                scan.files.append(rel)
+                kind = _special_kind(entry)
+                if kind and rel == INDEX_NAME:  # every session reads the index: no store without it
+                    raise BadInput(f"{root / rel}: memory file is {kind}, not a regular file; dream reads only "
+                                   f"regular files")
+                if kind:  # never opened (a FIFO would hang the read): left as it is, and named
+                    scan.special[rel] = kind
+                else:
+                    scan.files.append(rel)
     scan.files.sort()
     scan.symlinks.sort()
     return scan
+
+
+def _special_kind(entry: os.DirEntry) -> str | None:
+    """'a FIFO', 'a socket' … for an entry that is neither a file nor a folder nor a symlink; None otherwise."""
+    if entry.is_file(follow_symlinks=False):
+        return None
+    try:
+        return kind_of(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return None  # gone meanwhile; a read would say so
 
 
 def _entries(root: Path, rel_dir: str) -> list[os.DirEntry]:
@@ -132,16 +150,18 @@ def symlinked_memory(root: Path) -> list[str]:
 
 
 def read_tree(root: Path) -> Tree:
-    """The memory files under `root`: regular files within the size cap, each one text dream can read.
+    """The memory files under `root`: regular files within the size cap.
 
-    A FIFO, device, socket or folder where a memory file should be, a file
-    over `MAX_READ_BYTES`, an index that is not UTF-8 or a topic file
-    that is binary is a `BadInput` naming the file (exit 2), never a hang.
+    A FIFO, device or socket where a memory file should be is not read (nor
+    in the tree: `scan_memory_paths` names it); a file over
+    `MAX_READ_BYTES`, or an index that is not UTF-8 text, is a `BadInput`
+    naming the file (exit 2), never a hang. A topic file that is no text
+    (binary, UTF-16) is read as it is: `Store` keeps it untouched and says why.
     """
     tree = {}
     for rel in scan_memory_paths(root).files:
         data = read_regular(root / rel, "memory file", MAX_READ_BYTES)
-        problem = text_problem(rel, data)
+        problem = text_problem(rel, data) if rel == INDEX_NAME else None
         if problem:
             raise BadInput(f"{root / rel}: {problem}; dream reads memory files as UTF-8 text")
         tree[rel] = data

@@ -45,7 +45,7 @@ from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, LockBusy, Refused, is_disk_full
 from dream.store.records import CutShortRecord, DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
-from dream.store.cas import compare_and_swap, put_back, stage
+from dream.store.cas import compare_and_swap, observe, put_back, stage, written_then_added_to
 from dream.store.regular import NotRegular
 from dream.store.layout import Layout
 from dream.store.lock import describe_holder, store_lock
@@ -136,12 +136,14 @@ def _blocked(layout: Layout, problem: str) -> JournalBlocked:
                           f"are left as they are; move that file aside to give the write up")
 
 
-def apply_journal(layout: Layout, journal: Journal) -> None:
+def apply_journal(layout: Layout, journal: Journal, replay: bool = False) -> None:
     """Make the store's memory files exactly `journal.files`, record the version, drop the journal.
 
     Call with the store's lock held. Each file is written by compare-and-swap
     (`dream.store.cas`): an edit the agent makes meanwhile is merged in, and
-    the version records the merged bytes. Raises `StoreChangedDuringWrite`
+    the version records the merged bytes. A `replay` (after a crash) takes a
+    path already holding the journal's bytes, with lines added since, as
+    written. Raises `StoreChangedDuringWrite`
     (after giving the write up safely) when a path is no longer a plain file
     or an edit collides with the write.
     """
@@ -149,10 +151,10 @@ def apply_journal(layout: Layout, journal: Journal) -> None:
     if not _version_recorded(layout, journal):  # else every file was written before a crash
         unsafe = _unsafe_paths(layout, journal)
         if unsafe:
-            _give_up(layout, journal, unsafe)
-        staged = _stage_files(layout, journal, new_tree)
+            _give_up(layout, journal, unsafe, replay=replay)
+        staged = _stage_files(layout, journal, new_tree, replay)
         try:
-            merged = _write_files(layout, journal, new_tree, staged, swapped={})
+            merged = _write_files(layout, journal, new_tree, staged, swapped={}, replay=replay)
         finally:
             for leftover in staged.values():  # a write given up: its staged files are litter now
                 leftover.unlink(missing_ok=True)
@@ -202,7 +204,7 @@ def before_the_journal(layout: Layout, action: str) -> Iterator[None]:
                        f"applied and the store's files are as they were; free some space and run it again") from None
 
 
-def _stage_files(layout: Layout, journal: Journal, new_tree: Tree) -> dict[str, Path]:
+def _stage_files(layout: Layout, journal: Journal, new_tree: Tree, replay: bool) -> dict[str, Path]:
     """Every new file written beside its path before any swap; a full disk here gives the write up whole."""
     staged: dict[str, Path] = {}
     try:
@@ -212,7 +214,7 @@ def _stage_files(layout: Layout, journal: Journal, new_tree: Tree) -> dict[str, 
         for tmp in staged.values():
             tmp.unlink(missing_ok=True)
         if not is_disk_full(exc):
-            _give_up(layout, journal, [(rel, exc.strerror or str(exc))])
+            _give_up(layout, journal, [(rel, exc.strerror or str(exc))], replay=replay)
         _abandon_for_space(layout, journal, rel, exc)
     return staged
 
@@ -263,31 +265,34 @@ def _pre_image(blobs: Blobs, journal: Journal, rel: str) -> bytes | None:
 
 
 def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[str, Path],
-                 swapped: dict[str, bytes | None]) -> list[str]:
+                 swapped: dict[str, bytes | None], replay: bool = False) -> list[str]:
     """Compare-and-swap every planned path; returns the paths merged with an edit made meanwhile.
 
     `journal` and `new_tree` take the merged bytes. An edit that collides
     with the write stays in place and the write is given up, taking back
-    every path in `swapped` (path -> what this write put there, filled as it
-    goes). `staged` holds the new files already written beside their paths;
+    every path in `swapped` (path -> the bytes this write planned there,
+    before any merge; filled as it goes). `staged` holds the new files already written beside their paths;
     each is used up.
     """
     blobs, merged = Blobs(layout), []
     for i, rel in enumerate([*journal.writes, *journal.deletes]):
+        planned = new_tree.get(rel)
         try:
-            result = compare_and_swap(layout.root / rel, _pre_image(blobs, journal, rel), new_tree.get(rel),
-                                      staged.pop(rel, None))
+            before = _pre_image(blobs, journal, rel)
+            if replay and _written_before(layout, rel, planned, before):
+                before = planned  # the killed process wrote it, the agent added to it since: merge, not collide
+            result = compare_and_swap(layout.root / rel, before, planned, staged.pop(rel, None))
         except NotRegular:
-            _give_up(layout, journal, [(rel, "is no longer a plain file")], swapped)
+            _give_up(layout, journal, [(rel, "is no longer a plain file")], swapped, replay)
         except OSError as exc:
             if is_disk_full(exc):  # undoing would need space too: the journal finishes it later
                 raise _unfinished(layout, journal, f"{rel} needed new space ({i} of {len(journal.paths)} "
                                                    f"files swapped in)") from None
-            _give_up(layout, journal, [(rel, exc.strerror or str(exc))], swapped)
+            _give_up(layout, journal, [(rel, exc.strerror or str(exc))], swapped, replay)
         if result.conflict:
             _give_up(layout, journal, [(rel, "was edited during the write, on the lines the write changes")],
-                     swapped)
-        swapped[rel] = result.data
+                     swapped, replay)
+        swapped[rel] = planned  # taking it back takes out these bytes, and keeps what was merged in
         if result.merged and result.data is not None:
             new_tree[rel] = result.data
             journal.files[rel] = sha256(result.data)
@@ -298,9 +303,9 @@ def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[
 
 
 def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]],
-             swapped: dict[str, bytes | None] | None = None) -> NoReturn:
+             swapped: dict[str, bytes | None] | None = None, replay: bool = False) -> NoReturn:
     """Undo this journal's own writes, keep the store as found as a version, drop the journal, refuse."""
-    stuck = _restore_pre_images(layout, journal, swapped or {})
+    stuck = _restore_pre_images(layout, journal, swapped or {}, replay)
     _drop_journal(layout, journal)  # first: a replay must not mistake the version below for ours
     kept = _keep_store_as_found(layout, journal)
     rel, problem = changed[0]
@@ -308,8 +313,8 @@ def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]],
     where = f" (the store as found is version {kept})" if kept else ""
     if stuck:  # the agent's lines are in the live files either way; these files keep the new text too
         where += (f"; {', '.join(stuck)} could not be put back and hold{'s' if len(stuck) == 1 else ''} "
-                  f"the {journal.action}'s text with every edit made since, the text before it is in the "
-                  f"version before {journal.new_version}")
+                  f"the {journal.action}'s text with every edit made since, the text before it is in "
+                  f"version {journal.new_version - 1}")
     _record_event(layout, journal, f"{journal.action}-abandoned", kept,
                   f"{rel}: {problem}{more}; nothing of it written{where}")
     raise StoreChangedDuringWrite(
@@ -317,25 +322,29 @@ def _give_up(layout: Layout, journal: Journal, changed: list[tuple[str, str]],
         f"{where}; {_retry_hint(journal)}")
 
 
-def _restore_pre_images(layout: Layout, journal: Journal, swapped: dict[str, bytes | None]) -> list[str]:
+def _restore_pre_images(layout: Layout, journal: Journal, swapped: dict[str, bytes | None],
+                        replay: bool) -> list[str]:
     """Every path this journal wrote or deleted gets its pre-image back, with any edit made since.
 
-    Ours are the paths this process swapped (`swapped`: what it put there)
-    and, for a write a crash interrupted, those still holding exactly the
-    journal's bytes. A path still at its pre-image, or edited by someone
+    Ours are the paths this process swapped (`swapped`: the bytes it planned
+    there, which taking back takes out, keeping what another writer added)
+    and, in a `replay` of a write a crash interrupted, those holding the
+    journal's bytes (with only lines another writer added since). A path still at its pre-image, or edited by someone
     else, is not ours: it is left as it is. Returns the paths that could not
     be put back (they changed shape, or the pre-image cannot be read).
     """
     blobs, stuck = Blobs(layout), []
     for rel in journal.paths:
         after = journal.files.get(rel)
-        if journal.before[rel] == after:
+        if journal.before[rel] == after or (rel not in swapped and not replay):
             continue
         try:
-            planned = blobs.get(after) if after else None
-            if rel not in swapped and not _holds_exactly(layout, rel, planned):
-                continue
-            written = swapped.get(rel, planned)
+            if rel in swapped:
+                written = swapped[rel]
+            else:
+                written = blobs.get(after) if after else None
+                if not _written_before(layout, rel, written, _pre_image(blobs, journal, rel)):
+                    continue
             if not put_back(layout.root / rel, written, _pre_image(blobs, journal, rel)):
                 stuck.append(rel)
         except BadInput:
@@ -343,16 +352,14 @@ def _restore_pre_images(layout: Layout, journal: Journal, swapped: dict[str, byt
     return stuck
 
 
-def _holds_exactly(layout: Layout, rel: str, planned: bytes | None) -> bool:
-    """Whether the path holds `planned` (None: is absent), as an earlier, killed process left it."""
-    if unsafe_target(layout.root, rel):
+def _written_before(layout: Layout, rel: str, planned: bytes | None, before: bytes | None) -> bool:
+    """Whether the path holds `planned` (None: is absent) as an earlier, killed process left it, or with
+    only lines another writer added since."""
+    if planned == before or unsafe_target(layout.root, rel):
         return False
-    path = layout.root / rel
     try:
-        return path.read_bytes() == planned
-    except FileNotFoundError:
-        return planned is None
-    except OSError:
+        return written_then_added_to(observe(layout.root / rel).data, planned, before)
+    except NotRegular:
         return False
 
 
@@ -407,7 +414,7 @@ def recover(layout: Layout) -> bool:
     journal = load_journal(layout)
     if journal is None:
         return False
-    apply_journal(layout, journal)
+    apply_journal(layout, journal, replay=True)
     return True
 
 

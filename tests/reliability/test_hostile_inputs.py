@@ -77,21 +77,30 @@ def _socket(path: Path) -> socket.socket:
     return sock
 
 
-@pytest.mark.parametrize("rel", ["topic.md", "MEMORY.md", "sub/x.md"])
-def test_fifo_in_place_of_a_memory_file(store, rel):
-    _fifo(store / rel)
-    assert_exit_2_naming(dream(store, "run", "--force"), f"{rel}: memory file is a FIFO")
+def test_fifo_in_place_of_the_index(store):
+    _fifo(store / "MEMORY.md")
+    assert_exit_2_naming(dream(store, "run", "--force"), "MEMORY.md: memory file is a FIFO")
 
 
-@pytest.mark.parametrize("rel", ["zero.md", "MEMORY.md"])
-def test_character_device_in_place_of_a_memory_file(store, rel):
-    _device(store / rel)
-    assert_exit_2_naming(dream(store, "run", "--force"), f"{rel}: memory file is a character device")
+def test_character_device_in_place_of_the_index(store):
+    _device(store / "MEMORY.md")
+    assert_exit_2_naming(dream(store, "run", "--force"), "MEMORY.md: memory file is a character device")
 
 
-def test_socket_in_place_of_a_memory_file(store):
+@pytest.mark.parametrize("rel, kind", [("topic.md", "a FIFO"), ("sub/x.md", "a FIFO"),
+                                       ("zero.md", "a character device")])
+def test_a_special_file_in_place_of_a_topic_is_left_and_named(store, rel, kind):
+    (_fifo if kind == "a FIFO" else _device)(store / rel)
+    res = dream(store, "run", "--force")
+    assert res.code == 0, res.stderr
+    assert f"{rel}: left as it is, not dreamed: {kind}, not a regular file" in res.stdout
+
+
+def test_socket_in_place_of_a_memory_file_is_left_and_named(store):
     with _socket(store / "sock.md"):
-        assert_exit_2_naming(dream(store, "run", "--force"), "sock.md")
+        res = dream(store, "run", "--force")
+    assert res.code == 0, res.stderr
+    assert "sock.md: left as it is, not dreamed: a socket, not a regular file" in res.stdout
 
 
 @pytest.mark.parametrize("rel,what", [
@@ -115,7 +124,9 @@ def test_yaml_alias_bomb(store):
         prev, name = chr(97 + i), chr(98 + i)
         anchors.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     (store / "bomb.md").write_text("---\nname: bomb\ntype: user\n" + "\n".join(anchors) + "\n---\nbody\n")
-    assert_exit_2_naming(dream(store, "run", "--force"), "bomb.md: frontmatter uses a YAML alias")
+    res = dream(store, "run", "--force")  # never expanded: left as it is, and named
+    assert res.code == 0, res.stderr
+    assert "bomb.md: left as it is, not dreamed: frontmatter uses a YAML alias" in res.stdout
 
 
 DEEP_JSON = b"[" * 200_000 + b"]" * 200_000
@@ -156,14 +167,19 @@ def test_index_that_is_not_utf8_text(store, data, why):
     assert_exit_2_naming(dream(store, "run", "--force"), f"MEMORY.md: {why}")
 
 
-def test_topic_of_random_bytes(store):
+def test_topic_of_random_bytes_is_left_and_named(store):
     (store / "random.md").write_bytes(bytes(range(256)) * 16)
-    assert_exit_2_naming(dream(store, "run", "--force"), "random.md")
+    res = dream(store, "run", "--force")
+    assert res.code == 0, res.stderr
+    assert "random.md: left as it is, not dreamed: holds NUL bytes (binary, not text)" in res.stdout
+    assert (store / "random.md").read_bytes() == bytes(range(256)) * 16
 
 
-def test_impossible_date_in_frontmatter(store):
+def test_impossible_date_in_frontmatter_is_left_and_named(store):
     (store / "dated.md").write_text("---\nname: d\ntype: user\ncreated: 2026-13-01\n---\nbody\n")
-    assert_exit_2_naming(dream(store, "run", "--force"), "dated.md: frontmatter has a value YAML cannot read")
+    res = dream(store, "run", "--force")
+    assert res.code == 0, res.stderr
+    assert "dated.md: left as it is, not dreamed: frontmatter has a value YAML cannot read" in res.stdout
 
 
 def test_folders_1100_deep(store):

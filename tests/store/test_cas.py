@@ -126,6 +126,18 @@ def test_undo_write_keeps_every_line_another_writer_added(written, now, before, 
     assert cas.undo_write(written, now, before) == expected
 
 
+@pytest.mark.parametrize("now, written, before, expected", [
+    (b"new\n", b"new\n", b"old\n", True),
+    (b"new\nagent\n", b"new\n", b"old\n", True),  # dream's bytes, then a line of the agent's
+    (b"old\nagent\n", b"new\n", b"old\n", False),  # the old file with the agent's line: dream never wrote it
+    (b"a\nb\nagent\n", b"a\n", b"a\nb\n", False),  # dream removed b; it is back: not dream's bytes
+    (b"agent\n", None, b"old\n", True),  # dream removed it, the agent made it again
+    (b"old\n", None, b"old\n", False),  # never removed
+])
+def test_written_then_added_to_tells_dreams_write_from_the_file_it_replaced(now, written, before, expected):
+    assert cas.written_then_added_to(now, written, before) is expected
+
+
 def test_put_back_takes_back_a_write_keeping_an_append_inside_the_window(tmp_path, racing):
     path = tmp_path / "m.md"
     path.write_bytes(b"# dream's\n")

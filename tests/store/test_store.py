@@ -76,7 +76,7 @@ def test_round_trip_keeps_exact_bytes_of_odd_files():
         "e.md": b"\n\n",
     }
     store = Store.from_tree(tree)
-    assert store.unparseable == {"c.md": "not valid UTF-8 (byte 0)"}
+    assert store.unparseable == {"c.md": "UTF-16 text, not UTF-8"}  # its first bytes are a UTF-16 mark
     assert store.to_tree() == tree
 
 

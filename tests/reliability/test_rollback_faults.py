@@ -1,0 +1,229 @@
+"""`dream rollback` with an agent writing the store the whole time, killed at every write point or not at all.
+
+Each trial copies a store at version 2 (an accept), starts an agent that adds numbered lines to the files
+the rollback changes (and one it does not) in three ways, and runs `dream rollback 1`:
+
+- append: open for appending, write one line;
+- rename: read the file, write it with one more line to a file beside it, rename that over it (an editor's
+  save; it checks the file did not change since it read it, as editors do);
+- truncate: open for writing in place, read, truncate, write it back with one more line.
+
+In every other trial the agent also writes one file the rollback removes: an append to it during the write
+makes the rollback refuse (and put back all it wrote), which the trials exercise besides the kills.
+
+The fault is a kill -9 at one of rollback's named crash points, at its Nth write (every one in turn), or
+none. After a kill, one later command (`dream status`) finishes or gives up the write. Then the agent
+stops and the store is judged: with the agent's lines taken out, every file is at the old version or
+every file is at the target, byte for byte (never a mix), and every line the agent wrote is in the live
+files, whatever rollback said.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from helpers.cli import console_script
+from helpers.stores import DEMO
+
+from dream.store.layout import Layout
+from dream.store.tree import read_tree
+from dream.versions.manifests import Versions
+
+pytestmark = pytest.mark.slow
+
+NAMED = ["rollback-before-journal", "rollback-after-journal", "swap-temp-written", "rollback-after-first-write",
+         "rollback-after-version"]
+# Known hole (test below, xfail): killed after every file is written (merged with the agent's lines, the journal
+# rewritten with the merged bytes) but before the version is recorded, a replay that then gives up takes the
+# merged bytes for its own and loses agent lines. The journal needs the bytes planned before any merge.
+KNOWN_HOLE = "rollback-after-apply"
+ROUNDS = int(os.environ.get("DREAM_FAULT_ROUNDS", "6"))  # every fault this many times (another agent seed)
+AGENT_LINE = re.compile(rb"^- agent line \d+-\d+$")
+
+AGENT = r"""
+import os, random, sys, time
+files, stop, log, seed = sys.argv[1].split("|"), sys.argv[2], sys.argv[3], int(sys.argv[4])
+rnd = random.Random(seed)
+
+def identity(path):
+    info = os.stat(path)
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+def append(path, line):
+    with open(path, "ab") as fh:
+        fh.write(line)
+    return True
+
+def rename(path, line):
+    before = identity(path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    tmp = f"{path}.agent-{seed}.swp"
+    with open(tmp, "wb") as fh:
+        fh.write(data + line)
+    if identity(path) != before:  # changed since read: an editor asks; this one tries again later
+        os.unlink(tmp)
+        return False
+    os.rename(tmp, path)
+    return True
+
+def truncate(path, line):
+    with open(path, "r+b") as fh:
+        data = fh.read()
+        fh.seek(0)
+        fh.truncate()
+        fh.write(data + line)
+    return True
+
+n = 0
+with open(log, "ab") as out:
+    while not os.path.exists(stop):
+        path = rnd.choice(files)
+        line = f"- agent line {seed}-{n}\n".encode()
+        how = rnd.choice([append, rename, truncate])
+        try:
+            wrote = how(path, line)
+        except FileNotFoundError:
+            wrote = False
+        if wrote:
+            out.write(f"{path}\t{how.__name__}\t".encode() + line); out.flush()
+            n += 1
+        time.sleep(rnd.uniform(0.005, 0.04))
+"""
+
+
+def dream(store: Path, *args: str, fault: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    if fault and fault.startswith("write "):
+        env["DREAM_CRASH_AT_WRITE"] = fault.split()[1]
+    elif fault:
+        env["DREAM_CRASHPOINT"] = fault
+    return subprocess.run([*console_script(), *args, "--store", str(store)], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory) -> Path:
+    """The demo store at version 2 (its proposal accepted), to be rolled back to version 1."""
+    store = tmp_path_factory.mktemp("origin") / "demo"
+    shutil.copytree(DEMO, store, ignore=shutil.ignore_patterns(".dream"))
+    pid = json.loads(dream(store, "run", "--json").stdout)["proposal_id"]
+    assert dream(store, "accept", pid).returncode == 0
+    return store
+
+
+def _writes_of_a_rollback(origin: Path, where: Path) -> int:
+    """How many writes an undisturbed rollback makes: each is a fault of its own."""
+    for n in range(1, 200):
+        store = where / f"count-{n}"
+        shutil.copytree(origin, store)
+        if dream(store, "rollback", "1", fault=f"write {n}").returncode != -signal.SIGKILL:
+            return n - 1
+    raise AssertionError("a rollback that writes 200 times")
+
+
+def _core(tree: dict[str, bytes]) -> dict[str, bytes]:
+    """The tree with the agent's lines taken out (a file that held only those, the agent made: left out)."""
+    core = {rel: b"".join(line for line in data.splitlines(keepends=True)
+                          if not AGENT_LINE.match(line.rstrip(b"\n"))) for rel, data in tree.items()}
+    return {rel: data for rel, data in core.items() if data or tree[rel] == b""}
+
+
+def _kept_in_versions(store: Path, since: int) -> bytes:
+    """Every file of every version after `since`, one after the other: where a rolled-back line is kept."""
+    versions = Versions(Layout.open(store))
+    return b"".join(data for n in versions.numbers() if n > since for data in versions.tree(n).values())
+
+
+def _agents_files(old: dict, target: dict, with_removed: bool) -> list[str]:
+    """What the agent writes: every file the rollback rewrites (the index among them), one it leaves alone,
+    and (`with_removed`) one it removes: an append to that one during the write makes the rollback refuse."""
+    rewritten = [rel for rel in sorted(old) if rel in target and old[rel] != target[rel]]
+    removed = [next(rel for rel in sorted(old) if rel not in target)] if with_removed else []
+    untouched = next(rel for rel in sorted(old) if old[rel] == target.get(rel))
+    return [*rewritten, *removed, untouched]
+
+
+def _trial(origin: Path, where: Path, fault: str | None, seed: int, old: dict, target: dict) -> tuple[str, list]:
+    """One rollback under the agent; (outcome, problems)."""
+    store = where / "store"
+    shutil.copytree(origin, store)
+    files = [str(store / rel) for rel in _agents_files(old, target, with_removed=seed % 2 == 1)]
+    stop, log = where / "stop", where / "written.tsv"
+    agent = subprocess.Popen([sys.executable, "-c", AGENT, "|".join(files), str(stop), str(log), str(seed)])
+    while not log.exists() or not log.read_bytes():
+        time.sleep(0.002)
+    res = dream(store, "rollback", "1", "--json", fault=fault)
+    outcome = {0: "rolled back", 1: "refused", -signal.SIGKILL: "killed"}.get(res.returncode, f"exit {res.returncode}")
+    problems = [] if outcome != f"exit {res.returncode}" else [res.stderr.strip()]
+    if outcome == "killed":
+        later = dream(store, "status", "--json")
+        problems += [] if later.returncode == 0 else [f"status after the kill: {later.stderr.strip()}"]
+        outcome += ", then " + ("finished" if read_tree(store) and Versions(Layout.open(store)).get(
+            Versions(Layout.open(store)).current()).source == "rollback" else "not applied")
+    if outcome == "refused" and "nothing was lost" not in res.stderr:
+        problems.append(f"refusal without its sentence: {res.stderr.strip()}")
+    time.sleep(0.05)  # the agent writes on after the command, as it does
+    stop.touch()
+    assert agent.wait(timeout=30) == 0
+    now = read_tree(store)
+    core = _core(now)
+    if core != _core(old) and core != _core(target):
+        mixed = sorted(rel for rel in set(core) | set(old) | set(target)
+                       if core.get(rel) not in (_core(old).get(rel), _core(target).get(rel)))
+        at_old = sorted(rel for rel in core if core.get(rel) == _core(old).get(rel) != _core(target).get(rel))
+        problems.append(f"{fault}: a mix: {mixed} are neither; {at_old} are at the old version")
+    # A rollback that ran (or was finished) rolls back the lines written before it read the store: they are
+    # kept in the version of the store as found. After a refusal every line is in the live files.
+    kept = _kept_in_versions(store, since=2) if outcome.startswith(("rolled back", "killed, then finished")) else b""
+    for row in log.read_bytes().splitlines(keepends=True):
+        path, how, line = row.split(b"\t", 2)
+        rel = Path(path.decode()).relative_to(store).as_posix()
+        if line not in now.get(rel, b"") and line not in kept:
+            where = "the live files or any version" if kept else "the live files"
+            problems.append(f"{fault}: a line is in none of {where}: {rel} ({how.decode()}): {line.strip().decode()}")
+    if list(store.rglob("*~dream-*")):
+        problems.append(f"{fault}: temporary files left: {list(store.rglob('*~dream-*'))}")
+    return outcome, problems
+
+
+def test_rollback_under_faults_and_an_agent_leaves_old_or_target_and_every_line(origin, tmp_path):
+    writes = _writes_of_a_rollback(origin, tmp_path)
+    _run_trials(origin, tmp_path, [None, *NAMED, *(f"write {n}" for n in range(1, writes + 1))], writes)
+
+
+@pytest.mark.xfail(reason=f"known hole: {KNOWN_HOLE} (see KNOWN_HOLE above)", strict=False)
+def test_rollback_killed_after_apply_under_an_agent_keeps_every_line(origin, tmp_path):
+    _run_trials(origin, tmp_path, [KNOWN_HOLE] * 4, 0)
+
+
+def _run_trials(origin: Path, tmp_path: Path, faults: list, writes: int) -> None:
+    layout = Layout.open(origin)
+    old, target = read_tree(origin), Versions(layout).tree(1)
+    assert old != target
+    outcomes: Counter = Counter()
+    problems: list[str] = []
+    for round_ in range(ROUNDS):
+        for i, fault in enumerate(faults):
+            seed = round_ * 1000 + i
+            outcome, found = _trial(origin, tmp_path / str(seed), fault, seed, old, target)
+            outcomes[outcome] += 1
+            problems += found
+            shutil.rmtree(tmp_path / str(seed))
+    trials = sum(outcomes.values())
+    print(f"\n{trials} trials ({len(faults)} faults x {ROUNDS}; {writes} write points): {dict(outcomes)}; "
+          f"problems: {len(problems)}")
+    assert problems == [], "\n".join(problems[:40])
+    if writes:  # the whole run: every write point, more than 100 trials, each outcome seen
+        assert trials >= 100 or ROUNDS < 5
+        assert outcomes["rolled back"] > 0 and any(o.startswith("killed") for o in outcomes)
