@@ -77,8 +77,10 @@ def write_overview(html: Path, rows: list[dict[str, Any]], short_names: list[str
             result.proposals += _store_proposals(row, name, pages, html.name)
     totals = {key: sum(p["counts"][key] for p in result.proposals) for key in COUNTS}
     history = fleet_history([Path(row["store"]) for row in rows if "error" not in row])
+    open_notes = {row["store"]: row.get("notes", {}).get("open", 0) for row in rows if "error" not in row}
     for proposal in result.proposals:  # runs, acceptance and waiting time: `dream report`'s own rows
         proposal["history"] = history["stores"].get(proposal["store"])
+        proposal["needs_person"] = open_notes.get(proposal["store"], 0)
     notes = [store_notes(row, name) for row, name in zip(rows, short_names) if row.get("notes", {}).get("open")]
     page.write_page(html, page.environment().get_template("overview.html.j2").render(notes=notes,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"), proposals=result.proposals, quiet=result.quiet,

@@ -133,3 +133,17 @@ def test_the_screenshot_script_runs(tmp_path: Path) -> None:
                            "--proposal-png", str(linked)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert png.stat().st_size > 10_000 and linked.stat().st_size > 10_000
+
+
+def test_the_overview_counts_what_needs_a_person_per_store(morning: dict, tmp_path: Path, cli) -> None:
+    """Each pending proposal's row says how many notes for a person its store holds open (`dream notes` lists them)."""
+    html = tmp_path / "morning.html"
+
+    overview = cli("status", "--all", "--html", str(html), "--json").json["overview"]
+
+    text = html.read_text(encoding="utf-8")
+    assert "<th class=\"num\">needs a person</th>" in text
+    for row in overview["proposals"]:
+        listed = cli("notes", "--store", str(morning[row["id"]]["store"]), "--json").json
+        assert row["needs_person"] == listed["open"] > 0  # the demo leaves dates for a person to write
+        assert f'<a href="#open-notes">{listed["open"]}</a>' in text
