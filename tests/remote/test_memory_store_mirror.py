@@ -1,0 +1,75 @@
+"""A mirrored Anthropic memory store, driven through the CLI against the local memory-stores server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from dream.store.tree import read_tree
+from helpers.fake_memory_store import memory_store  # noqa: F401  (fixture)
+from helpers.stores import DEMO, snapshot_bytes
+
+
+@pytest.fixture
+def seeded(memory_store):
+    """The service holds the demo store's memories; returns (server, {path: text} as seeded)."""
+    for rel, data in sorted(read_tree(DEMO).items()):
+        memory_store.put("/" + rel, data.decode())
+    return memory_store, memory_store.files()
+
+
+def _mirror(cli, server, tmp_path):
+    local = tmp_path / "mirror"
+    pulled = cli("pull", server.store_id, "--into", str(local), "--json")
+    assert pulled.code == 0, pulled.stderr
+    shutil.copytree(DEMO / "logs", local / "logs")  # the sessions are local evidence, never pushed
+    return local
+
+
+def _unguarded(server) -> tuple[int, int, int]:
+    return server.unconditional_updates, server.unconditional_deletes, server.creates_over_existing
+
+
+def test_pull_records_ids_and_hashes(cli, seeded, tmp_path):
+    server, files = seeded
+    local = _mirror(cli, server, tmp_path)
+    assert {k: v for k, v in snapshot_bytes(local).items() if not k.startswith("logs/")} == \
+        {p[1:]: t.encode() for p, t in files.items()}
+    record = json.loads((local / ".dream" / "anthropic_mirror.json").read_text())
+    assert record["store_id"] == server.store_id
+    for path in files:
+        memory = server.by_path(path)
+        assert record["memories"][path[1:]]["id"] == memory.id
+        assert record["memories"][path[1:]]["sha"] == memory.sha
+
+
+def test_demo_flow_on_a_mirrored_store(cli, seeded, tmp_path):
+    server, original = seeded
+    ids = {p: server.by_path(p).id for p in original}
+    local = _mirror(cli, server, tmp_path)
+
+    run = cli("run", "--store", str(local), "--engine", "offline", "--json")
+    assert run.code == 0 and run.json["status"] == "proposed", run.stderr
+    assert server.files() == original, "a run must not touch the service"
+    assert "+++ /dev/null" in cli("diff", "--store", str(local), "--json").json["diff"]
+
+    acc = cli("accept", run.json["proposal_id"], "--store", str(local), "--json")
+    assert acc.code == 0, acc.stderr
+    push = acc.json["push"]
+    assert push["stopped"] is None and push["pending"] == [] and push["pushed"]
+    local_memories = {"/" + rel: data.decode() for rel, data in read_tree(local).items()}
+    assert server.files() == local_memories != original
+    for path in set(original) & set(local_memories):  # an updated memory keeps its id
+        assert server.by_path(path).id == ids[path]
+
+    events = cli("history", "--store", str(local), "--json").json["events"]
+    pushes = [e for e in events if e["action"] == "push"]
+    assert pushes and pushes[0]["version"] == 2 and "memver_" in pushes[0]["detail"]
+
+    back = cli("rollback", "1", "--store", str(local), "--json")
+    assert back.code == 0, back.stderr
+    assert back.json["push"]["stopped"] is None
+    assert server.files() == original, "rollback restores the service byte for byte"
+    assert _unguarded(server) == (0, 0, 0)
