@@ -73,3 +73,41 @@ def test_demo_flow_on_a_mirrored_store(cli, seeded, tmp_path):
     assert back.json["push"]["stopped"] is None
     assert server.files() == original, "rollback restores the service byte for byte"
     assert _unguarded(server) == (0, 0, 0)
+
+
+def test_concurrent_changes_merge_or_wait_for_a_person(cli, seeded, tmp_path):
+    server, original = seeded
+    local = _mirror(cli, server, tmp_path)
+    run = cli("run", "--store", str(local), "--engine", "offline", "--json").json
+    proposal = cli("diff", "--store", str(local), "--json").json
+    assert {"reference_jenkins.md", "project_idempotency_keys.md", "kafka_consumer_lag.md"} <= \
+        set(proposal["files_changed"])
+    # Between pull and accept, agent sessions write to the service:
+    appended = "\n- 2026-12-01: keys now expire after 48 hours.\n"
+    server.put("/project_idempotency_keys.md", original["/project_idempotency_keys.md"] + appended)  # dream edits it
+    server.put("/reference_jenkins.md", original["/reference_jenkins.md"] + "Still used by the billing team.\n")
+    server.put("/kafka_consumer_lag.md", "Consumer lag alerts page the data team, not us.\n")  # dream creates it
+    concurrent = server.files()
+
+    acc = cli("accept", run["proposal_id"], "--store", str(local), "--json")
+    assert acc.code == 0, acc.stderr
+    stops = [acc.json["push"]]
+    while stops[-1]["stopped"] and len(stops) < 10:
+        again = cli("push", "--store", str(local), "--json")
+        assert again.code == (1 if again.json["stopped"] else 0), again.stderr
+        stops.append(again.json)
+    reasons = [(s["stopped"] or "").split(" ")[0] for s in stops]
+    assert reasons == ["/reference_jenkins.md", "/project_idempotency_keys.md", "/kafka_consumer_lag.md", ""]
+    assert [s["for_person"] for s in stops] == [True, False, True, False]
+    assert stops[0]["pending"], "what was not reached stays pending"
+
+    accepted = {"/" + rel: data.decode() for rel, data in read_tree(local).items()}
+    assert server.files() == accepted, "after the pushes the service and the mirror agree"
+    # The edit dream could not merge is kept, on the service and in the mirror; the one it could is combined.
+    assert accepted["/reference_jenkins.md"] == concurrent["/reference_jenkins.md"]
+    assert accepted["/kafka_consumer_lag.md"] == concurrent["/kafka_consumer_lag.md"]
+    merged = accepted["/project_idempotency_keys.md"]
+    assert merged.endswith(appended) and merged != concurrent["/project_idempotency_keys.md"]
+    assert _unguarded(server) == (0, 0, 0)
+    detail = " ".join(e["detail"] or "" for e in cli("history", "--store", str(local), "--json").json["events"])
+    assert "stopped: /reference_jenkins.md" in detail
