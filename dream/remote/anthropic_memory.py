@@ -24,6 +24,8 @@ overwritten.
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -152,11 +154,28 @@ def _occupant(api: Any, store_id: str, path: str) -> Any | None:
 # ---- pull --------------------------------------------------------------------------------------------------------
 
 def pull(store_id: str, dest: Path) -> Record:
-    """Mirror `store_id` into the folder `dest` (created; must not hold a store yet)."""
+    """Mirror `store_id` into the folder `dest` (created; must not hold anything yet).
+
+    The mirror is built in a folder beside `dest` and renamed into place, so
+    a failed pull leaves nothing behind.
+    """
     if not store_id.startswith(STORE_PREFIX):
         raise BadInput(f"{store_id}: not a memory store id (they start with {STORE_PREFIX})")
-    if dest.exists() and any(dest.iterdir()):
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise BadInput(f"{dest}: not empty; pull a memory store into a new folder")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{dest.name}.pulling-", dir=dest.parent))
+    try:
+        record = _pull_into(store_id, building)
+        if dest.exists():
+            dest.rmdir()
+        building.rename(dest)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return record
+
+
+def _pull_into(store_id: str, dest: Path) -> Record:
     api = _memories()
     api_error, _, _ = _api_errors()
     record = Record(store_id)
@@ -169,13 +188,12 @@ def pull(store_id: str, dest: Path) -> Record:
         for item in items:
             memory = api.retrieve(item.id, memory_store_id=store_id, view="full")
             rel = local_path(memory.path)
-            target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, memory.content.encode())
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(dest / rel, memory.content.encode())
             record.memories[rel] = Entry(memory.id, memory.content_sha256, memory.memory_version_id, memory.content)
     except api_error as e:
         raise BadInput(f"{store_id}: the memory store could not be read: {e}") from None
-    (dest / ".dream").mkdir(parents=True, exist_ok=True)
+    (dest / ".dream").mkdir()
     save(dest, record)
     return record
 
@@ -292,7 +310,8 @@ def _settle(api: Any, root: Path, record: Record, tree: Tree, change: Change, re
         merged = merge_trees(base, theirs, mine).tree.get(rel)
     except MergeConflict as e:
         _keep_theirs(root, record, change, live)
-        result.stopped += (f" and dream's {change.kind.value} does not merge with that edit ({e}); the service's "
+        hunks = "; ".join(e.conflicts.get(rel, [])).replace("the store", "the service").replace("the proposal", "dream")
+        result.stopped += (f" and dream's {change.kind.value} does not merge with that edit ({hunks}); the service's "
                            f"text is kept, in the local store too; dream's text stays in its versions")
         result.for_person = True
         return

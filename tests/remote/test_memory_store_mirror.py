@@ -111,3 +111,27 @@ def test_concurrent_changes_merge_or_wait_for_a_person(cli, seeded, tmp_path):
     assert _unguarded(server) == (0, 0, 0)
     detail = " ".join(e["detail"] or "" for e in cli("history", "--store", str(local), "--json").json["events"])
     assert "stopped: /reference_jenkins.md" in detail
+
+
+def test_bad_pulls_are_one_line_and_write_nothing(cli, seeded, tmp_path):
+    from helpers.cli import assert_one_line_error
+
+    server, _ = seeded
+    assert_one_line_error(cli("pull", "notastore", "--into", str(tmp_path / "a")), 2, "notastore", "memstore_")
+    assert_one_line_error(cli("pull", "memstore_gone", "--into", str(tmp_path / "b")), 2, "memstore_gone", "404")
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "note.md").write_text("mine\n")
+    assert_one_line_error(cli("pull", server.store_id, "--into", str(used)), 2, str(used), "not empty")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b" / ".dream").exists()
+    assert [p.name for p in used.iterdir()] == ["note.md"]
+
+
+def test_a_memory_over_the_service_limit_stops_the_push(cli, seeded, tmp_path):
+    server, original = seeded
+    local = _mirror(cli, server, tmp_path)
+    (local / "huge.md").write_text("x" * 102_401)
+    pushed = cli("push", "--store", str(local), "--json")
+    assert pushed.code == 1
+    assert pushed.json["stopped"].startswith("/huge.md: the service refused the create")
+    assert server.files() == original
