@@ -24,6 +24,7 @@ overwritten.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -34,12 +35,15 @@ from typing import Any
 from dream.errors import BadInput, MergeConflict
 from dream.history import record_event
 from dream.store.layout import Layout
+from dream.store.lock import store_lock
 from dream.store.merge import find_renames, merge_trees
 from dream.store.tree import Tree, atomic_write, is_memory_path, read_tree, sha256
 
 MIRROR_FILE = "anthropic_mirror.json"
 STORE_PREFIX = "memstore_"
 LIST_PAGE = 100  # the most the API gives per page with view=basic
+CONFLICTS_DIR = "conflicts"  # under .dream/: dream's side of a conflict the service's side won
+LOCK_WAIT_SECONDS = 10  # a run holding the store finishes its write soon; then the push goes
 
 
 class Kind(Enum):
@@ -175,6 +179,73 @@ def pull(store_id: str, dest: Path) -> Record:
     return record
 
 
+@dataclass
+class RefreshResult:
+    taken: list[str] = field(default_factory=list)  # local paths that took the service's edits
+    merged: list[str] = field(default_factory=list)  # ... merged with changes not pushed yet
+    for_person: list[str] = field(default_factory=list)  # "path: why", left as they were
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def refresh(layout: Layout) -> RefreshResult:
+    """Bring what agents wrote on the service since the last pull or push into the mirror.
+
+    A memory the mirror did not change takes the service's text; one it
+    changed and has not pushed yet is three-way merged (its base stays the
+    service's text, so the next push sends the merge with the right
+    precondition); one that does not merge is left as it is, for a person.
+    """
+    with store_lock(layout, f"pull-{os.getpid()}", purpose="pull", wait=LOCK_WAIT_SECONDS):
+        record = load(layout.root)
+        api = _memories()
+        api_error, _, _ = _api_errors()
+        try:
+            listed = {local_path(m.path): m for m in api.list(record.store_id, limit=LIST_PAGE)
+                      if m.type == "memory" and is_memory_path(local_path(m.path))}
+            live = {rel: api.retrieve(m.id, memory_store_id=record.store_id, view="full")
+                    for rel, m in listed.items() if (m.id, m.content_sha256) != _seen(record, rel)}
+        except api_error as e:
+            raise BadInput(f"{record.store_id}: the memory store could not be read: {e}") from None
+        # deleted, or moved away (its new path is in `live`)
+        gone = {rel for rel, e in record.memories.items() if rel not in listed or listed[rel].id != e.id}
+        result = RefreshResult()
+        for rel in sorted(live.keys() | gone):
+            _refresh_one(layout.root, record, rel, live.get(rel), result)
+        save(layout.root, record)
+    return result
+
+
+def _seen(record: Record, rel: str) -> tuple[str, str] | None:
+    entry = record.memories.get(rel)
+    return (entry.id, entry.sha) if entry else None
+
+
+def _refresh_one(root: Path, record: Record, rel: str, live: Any, result: RefreshResult) -> None:
+    entry = record.memories.get(rel)
+    mine_path = root / rel
+    mine = {rel: mine_path.read_bytes()} if mine_path.is_file() else {}
+    base = {rel: entry.base.encode()} if entry else {}
+    theirs = {rel: live.content.encode()} if live is not None else {}
+    try:
+        merged = merge_trees(base, theirs, mine).tree.get(rel)
+    except MergeConflict as e:
+        hunks = "; ".join(e.conflicts.get(rel, [])).replace("the store", "the service").replace("the proposal", "here")
+        result.for_person.append(f"{rel}: {hunks}")
+        return
+    (result.taken if mine == base else result.merged).append(rel)
+    if merged is None:
+        mine_path.unlink(missing_ok=True)
+    elif mine.get(rel) != merged:
+        mine_path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(mine_path, merged)
+    if live is None:
+        record.memories.pop(rel, None)
+    else:
+        record.memories[rel] = Entry(live.id, live.content_sha256, live.memory_version_id, live.content)
+
+
 def _pull_into(store_id: str, dest: Path) -> Record:
     api = _memories()
     api_error, _, _ = _api_errors()
@@ -214,7 +285,8 @@ def plan(record: Record, tree: Tree) -> list[Change]:
 
 def push(layout: Layout, version: int | None = None) -> PushResult:
     """Send the local store's changes to the service (see the module's docstring); history links what went."""
-    result = _push(layout)
+    with store_lock(layout, f"push-{os.getpid()}", purpose="push", wait=LOCK_WAIT_SECONDS):
+        result = _push(layout)
     if result.pushed or result.stopped:
         detail = "; ".join(result.pushed + ([f"stopped: {result.stopped}"] if result.stopped else []))
         record_event(layout, "push", version=version, detail=detail)
@@ -309,10 +381,10 @@ def _settle(api: Any, root: Path, record: Record, tree: Tree, change: Change, re
     try:
         merged = merge_trees(base, theirs, mine).tree.get(rel)
     except MergeConflict as e:
-        _keep_theirs(root, record, change, live)
+        kept = _keep_theirs(root, record, change, live)
         hunks = "; ".join(e.conflicts.get(rel, [])).replace("the store", "the service").replace("the proposal", "dream")
         result.stopped += (f" and dream's {change.kind.value} does not merge with that edit ({hunks}); the service's "
-                           f"text is kept, in the local store too; dream's text stays in its versions")
+                           f"text is kept, in the local store too; dream's text is in {kept or 'its versions'}")
         result.for_person = True
         return
     _push_merged(api, root, record, change, live, merged, result)
@@ -336,14 +408,25 @@ def _push_merged(api: Any, root: Path, record: Record, change: Change, live: Any
     _remember(record, change, memory, text)
 
 
-def _keep_theirs(root: Path, record: Record, change: Change, live: Any) -> None:
-    """The local store takes the service's text (or its delete) for this memory."""
+def _keep_theirs(root: Path, record: Record, change: Change, live: Any) -> Path | None:
+    """The local store takes the service's text (or its delete) for this memory; returns where dream's went.
+
+    Dream's text is copied under ``.dream/conflicts/`` first: an edit made
+    in the mirror without a dream is in no version, and must not be lost.
+    """
+    kept = None
     for rel in {change.rel, change.old_rel} - {None}:
+        path = root / str(rel)
         record.memories.pop(str(rel), None)
-        (root / str(rel)).unlink(missing_ok=True)
+        if path.is_file() and (live is None or path.read_bytes() != live.content.encode()):
+            kept = root / ".dream" / CONFLICTS_DIR / str(rel)
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(kept, path.read_bytes())
+        path.unlink(missing_ok=True)
     if live is None:
-        return
+        return kept
     rel = local_path(live.path)
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
     atomic_write(root / rel, live.content.encode())
     record.memories[rel] = Entry(live.id, live.content_sha256, live.memory_version_id, live.content)
+    return kept

@@ -7,7 +7,9 @@ import shutil
 
 import pytest
 
+from dream.store.layout import Layout
 from dream.store.tree import read_tree
+from dream.versions.proposals import Proposals
 from helpers.fake_memory_store import memory_store  # noqa: F401  (fixture)
 from helpers.stores import DEMO, snapshot_bytes
 
@@ -106,6 +108,9 @@ def test_concurrent_changes_merge_or_wait_for_a_person(cli, seeded, tmp_path):
     # The edit dream could not merge is kept, on the service and in the mirror; the one it could is combined.
     assert accepted["/reference_jenkins.md"] == concurrent["/reference_jenkins.md"]
     assert accepted["/kafka_consumer_lag.md"] == concurrent["/kafka_consumer_lag.md"]
+    proposals = Proposals(Layout.open(local))
+    dreamed = proposals.tree(proposals.get(run["proposal_id"]))["kafka_consumer_lag.md"]
+    assert (local / ".dream" / "conflicts" / "kafka_consumer_lag.md").read_bytes() == dreamed
     merged = accepted["/project_idempotency_keys.md"]
     assert merged.endswith(appended) and merged != concurrent["/project_idempotency_keys.md"]
     assert _unguarded(server) == (0, 0, 0)
@@ -135,3 +140,37 @@ def test_a_memory_over_the_service_limit_stops_the_push(cli, seeded, tmp_path):
     assert pushed.code == 1
     assert pushed.json["stopped"].startswith("/huge.md: the service refused the create")
     assert server.files() == original
+
+
+def test_pull_again_brings_the_services_edits_and_merges_local_ones(cli, seeded, tmp_path):
+    server, original = seeded
+    local = _mirror(cli, server, tmp_path)
+    server.put("/user_role.md", original["/user_role.md"] + "Also on call for payments.\n")
+    server.put("/notes/new_from_an_agent.md", "Staging resets every Sunday.\n")
+    server.remove("/reference_grafana.md")
+    server.put("/project_database.md", original["/project_database.md"] + "Replica lag alarm at 30 s.\n")
+    # the mirror's own change to project_database.md, not pushed yet
+    (local / "project_database.md").write_text("# Database\n" + original["/project_database.md"])
+    (local / "user_schedule.md").write_text("Mine, not pushed.\n")
+    server.put("/user_schedule.md", "Theirs, written meanwhile.\n")
+
+    res = cli("pull", "--into", str(local), "--json")
+    assert res.code == 0, res.stderr
+    assert sorted(res.json["taken"]) == ["notes/new_from_an_agent.md", "reference_grafana.md", "user_role.md"]
+    assert res.json["merged"] == ["project_database.md"]
+    assert [line.split(":")[0] for line in res.json["for_person"]] == ["user_schedule.md"]
+    assert (local / "user_role.md").read_text() == server.files()["/user_role.md"]
+    assert (local / "notes/new_from_an_agent.md").read_text() == "Staging resets every Sunday.\n"
+    assert not (local / "reference_grafana.md").exists()
+    assert (local / "project_database.md").read_text() == \
+        "# Database\n" + original["/project_database.md"] + "Replica lag alarm at 30 s.\n"
+    assert (local / "user_schedule.md").read_text() == "Mine, not pushed.\n", "left as it was, for a person"
+
+    pushed = cli("push", "--store", str(local), "--json")  # the merge goes; the conflict waits on the service's side
+    assert pushed.json["pushed"][0].startswith("updated /project_database.md")
+    assert server.files()["/project_database.md"] == (local / "project_database.md").read_text()
+    assert server.files()["/user_schedule.md"] == "Theirs, written meanwhile.\n"
+    assert _unguarded(server) == (0, 0, 0)
+    kept = local / ".dream" / "conflicts" / "user_schedule.md"
+    assert pushed.json["for_person"] and str(kept) in pushed.json["stopped"]
+    assert kept.read_text() == "Mine, not pushed.\n", "the mirror's own text is kept where the message says"
