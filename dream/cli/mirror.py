@@ -58,7 +58,7 @@ def push(store: StoreOpt = Path("."), as_json: JsonOpt = False) -> None:
     """Push a mirrored store's accepted changes that are still pending to its memory store."""
     result = push_mirror(store, None)
     if result is None:
-        raise typer.BadParameter(f"{store}: not a mirror of a memory store (`dream pull` makes one)")
+        raise BadInput(f"{store}: not a mirror of a memory store (`dream pull` makes one)")
     if as_json:
         emit_json(result.to_json())
     else:

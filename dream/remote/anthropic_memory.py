@@ -128,7 +128,10 @@ def save(root: Path, record: Record) -> None:
 def _memories() -> Any:
     from anthropic import Anthropic  # start-up: only mirrored stores need the SDK
 
-    return Anthropic().beta.memory_stores.memories
+    client = Anthropic()
+    if client.api_key is None and client.auth_token is None:
+        raise BadInput("ANTHROPIC_API_KEY is not set: a memory store is read and written with an API key")
+    return client.beta.memory_stores.memories
 
 
 def _api_errors() -> tuple[type[Exception], type[Exception], type[Exception]]:

@@ -73,6 +73,8 @@ def the_morning(root: Path) -> dict[str, list]:
         "lint": [["lint", *s], name_the_project, ["lint", *s]],
         "removed": [["removed", *s]],
         "restore": [["restore", "project_database.md", *s], ["restore", "no-such.md", *s]],
+        "pull": [["pull", "memstore_01x", "--into", str(root / "mirror")], ["pull", "--into", str(store)]],
+        "push": [["push", *s]],
     }
 
 

@@ -174,3 +174,10 @@ def test_pull_again_brings_the_services_edits_and_merges_local_ones(cli, seeded,
     kept = local / ".dream" / "conflicts" / "user_schedule.md"
     assert pushed.json["for_person"] and str(kept) in pushed.json["stopped"]
     assert kept.read_text() == "Mine, not pushed.\n", "the mirror's own text is kept where the message says"
+
+
+def test_pull_without_an_api_key_says_so(cli, tmp_path):
+    from helpers.cli import assert_one_line_error
+
+    assert_one_line_error(cli("pull", "memstore_01x", "--into", str(tmp_path / "m")), 2, "ANTHROPIC_API_KEY")
+    assert not (tmp_path / "m").exists()
