@@ -158,6 +158,14 @@ def _occupant(api: Any, store_id: str, path: str) -> Any | None:
     return None
 
 
+def _overlapped(api: Any, store_id: str, path: str) -> bool:
+    """Whether a memory's path is a folder of `path`, or `path` a folder of one: the service refuses both."""
+    if any(True for _ in api.list(store_id, path_prefix=path + "/", limit=1)):
+        return True
+    parts = path.split("/")[1:-1]
+    return any(_occupant(api, store_id, "/" + "/".join(parts[:n])) is not None for n in range(1, len(parts) + 1))
+
+
 # ---- pull --------------------------------------------------------------------------------------------------------
 
 def pull(store_id: str, dest: Path) -> Record:
@@ -339,8 +347,8 @@ def _apply(api: Any, record: Record, tree: Tree, change: Change, result: PushRes
         moved = f" (was {remote_path(change.old_rel)})" if change.old_rel else ""
         result.pushed.append(f"updated {remote_path(change.rel)}{moved} ({memory.id} -> {memory.memory_version_id})")
         return
-    if (occupant := _occupant(api, sid, remote_path(change.rel))) is not None:
-        raise _Taken(occupant)
+    if _occupant(api, sid, remote_path(change.rel)) is not None or _overlapped(api, sid, remote_path(change.rel)):
+        raise _Taken()
     memory = api.create(sid, path=remote_path(change.rel), content=content)
     _remember(record, change, memory, content)
     result.pushed.append(f"created {remote_path(change.rel)} ({memory.id} -> {memory.memory_version_id})")
@@ -348,9 +356,6 @@ def _apply(api: Any, record: Record, tree: Tree, change: Change, result: PushRes
 
 class _Taken(Exception):
     """A create found its path taken before trying (handled like the service's 409)."""
-
-    def __init__(self, occupant: Any) -> None:
-        self.occupant = occupant
 
 
 def _remember(record: Record, change: Change, memory: Any, content: str) -> None:
@@ -374,8 +379,10 @@ def _settle(api: Any, root: Path, record: Record, tree: Tree, change: Change, re
     entry = record.memories.get(change.old_rel or rel)
     live = _live(api, sid, entry.id) if entry else _occupant(api, sid, remote_path(rel))
     result.stopped = f"{remote_path(rel)} changed on the service since it was pulled"
-    if entry and live is not None and live.content_sha256 == entry.sha:  # the content is as pulled: the path is taken
-        result.stopped = f"{remote_path(rel)}: the path is taken on the service, so the rename was not pushed"
+    unchanged = entry is not None and live is not None and live.content_sha256 == entry.sha
+    if unchanged or (entry is None and live is None):  # not the content: the path is taken, or overlaps another
+        result.stopped = (f"{remote_path(rel)}: the path is taken on the service (or is inside, or holds, another "
+                          f"memory's path), so the {change.kind.value} was not pushed")
         result.for_person = True
         return
     base = {rel: entry.base.encode()} if entry else {}

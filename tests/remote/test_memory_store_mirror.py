@@ -181,3 +181,17 @@ def test_pull_without_an_api_key_says_so(cli, tmp_path):
 
     assert_one_line_error(cli("pull", "memstore_01x", "--into", str(tmp_path / "m")), 2, "ANTHROPIC_API_KEY")
     assert not (tmp_path / "m").exists()
+
+
+def test_a_create_into_another_memorys_path_waits_for_a_person(cli, seeded, tmp_path):
+    server, original = seeded
+    local = _mirror(cli, server, tmp_path)
+    (local / "notes").mkdir()
+    (local / "notes" / "a.md").write_text("a new note\n")
+    server.put("/notes", "a memory whose path is the folder's\n")  # an agent wrote it meanwhile
+    pushed = cli("push", "--store", str(local), "--json")
+    assert pushed.code == 1 and pushed.json["for_person"]
+    assert pushed.json["stopped"].startswith("/notes/a.md: the path is taken on the service")
+    assert (local / "notes" / "a.md").read_text() == "a new note\n", "nothing is lost"
+    assert server.files() == {**original, "/notes": "a memory whose path is the folder's\n"}
+    assert _unguarded(server) == (0, 0, 0)
