@@ -12,7 +12,15 @@ beside its last edits. Two reading habits:
   paging hints) that the first message does not show in full, then edits six
   files;
 * **guided**: reads the sessions whose digest in the first message was cut
-  ("… more user lines: read the session"), then edits six files.
+  ("… more user lines: read the session"), then edits six files;
+* **rereads**: first views every topic file and reads every session that the
+  first message already shows in full, then works as diligent does (issue
+  #37). Dream answers each such re-read with where the text is ("shown in
+  full in your first message, lines a-b"); the model drops its remaining
+  re-reads once a note says they return only a note. **rereads, stubborn**
+  re-reads everything regardless: every re-read still costs its share of a
+  turn (thinking, and the context read from the cache), which no answer can
+  save.
 
 The engine runs as it ships, with its default budgets, through `dream run`:
 the first message shows the sessions in full (within
@@ -58,7 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from helpers.fake_anthropic import FakeAnthropic  # noqa: E402
 from helpers.reference_store import make_store, store_and_sessions_tokens  # noqa: E402
-from helpers.scripted_models import ScriptedModel  # noqa: E402
+from helpers.scripted_models import Rereader, ScriptedModel  # noqa: E402
 
 from dream.config import Settings  # noqa: E402
 from dream.engines.claude.pricing import estimate_cost  # noqa: E402
@@ -99,6 +107,11 @@ def cache_share_floor(store: Path, share: float = 0.8) -> float:
     return estimate_cost(MODEL, Usage(cache_creation_tokens=tokens, cache_read_tokens=reads, output_tokens=BOUND_OUTPUT))
 
 
+HABITS: dict[str, Any] = {
+    "diligent": ScriptedModel, "guided": Guided,
+    "rereads": lambda **kw: Rereader(heeds=True, **kw), "rereads, stubborn": lambda **kw: Rereader(heeds=False, **kw),
+}
+REREADS = ("rereads", "rereads, stubborn")
 MODES = {"in full": None, "digests": 0}  # first_message_session_chars: the default, and digests only
 
 
@@ -106,10 +119,9 @@ def run_row(fake: FakeAnthropic, root: Path, habit: str, calls: int, mode: str =
             finish: bool = True) -> dict[str, Any]:
     from dream.pipeline.run import run
 
-    store = make_store(root / f"{habit}-{calls}-{mode.replace(' ', '-')}-{finish}")
+    store = make_store(root / re.sub(r"\W+", "-", f"{habit}-{calls}-{mode}-{finish}"))
     bound = lower_bound(store)
-    kind = Guided if habit == "guided" else ScriptedModel
-    model = kind(calls_per_turn=calls, thinking=THINKING, edits=EDITS, finish=finish)
+    model = HABITS[habit](calls_per_turn=calls, thinking=THINKING, edits=EDITS, finish=finish)
     fake.play(*[model] * 400)
     fake.cache.clear()
     overrides: dict[str, Any] = {"model": MODEL}
@@ -145,6 +157,7 @@ def main() -> None:
             rows = [run_row(fake, Path(tmp), habit, calls, mode) for mode in MODES
                     for habit in ("diligent", "guided") for calls in SHAPES]
             rows += [run_row(fake, Path(tmp), "diligent", calls, finish=False) for calls in SHAPES]
+            rows += [run_row(fake, Path(tmp), habit, calls) for habit in REREADS for calls in SHAPES]
     finally:
         fake.stop()
     defaults = Settings()
@@ -160,7 +173,8 @@ def main() -> None:
               f"{r['ideal']:6.1%} {r['peak']:9,d} {r['output']:7,d} {r['cost']:7.3f} {r['bound']:8.3f} "
               f"{r['cost'] / r['bound']:6.2f} {r['errors']:4d} {r['hits']:>9}")
     for mode in MODES:
-        ratios = [r["cost"] / r["bound"] for r in rows if r["mode"] == mode and "text end" not in r["row"]]
+        ratios = [r["cost"] / r["bound"] for r in rows if r["mode"] == mode and "text end" not in r["row"]
+                  and not r["row"].startswith(REREADS)]
         print(f"sessions {mode}: median ratio to the bound {statistics.median(ratios):.2f}, worst {max(ratios):.2f}")
     floor = rows[0]["floor"]
     fewest = min(r["turns"] for r in rows if r["mode"] == "in full")
@@ -177,6 +191,13 @@ def main() -> None:
     print("cost ending on finish / ending on a text summary (same run): "
           + ", ".join(f"{row} {r['cost'] / text_end[row]['cost']:.2f}" for row, r in
                       ((r["row"], r) for r in rows if r["mode"] == "in full") if row in text_end))
+    plain = {r["row"].split(", ")[-1]: r for r in rows
+             if r["row"].startswith("diligent, ") and r["mode"] == "in full" and "text end" not in r["row"]}
+    for r in (r for r in rows if r["row"].startswith(REREADS)):
+        calls = r["row"].split(", ")[-1]
+        print(f"{r['row']:28} {r['status']:16} cost ${r['cost']:.3f} = {r['cost'] / r['bound']:.2f}x the bound "
+              f"${r['bound']:.3f} (target <= 1.5x); after 1st {r['after_first']:.1%} (target >= 80%); "
+              f"{r['cost'] / plain[calls]['cost']:.2f}x the same model without re-reads, same run")
     print("targets: proposed, cache reads >= 80%, ratio <= 1.5, no 400s; 'cache-read': cache reads over all "
           "input; 'after 1st': over the input of the requests after the first (the first cannot read a cache "
           "not written yet, so n requests read at most about (n-1)/n of all input); 'prev read': requests of a segment that "

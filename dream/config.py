@@ -112,6 +112,8 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     removal_budget_lines: Annotated[float, Meta(ge=0, le=1)] = 0.2
     # a memory no transcript shows read in this many days, and not pinned, is listed as one to archive
     archive_after_days: Annotated[float, Meta(gt=0)] = 90.0
+    # open notes for a person (dream/notes) older than this fold into a count; `dream notes` lists them all
+    notes_fold_days: Annotated[float, Meta(gt=0)] = 30.0
     # versions (dream/versions/gc.py): gc after an accept when a version ages out or objects pile up; every
     # version of the last keep_days days stays restorable (90 at least: a lower value is refused)
     auto_gc: bool = True

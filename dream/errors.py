@@ -152,6 +152,7 @@ class RunFailed(DreamError):
         super().__init__(message)
         self.reason = reason
         self.usage = usage
+        self.sessions: int | None = None  # how many sessions the run took (its part), when the engine says
 
     def spent(self, usage: Usage) -> RunFailed:
         """This failure, carrying what the run spent: a failed run's history still shows its tokens."""

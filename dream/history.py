@@ -65,6 +65,7 @@ RUN_TYPES = {
     "input_tokens": "BIGINT", "output_tokens": "BIGINT", "cache_read_tokens": "BIGINT",
     "cache_creation_tokens": "BIGINT", "turns": "INTEGER", "cost_usd": "DOUBLE",
     "redactions": "INTEGER", "error": "VARCHAR", "lines_added": "INTEGER", "lines_removed": "INTEGER",
+    "needs_person": "INTEGER",  # notes the run left for a person (kept in dream.notes until answered)
 }
 # The event of what a partial accept or reject left pending: a proposal of its own, made by no run.
 LEFT_PENDING = "left-pending"
@@ -106,6 +107,7 @@ def record_run(layout: Layout, outcome: RunOutcome, started_at: float) -> None:
         "cache_read_tokens": u.cache_read_tokens, "cache_creation_tokens": u.cache_creation_tokens,
         "turns": u.turns, "cost_usd": u.cost_usd, "redactions": outcome.redactions, "error": outcome.error,
         "lines_added": outcome.lines_added, "lines_removed": outcome.lines_removed,
+        "needs_person": len(outcome.needs_person),
     })
 
 

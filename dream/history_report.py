@@ -34,7 +34,7 @@ VIEW = "dream_history"
 MAX_LINE_BYTES = 1 << 24
 
 # The actions that close a proposal: it no longer waits once one of these names it.
-CLOSING_ACTIONS = ("accept", "reject", "rebase")
+CLOSING_ACTIONS = ("accept", "reject", "rebase", "take-note")  # take-note: a taken note replaced it (dream.review.answer_note)
 
 # The files are read once (MATERIALIZED): each mention of the view would read them all again.
 REPORT_SQL = f"""

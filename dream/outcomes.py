@@ -26,6 +26,7 @@ class SkipReason(StrEnum):
     LOCK = "lock"
     BACKOFF = "backoff"
     BUDGET = "budget"  # the fleet's budget for the night was spent before this store's turn
+    PART = "part"  # a dream in parts: the pending part waits for a person before the next part runs
 
 
 class NoopReason(StrEnum):

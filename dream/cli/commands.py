@@ -127,6 +127,9 @@ def _print_outcome(outcome, store: Path) -> None:
         out.print(outcome.error, markup=False)
     if outcome.redactions:
         out.print(f"{outcome.redactions} secret(s) redacted from the logs")
+    if outcome.needs_person and s in (Status.PROPOSED, Status.NOOP):  # kept in the notes ledger until answered
+        out.print(f"{len(outcome.needs_person)} note(s) for a person, kept until answered: {dream_command()} notes "
+                  f"--store {shlex.quote(str(store))}", markup=False, soft_wrap=True)
     if s == Status.PROPOSED:
         out.print(f"proposal {outcome.proposal_id} on base version {outcome.base_version}")
         # One line whatever the width: a command to copy must not be broken in two.
@@ -173,10 +176,25 @@ def status(
     say(f"current version  {human(info['current_version']) or 'none yet'}")
     say(f"pending          {', '.join(info['pending']) or 'none'}")
     say(f"survival         {survival_line(info['survival'])}")
+    _print_notes(info, store)
     for why in info["damaged_proposals"].values():
         say(f"damaged proposal {why}")
     if info["interrupted_accept_problem"]:
         say(f"interrupted write {info['interrupted_accept_problem']}")
+
+
+STATUS_NOTES = 5  # of each kind; `dream notes` lists them all
+
+
+def _print_notes(info: dict, store: Path) -> None:
+    """The open notes for a person, one line each, requests first; older ones as a count and the command to list them."""
+    from dream.cli.notes import note_lines  # start-up: see dream/cli/__init__.py
+    from dream.notes import OpenNotes  # start-up: see dream/cli/__init__.py
+
+    found = info["notes"]
+    say(f"needs a person   {found['open'] or 'nothing'}" + (" open note(s)" if found["open"] else ""))
+    for line in note_lines(OpenNotes.from_json(found), Path(info["store"]), width=120, per_kind=STATUS_NOTES):
+        say(f"  {line}")
 
 
 def _print_fleet(rows: list[dict], as_json: bool) -> None:

@@ -15,7 +15,7 @@ from dream.errors import BadInput
 COLUMNS = {"runs": "runs", "proposed": "proposed", "noop": "noop", "skipped": "skipped", "failed": "failed",
            "tokens": "tokens", "cost_usd": "cost $", "accepted": "accepted", "rejected": "rejected",
            "acceptance_rate": "accept rate", "lines_removed": "lines removed",
-           "waiting_proposal": "waiting", "waiting_hours": "waiting h"}
+           "waiting_proposal": "waiting", "waiting_hours": "waiting h", "needs_person": "needs a person"}
 
 
 @app.command()
@@ -39,10 +39,31 @@ def report(
             say(line)  # say() writes one line, escaping control characters: the view is many
         return
     found = history_report.report(stores, parse_since(since))
+    count_notes(found)
     if as_json:
         emit_json(found)
         return
     _print_report(found)
+
+
+def count_notes(found: dict[str, Any]) -> None:
+    """Each store's open notes for a person, beside its history: the notes ledger says what still waits."""
+    for row in found["stores"]:
+        row["needs_person"] = _open_notes(Path(row["store"]))
+    found["total"]["needs_person"] = sum(row["needs_person"] or 0 for row in found["stores"])
+
+
+def _open_notes(store: Path) -> int | None:
+    """How many notes wait for a person; None when the ledger is damaged (`dream notes` names it), so that
+    one store's damage does not end the report of the others."""
+    from dream import notes  # start-up: see dream/cli/__init__.py
+    from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
+    from dream.store.records import DamagedRecord  # start-up: see dream/cli/__init__.py
+
+    try:
+        return len(notes.ranked(notes.load(Layout(store))))
+    except DamagedRecord:
+        return None
 
 
 def parse_since(text: str | None) -> datetime | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from functools import partial
 from pathlib import Path
@@ -12,8 +13,8 @@ import typer
 
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.commands import print_decision, resume_paused_flow
+from dream.cli.console import dream_command, emit_json, err, human, out, page_diff, when, words
 from dream.cli.mirror import push_mirror
-from dream.cli.console import emit_json, err, human, out, page_diff, when, words
 from dream.errors import BadInput
 
 ProposalArg = Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")]
@@ -40,15 +41,17 @@ def review(
     from dream.versions.manifests import Versions  # start-up: see dream/cli/__init__.py
     from dream.versions.proposals import Proposals  # start-up: see dream/cli/__init__.py
     layout = Layout.open(store)
+    screen = err if as_json else out  # with --json, stdout carries only the JSON object
+    keys = Keys(screen)
+    if _answer_notes(screen, keys, layout):
+        proposal_id = None  # what was taken is in the newest pending proposal, which replaced the one named
     proposals = Proposals(layout)
     proposal = proposals.awaiting_decision(proposal_id)
     base = Versions(layout).tree(proposal.base_version)
     new = proposals.tree(proposal)
     report = proposals.report(proposal)
     retention = of_proposal(proposals, proposal, report)
-    screen = err if as_json else out  # with --json, stdout carries only the JSON object
     screen.print(f"proposal {proposal.id}: {Counts.of(report, retention).sentence()}", markup=False)
-    keys = Keys(screen)
     choices = Choices(list(proposal.changed), needs(base, new, proposal.changed))
     _choose_files(screen, keys, choices, base, new, retention)
     along = partial(decide.indexed_along, base, new)  # the new files taken without MEMORY.md: their lines go too
@@ -61,6 +64,39 @@ def review(
     decision = decide.accept(store, proposal.id, comment, only=choices.in_order())
     print_decision(decision, as_json, resumed=resume_paused_flow(store, proposal.id, "accept", comment),
                    pushed=push_mirror(store, decision.version))
+
+
+def _answer_notes(screen, keys: Keys, layout) -> bool:
+    """The open notes with a suggested change first, one key each: take, dismiss, not now. True if one was taken."""
+    from dream import notes  # start-up: see dream/cli/__init__.py
+    from dream.review import answer_note as take  # start-up: see dream/cli/__init__.py
+    from dream.errors import Refused  # start-up: see dream/cli/__init__.py
+    from dream.notes.suggestion import suggestion_of  # start-up: see dream/cli/__init__.py
+
+    waiting = notes.ranked(notes.load(layout))
+    answerable = [(n, s) for n in waiting if (s := suggestion_of(n.text)) is not None]
+    taken = False
+    for note, suggestion in answerable:
+        screen.print(f"note #{note.id} ({note.kind}): {note.text}", markup=False)
+        answer = keys.ask(f"suggests: {suggestion}. [t]ake it into the proposal [d]ismiss it [n]ot now "
+                          f"[q]uit the notes", "tdnq", end_of_input="q")
+        if answer == "t":
+            try:
+                done = take.take(layout.root, note.id)
+            except Refused as refused:  # the memory changed since: say why, and go on with the others
+                screen.print(f"not taken: {refused}", markup=False)
+                continue
+            screen.print(f"taken into proposal {done.proposal_id}", markup=False)
+            taken = True
+        elif answer == "d":
+            take.dismiss(layout.root, note.id)
+        elif answer == "q":
+            break
+    others = len(waiting) - len(answerable)
+    if others:
+        screen.print(f"{others} other open note(s) for a person suggest no change: {dream_command()} notes "
+                     f"--store {shlex.quote(str(layout.root))}", markup=False)
+    return taken
 
 
 def _problem(layout, proposal, taken: list[str]) -> str | None:

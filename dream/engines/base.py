@@ -75,6 +75,9 @@ class EngineInput:
     # the index keeps these first when it must shrink
     memory_reads: dict[str, dict] = field(default_factory=dict)
     pinned: set[str] = field(default_factory=set)
+    # after a run that failed at a budget or the model's window with nothing proposed, the next dreams at most this
+    # many sessions, oldest first (dream.store.state.part_sessions): a run is never the same doomed run again
+    most_sessions: int | None = None
 
 
 @dataclass
@@ -84,6 +87,8 @@ class EngineResult:
     usage: Usage = field(default_factory=Usage)
     finish: list[Change] = field(default_factory=list)  # made by code after the model (claude engine), not by it
     needs_person: list[str] = field(default_factory=list)  # what the engine would not decide alone
+    deferred: list[str] = field(default_factory=list)  # session ids left for a later run (a dream in parts)
+    partial: str = ""  # why the run stopped before the model finished (a budget), when it did
 
 
 class Engine(Protocol):

@@ -4,7 +4,7 @@ Cheap by design, since a scan may check hundreds of stores every few
 minutes: it reads ``.dream/state.json`` and stats the activity logs, and
 never reads the history. The checks run in a fixed
 order and the first closed one names the reason:
-``disabled`` → ``backoff`` → ``hours`` → ``sessions``. Only the last one
+``disabled`` → ``backoff`` → ``part`` → ``hours`` → ``sessions``. Only the last one
 needs the logs, so they are listed only when it is reached, or when a
 caller asks how many sessions are waiting (`dream status`): in a fleet
 scan, most stores were dreamed within `min_hours` and cost one file read.
@@ -12,7 +12,9 @@ scan, most stores were dreamed within `min_hours` and cost one file read.
 The sessions check counts the logs no run has read yet (new or changed
 content, `dream.store.ledger`); logs a pending proposal holds wait for a
 person, not for another run, so they are shown but not counted. The
-backoff after failed runs holds back only the engine that failed. A last
+backoff after failed runs holds back only the engine that failed. A dream
+in parts (the Claude engine's sessions did not fit one run) runs its next
+part as soon as no proposal is pending, whatever the hours and sessions say. A last
 dream dated in the future (a clock that was wrong) is not trusted: the
 hours check passes, with a warning, and the next run records a true time.
 
@@ -116,6 +118,8 @@ def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
             which = f"{state.failed_engine} " if state.failed_engine else ""
             return closed(SkipReason.BACKOFF, f"backing off after {state.failures} failed {which}run(s), "
                                               f"{left:.0f} min left; {FORCE_HINT}")
+        if state.next_part:  # a dream in parts: the next part runs once no part waits for a person
+            return _next_part(count_waiting(), hours, count_waiting, warnings)
         if hours is not None and hours < settings.min_hours:
             return closed(SkipReason.HOURS, f"{hours:.1f} h since the last dream, min_hours is {settings.min_hours:g}; "
                                             f"{FORCE_HINT}")
@@ -123,6 +127,16 @@ def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
         if waiting.new < settings.min_sessions:
             return closed(SkipReason.SESSIONS, sessions_message(waiting, settings.min_sessions))
     return GateDecision(True, None, "forced" if force else "due", hours, count_waiting, warnings)
+
+
+def _next_part(waiting: Waiting, hours: float | None, count_waiting: Callable[[], Waiting],
+               warnings: list[str]) -> GateDecision:
+    if waiting.held:
+        message = (f"a dream in parts: the pending proposal ({waiting.held} session(s)) waits for a person; the next "
+                   f"part ({waiting.new} session(s)) runs once it is decided; {FORCE_HINT}")
+        return GateDecision(False, SkipReason.PART, message, hours, count_waiting, warnings)
+    return GateDecision(True, None, f"the next part of a dream in parts ({waiting.new} session(s) wait)", hours,
+                        count_waiting, warnings)
 
 
 def preview_gate(layout: Layout, settings: Settings, *, force: bool = False, now: float | None = None,

@@ -94,6 +94,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += [_change_line(c, retention) for c in report["finish"]]
     if report.get("needs_person"):
         lines += ["", "## Needs a person", ""] + [f"- {item}" for item in report["needs_person"]]
+    earlier = [n for n in report.get("notes") or [] if n.get("run_id") != report.get("run_id")]
+    if earlier:  # still open from earlier nights: `dream notes take N` / `dream notes dismiss N` answers one
+        lines += ["", f"## Still open from earlier nights ({len(earlier)})", ""]
+        lines += [f"- #{n.get('id')} ({n.get('kind')}) {n.get('text')}" for n in earlier]
     if report.get("summary"):
         lines += ["", "## Engine summary", "", report["summary"].strip()]
     if report.get("findings"):

@@ -26,7 +26,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from dream import history, lint
+from dream import history, lint, notes
 from dream.lint import verified
 from dream.config import Settings, load_settings
 from dream.engines import (
@@ -46,8 +46,14 @@ from dream.pipeline.gather import Gathered, read_sessions
 from dream.store.ledger import Ledger, Read, held, save_ledger, unread
 from dream.pipeline.report import build_report
 from dream.store.sessions import SessionFile, scan_sessions
-from dream.store.state import StoreState, backoff_seconds, load_state, save_state
-from dream.review import budget, policy, retention
+from dream.store.state import (
+    StoreState,
+    backoff_seconds,
+    load_state,
+    save_state,
+    shrinks_next_part,
+)
+from dream.review import answer_note, budget, policy, retention
 from dream.store import pinned
 from dream.store.layout import Layout
 from dream.store.lock import store_lock
@@ -93,6 +99,8 @@ class RunContext:
     store_changed: bool = True  # the memory files differ from the latest version (set by `snapshot`)
     reads: Ledger = field(default_factory=dict)  # the logs this run read, as it read them
     session_logs: dict[str, str] = field(default_factory=dict)  # session id -> log read, for the report
+    deferred: list[str] = field(default_factory=list)  # sessions the engine left for the next part: not accounted
+    tried: int | None = None  # sessions a failed run took (its part), when the engine says
 
 
 @dataclass
@@ -238,6 +246,7 @@ def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list
     inp = EngineInput(
         store_root=ctx.layout.root, staging=staging, sessions=gathered.sessions,
         catalog=gathered.files, settings=ctx.settings, today=ctx.today, run_id=ctx.run_id, lint=lint or [],
+        most_sessions=ctx.state.part_sessions,
     )
     if snap is not None:  # what ranks the index when it must shrink: pins, and reads in the transcripts
         inp.pinned = pinned.pinned_paths(snap.tree, ctx.settings.pinned)
@@ -264,6 +273,7 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     inp = _engine_input(ctx, gathered, staging, stale, snap)
     inp.findings = checked.as_json()["findings"] if checked else []
     result = engine.consolidate(inp)
+    defer(ctx, result)
     result.needs_person += [line for line in stale if line not in result.needs_person]
     protect_pinned(ctx, snap, staging, result)
     if checked is not None and ctx.settings.lint_verified_at:
@@ -271,6 +281,16 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     tree = read_tree(staging)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,
                   inp.memory_reads)
+
+
+def defer(ctx: RunContext, result: EngineResult) -> None:
+    """Sessions the engine left for a later run (a dream in parts, or a run stopped at its budget) stay unread:
+    the proposal does not hold their logs, and the next part reads them. A person sees which and why."""
+    ctx.deferred = [sid for sid in result.deferred if sid in ctx.session_logs]
+    if ctx.deferred:
+        listed = ", ".join(ctx.deferred[:20]) + (" …" if len(ctx.deferred) > 20 else "")
+        result.needs_person.append(f"dreamed in parts: {len(ctx.deferred)} session(s) wait for the next part, which "
+                                   f"runs once this proposal is decided: {listed}")
 
 
 def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult) -> None:
@@ -322,8 +342,10 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
     outcome = _outcome(ctx, gathered, staged.result)
     outcome.base_version = snap.version
     if not staged.changed:
+        notes.record(ctx.layout, staged.result.needs_person, ctx.run_id, ctx.started_at)  # kept on a noop night too
         outcome.status, outcome.reason = Status.NOOP, str(NoopReason.NO_CHANGES)
         return outcome
+    carried = carry_taken_notes(ctx, snap, staged)
     proposals = Proposals(ctx.layout)
     proposal = Proposal(
         id=new_proposal_id(), created_at=time.time(), base_version=snap.version, engine=ctx.engine,
@@ -336,7 +358,9 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
         duration_s=time.time() - ctx.started_at, warnings=ctx.warnings + gathered.warnings,
     )
     report["session_logs"] = ctx.session_logs  # which requests a partial accept leaves out (review.requests)
-    report["logs_read"] = {rel: read.to_json() for rel, read in ctx.reads.items()}  # what it accounts for
+    report["logs_read"] = {rel: read.to_json() for rel, read in _accounted(ctx).items()}  # what it accounts for
+    report["deferred_sessions"] = ctx.deferred  # left for the next part: read again by the next run
+    report["partial"] = staged.result.partial  # why the run stopped before the model finished ("" when it did not)
     report["retention"] = retention.summarize(snap.tree, staged.tree)  # what the proposal removes, and where it went
     report["lint"] = staged.lint
     report["memory_reads"] = staged.memory_reads
@@ -347,12 +371,25 @@ def propose(ctx: RunContext, snap: Snapshot, gathered: Gathered, staged: Staged,
         outcome.needs_person.insert(0, f"over the removal budget: {over}")
     for older in proposals.pending():
         proposals.set_status(older, SUPERSEDED)
+    # after superseding: a note taken into a proposal superseded now opens again, and this one lists it
+    report["notes"] = [n.to_json() for n in notes.record(
+        ctx.layout, staged.result.needs_person, ctx.run_id, ctx.started_at,
+        carried=dict.fromkeys(carried, proposal.id))]  # every open note, earlier nights' too
     diff = tree_diff(snap.tree, staged.tree)
     proposals.create(proposal, diff, report, tree=staged.tree)
     outcome.status, outcome.proposal_id = Status.PROPOSED, proposal.id
     outcome.lines_added, outcome.lines_removed = diff_line_counts(diff)
     outcome.changes = len(staged.result.changes) or len(staged.changed)
     return outcome
+
+
+def carry_taken_notes(ctx: RunContext, snap: Snapshot, staged: Staged) -> list[int]:
+    """This proposal replaces the pending one, so it holds the changes people took from notes into that one."""
+    tree, changes, carried = answer_note.carry_taken(ctx.layout, staged.tree, ctx.today)
+    if carried:
+        staged.tree, staged.changed = tree, changed_paths(snap.tree, tree)
+        staged.result.changes += changes
+    return carried
 
 
 def diff_line_counts(diff: str) -> tuple[int, int]:
@@ -399,12 +436,18 @@ def _account_for_logs(ctx: RunContext, outcome: RunOutcome) -> None:
     logs = scan_sessions(ctx.layout.root, logs_path=ctx.settings.imported_logs_path)
     ledger = store_ledger(ctx.layout, ctx.state, logs)
     holder = outcome.proposal_id if outcome.status == Status.PROPOSED else None
-    for rel, read in ctx.reads.items():
+    for rel, read in _accounted(ctx).items():
         before = ledger.get(rel)
         if holder is None and before is not None and before.proposal is not None and before.sha256 == read.sha256:
             continue  # a pending proposal still holds it: a person has yet to decide on its requests
         ledger[rel] = Read(read.size, read.sha256, read.mtime, holder)
     save_ledger(ctx.layout, ledger)
+
+
+def _accounted(ctx: RunContext) -> Ledger:
+    """The logs this run accounts for: what it read, less the sessions left for the next part."""
+    left = {ctx.session_logs[sid] for sid in ctx.deferred}
+    return {rel: read for rel, read in ctx.reads.items() if rel not in left}
 
 
 def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
@@ -414,7 +457,12 @@ def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
         state.last_consolidated_at = ctx.started_at
         state.replay = []  # the ledger holds what it said
         state.failures, state.backoff_until, state.failed_engine = 0, None, None
+        state.next_part = bool(ctx.deferred)
+        state.part_sessions = state.part_sessions if state.next_part else None  # a part keeps its size to the end
     elif outcome.status == Status.FAILED:
+        tried = ctx.tried or outcome.sessions_read
+        if shrinks_next_part(outcome.reason) and tried:
+            state.part_sessions = max(1, tried // 2)
         state.failures = state.failures + 1 if state.failed_engine in (None, ctx.engine) else 1
         state.failed_engine = ctx.engine
         wait = backoff_seconds(state.failures, ctx.settings.backoff_minutes, ctx.settings.backoff_max_hours)
@@ -474,6 +522,7 @@ def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
 def failed(ctx: RunContext, exc: RunFailed, gathered: Gathered | None = None) -> RunOutcome:
     outcome = _outcome(ctx, gathered)
     outcome.status, outcome.reason, outcome.error = Status.FAILED, exc.reason, str(exc)
+    ctx.tried = exc.sessions
     if isinstance(exc, RunFailed) and exc.usage is not None:
         outcome.usage = exc.usage  # what the engine spent before failing
     return outcome

@@ -18,6 +18,7 @@ from typing import Any
 
 from dream.config import Settings, load_settings
 from dream.errors import DreamError
+from dream.notes import open_notes
 from dream.pipeline.fleet import fleet_stores
 from dream.pipeline.gate import GateDecision, check_gate, preview_gate
 from dream.store.state import StoreState, load_state
@@ -53,6 +54,7 @@ def store_status(store: str | Path, overrides: dict | None = None) -> dict[str, 
         "cleaned": cleaned,  # files killed dream processes left, removed now
         "survival": _survival(layout),
         "memory_reads": _reads(layout, settings),
+        "notes": open_notes(layout, settings.notes_fold_days).to_json(),  # what waits for a person, noop nights too
     }
 
 

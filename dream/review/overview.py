@@ -19,12 +19,14 @@ waited) and the fleet's totals come from `dream report`'s query
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dream.errors import BadInput, DreamError
+from dream.notes import OpenNotes
 from dream.store.layout import store_slug
 from dream.review import page
 from dream.review.retention import of_proposal
@@ -77,12 +79,21 @@ def write_overview(html: Path, rows: list[dict[str, Any]], short_names: list[str
     history = fleet_history([Path(row["store"]) for row in rows if "error" not in row])
     for proposal in result.proposals:  # runs, acceptance and waiting time: `dream report`'s own rows
         proposal["history"] = history["stores"].get(proposal["store"])
-    page.write_page(html, page.environment().get_template("overview.html.j2").render(
+    notes = [store_notes(row, name) for row, name in zip(rows, short_names) if row.get("notes", {}).get("open")]
+    page.write_page(html, page.environment().get_template("overview.html.j2").render(notes=notes,
         generated=time.strftime("%Y-%m-%d %H:%M %Z"), proposals=result.proposals, quiet=result.quiet,
         errors=result.errors, totals=totals, stores=len(rows), root=root,
         stores_pending=len({p["store"] for p in result.proposals}), history_total=history["total"],
     ))
     return result
+
+
+def store_notes(row: dict[str, Any], name: str) -> dict[str, Any]:
+    """A store's open notes for a person (its status row's), with the commands that answer each."""
+    found = row["notes"]
+    shown = OpenNotes.from_json(found)
+    return {"store": row["store"], "name": name, "count": found["open"], "notes": shown,
+            "answers": page.note_answers(shown, row["store"]), "where": shlex.quote(row["store"])}
 
 
 def fleet_history(stores: list[Path]) -> dict[str, Any]:

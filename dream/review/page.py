@@ -17,13 +17,17 @@ file index, so a 200-file store stays readable.
 from __future__ import annotations
 
 import difflib
+import shlex
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 
 import jinja2
 
+from dream.config import load_settings
 from dream.errors import BadInput
+from dream.notes import OpenNotes, open_notes
+from dream.notes.suggestion import suggestion_of
 from dream.review import retention as retained
 from dream.review.summary import Counts, change_detail
 from dream.store.layout import Layout
@@ -139,10 +143,12 @@ def environment() -> jinja2.Environment:
 
 
 def render(*, title: str, old: Tree, new: Tree, report: dict | None = None,
-           retention: dict | None = None, subtitle: str = "", back: str | None = None) -> str:
+           retention: dict | None = None, subtitle: str = "", back: str | None = None,
+           notes: OpenNotes | None = None, store: str = "") -> str:
     """The page for `old` → `new`; `report` (a proposal's) adds engine, counts and tokens.
 
-    `back` links to the overview page the reviewer came from (`dream.review.overview`).
+    `back` links to the overview page the reviewer came from (`dream.review.overview`);
+    `notes` are the store's open notes for a person, each with the commands that answer it.
     """
     diffs = file_diffs(old, new)
     report = report or {"files_changed": [d.path for d in diffs]}
@@ -161,7 +167,20 @@ def render(*, title: str, old: Tree, new: Tree, report: dict | None = None,
         lines_added=sum(d.added for d in diffs), lines_removed=sum(d.removed for d in diffs),
         dropped_size=size_class(retention[retained.DROPPED], retention),
         archived_size=size_class(retention[retained.ARCHIVED], retention), reads_seen=reads_seen(report),
+        notes=notes, answers=note_answers(notes, store), notes_store=shlex.quote(store),
     )
+
+
+def note_answers(notes: OpenNotes | None, store: str) -> dict[int, dict[str, str]]:
+    """For each shown note, what it suggests and the commands that take or dismiss it."""
+    where = shlex.quote(store)
+    answers: dict[int, dict[str, str]] = {}
+    for note in notes.shown if notes else []:
+        suggestion = suggestion_of(note.text)
+        answers[note.id] = {"suggests": str(suggestion) if suggestion else "",
+                            "take": f"dream notes take {note.id} --store {where}" if suggestion else "",
+                            "dismiss": f"dream notes dismiss {note.id} --store {where}"}
+    return answers
 
 
 def proposal_page(layout: Layout, proposal: Proposal, back: str | None = None) -> str:
@@ -173,7 +192,7 @@ def proposal_page(layout: Layout, proposal: Proposal, back: str | None = None) -
         title=f"Dream proposal {proposal.id}", old=base, new=new, report=report,
         retention=retained.of_proposal(proposals, proposal, report),
         subtitle=f"{layout.root} · base version {proposal.base_version} · {proposal.status.replace('_', ' ')}",
-        back=back,
+        back=back, notes=open_notes(layout, load_settings(layout.root).notes_fold_days), store=str(layout.root),
     )
 
 

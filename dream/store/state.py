@@ -25,6 +25,13 @@ class StoreState:
     # Logs whose requests are offered again, as kept before `dream.store.ledger`: read once, when
     # the ledger is first made, then emptied.
     replay: list[str] = field(default_factory=list)
+    # A dream in parts (the sessions did not fit one run): more sessions wait for the next part, which the gate
+    # lets run as soon as no proposal is pending, whatever min_hours and min_sessions say.
+    next_part: bool = False
+    # The most sessions the next run takes (None: as many as fit): half of what a run took when it failed at a budget
+    # or the model's window with nothing proposed, so the backoff never repeats the same doomed run; kept for every
+    # part of a dream in parts, and cleared once no part is left.
+    part_sessions: int | None = None
 
 
 def load_state(layout: Layout) -> StoreState:
@@ -44,6 +51,13 @@ def load_state(layout: Layout) -> StoreState:
 def save_state(layout: Layout, state: StoreState) -> None:
     layout.dream.mkdir(parents=True, exist_ok=True)
     atomic_write(layout.state, (json.dumps(asdict(state), indent=2) + "\n").encode())
+
+
+SHRINKING_FAILURES = ("budget_", "context")  # failure reasons a smaller part of the sessions can avoid
+
+
+def shrinks_next_part(reason: str | None) -> bool:
+    return reason is not None and reason.startswith(SHRINKING_FAILURES)
 
 
 def backoff_seconds(failures: int, base_minutes: float, max_hours: float) -> float:

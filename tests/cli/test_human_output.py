@@ -72,6 +72,7 @@ def the_morning(root: Path) -> dict[str, list]:
         "eval": [["eval", "--only", "team"], ["eval", "--only", "no-such-case"]],
         "lint": [["lint", *s], name_the_project, ["lint", *s]],
         "removed": [["removed", *s]],
+        "notes": [["notes", *s], ["notes", "--answered", *s], ["notes", "dismiss", "1", *s], ["notes", "take", "99", *s], ["notes", "keep", *s]],
         "restore": [["restore", "project_database.md", *s], ["restore", "no-such.md", *s]],
         "pull": [["pull", "memstore_01x", "--into", str(root / "mirror")], ["pull", "--into", str(store)]],
         "push": [["push", *s]],

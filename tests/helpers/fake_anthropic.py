@@ -30,13 +30,19 @@ tokens long; a later request reads the longest cached prefix found at one of
 its breakpoints or up to `LOOKBACK` blocks before it, while it is younger
 than `ttl` seconds on the fake's `clock` (a read refreshes it). Tool result
 clearing (``clear_tool_uses_20250919``) is applied before the count, as the
-real server does. Token counts are characters / 4 of the JSON.
+real server does. Token counts are characters / 4 of the JSON, except that a
+Japanese, Chinese or Korean character is a whole token and any other
+non-ASCII one half a token (`count`), as the real tokenizer takes them; and
+``POST /v1/messages/count_tokens`` answers that count of a request
+(``{"input_tokens": n}``) without taking a step of the script, recorded in
+`counted` (`count_tokens` = "absent" answers 404, as a gateway without it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
@@ -140,8 +146,20 @@ def memory(command: str, **args: Any) -> dict[str, Any]:
     return tool_use("memory", command=command, **args)
 
 
+_WHOLE_TOKEN = re.compile("[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]")
+
+
+def weight(value: str) -> int:
+    """Quarter tokens of `value`: 1 an ASCII character, 4 a CJK one (a token), 2 any other (half a token)."""
+    if value.isascii():
+        return len(value)
+    wide = len(_WHOLE_TOKEN.findall(value))
+    other = len(value) - len(value.encode("ascii", "ignore")) - wide
+    return len(value) + 3 * wide + other
+
+
 def estimate_tokens(value: Any) -> int:
-    return max(1, len(json.dumps(value, sort_keys=True, ensure_ascii=False)) // 4)
+    return max(1, weight(json.dumps(value, sort_keys=True, ensure_ascii=False)) // 4)
 
 
 def overloaded(times: int = 1) -> HttpError:
@@ -173,6 +191,8 @@ class FakeAnthropic:
     ttl: float = 300.0  # seconds a cached prefix lives after its last use
     context_management: str = "supported"  # supported | rejected (a gateway that lacks the beta)
     tool_types: str = "anthropic"  # anthropic | custom (a gateway that knows plain JSON-schema tools only)
+    count_tokens: str = "offered"  # offered | absent (POST /v1/messages/count_tokens answers 404)
+    counted: list[dict[str, Any]] = field(default_factory=list)  # the bodies of count_tokens requests
     transformations: list[list[dict[str, Any]]] = field(default_factory=list)  # thinking blocks dropped, per request
     thought: dict[str, int] = field(default_factory=dict)  # a thinking block's signature -> the tokens it thought
     clock: Callable[[], float] = time.monotonic
@@ -221,6 +241,7 @@ class FakeAnthropic:
         self.usages.clear()
         self.applied_edits.clear()
         self.transformations.clear()
+        self.counted.clear()
         self._repeat = 0
 
     # -- what tests read -------------------------------------------------------
@@ -250,6 +271,9 @@ class FakeAnthropic:
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)
         body = json.loads(handler.rfile.read(length) or b"{}")
+        if handler.path.startswith("/v1/messages/count_tokens"):
+            self._count(handler, body)
+            return
         if not handler.path.startswith("/v1/messages"):
             self._send_error(handler, 404, "not_found_error", handler.path)
             return
@@ -273,6 +297,16 @@ class FakeAnthropic:
         else:
             reply = step if isinstance(step, Reply) else step(body)
             self._reply(handler, body, reply)
+
+    def _count(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        """``count_tokens``: the prompt's tokens as a request would count them (no cache is read or written)."""
+        with self._lock:
+            self.counted.append(body)
+            _, sizes, _ = self._prefixes(body)
+        if self.count_tokens == "absent":
+            self._send_error(handler, 404, "not_found_error", handler.path, retry=False)
+        else:
+            self._send_json(handler, 200, {"input_tokens": sizes[-1]})
 
     def _next_step(self) -> Step | None:
         if not self.script:
@@ -424,7 +458,7 @@ class FakeAnthropic:
         for i, block in enumerate(blocks):
             digest.update(json.dumps(unmarked(block), sort_keys=True).encode())
             keys.append(digest.copy().hexdigest())
-            chars += len(json.dumps(block, sort_keys=True, ensure_ascii=False)) + 2
+            chars += weight(json.dumps(block, sort_keys=True, ensure_ascii=False)) + 2
             if isinstance(block, dict) and block.get("type") == "thinking":  # it stays in the context, shown or not
                 chars += 4 * self.thought.get(block.get("signature", ""), 0)
             sizes.append(max(1, chars // 4))

@@ -6,7 +6,7 @@ smaller size where a test needs no more).
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 WORDS = ["deploy", "payout", "ledger", "webhook", "retry", "currency", "rounding", "migration", "replica", "decimal",
@@ -14,16 +14,22 @@ WORDS = ["deploy", "payout", "ledger", "webhook", "retry", "currency", "rounding
          "latency", "settlement", "refund", "idempotency"]
 
 
-def filler(n_chars: int, seed: int) -> str:
-    words, i = [], seed
-    while sum(len(w) + 1 for w in words) < n_chars:
-        words.append(WORDS[(i * 7 + len(words)) % len(WORDS)])
+# The same words in Japanese, for sessions the way a Japanese team writes them (about one token a character).
+JAPANESE = ["デプロイ", "支払い", "台帳", "ウェブフック", "再試行", "通貨", "丸め", "移行", "レプリカ", "十進数",
+            "キャッシュ", "キュー", "ワーカー", "リリース", "凍結", "レビュー", "承認", "ステージング", "本番",
+            "ダッシュボード", "遅延", "決済", "返金", "冪等性"]
+
+
+def filler(n_chars: int, seed: int, words: list[str] = WORDS) -> str:
+    out, i = [], seed
+    while sum(len(w) + 1 for w in out) < n_chars:
+        out.append(words[(i * 7 + len(out)) % len(words)])
         i += 1
-    return " ".join(words)
+    return ("、" if words is JAPANESE else " ").join(out)
 
 
 def make_store(root: Path, topics: int = 40, sessions: int = 20, index_lines: int = 150,
-               session_chars: int = 20_000) -> Path:
+               session_chars: int = 20_000, words: list[str] = WORDS) -> Path:
     """Write the store (with its logs) at `root` and return it."""
     root.mkdir(parents=True)
     lines = []
@@ -35,13 +41,14 @@ def make_store(root: Path, topics: int = 40, sessions: int = 20, index_lines: in
     lines += [f"- Rule {i}: {filler(80, i + 500)}" for i in range(max(0, index_lines - topics))]
     (root / "MEMORY.md").write_text("\n".join(lines) + "\n")
     for s in range(sessions):
-        day = date(2026, 11, 1 + s % 28)
+        day = date(2026, 11, 1 + s % 28) if sessions <= 28 else date(2025, 1, 1) + timedelta(days=s)
         folder = root / "logs" / f"{day:%Y}" / f"{day:%m}" / f"{day:%d}"
         folder.mkdir(parents=True, exist_ok=True)
         entries: list[str] = []
         while sum(len(e) for e in entries) < session_chars:
             k = len(entries)
-            entries.append(f"> {filler(120, s * 100 + k)}\n" if k % 4 == 0 else f"< {filler(400, s * 100 + k)}\n")
+            entries.append(f"> {filler(120, s * 100 + k, words)}\n" if k % 4 == 0
+                           else f"< {filler(400, s * 100 + k, words)}\n")
         (folder / f"s{s:02d}-work-{s}.md").write_text("".join(entries))
     return root
 

@@ -14,7 +14,10 @@ they think:
   three calls a turn, then edits;
 - `lazy`: reads one session, makes one edit;
 - `wide`: like diligent, ten calls a turn;
-- `thinking_heavy`: six calls a turn and 6,000 thinking tokens each.
+- `thinking_heavy`: six calls a turn and 6,000 thinking tokens each;
+- `Rereader`: first re-reads every file and session its first message shows
+  in full (and, when it `heeds`, stops once told that a re-read returns only
+  a note).
 
 Diligent and wide models end with a `finish` call beside their last edits, as
 a model told of the tool would; lazy and thinking-heavy ones end with a
@@ -100,6 +103,31 @@ class ScriptedModel:
         return plan
 
 
+REREAD_NOTE = "re-reading one returns only a note like this one"  # what dream answers a re-read of the first message
+
+
+@dataclass
+class Rereader(ScriptedModel):
+    """First views every topic file and reads every session the first message already shows in full, then works
+    as `ScriptedModel` does. One that `heeds` drops its remaining re-reads once a result says they return only a
+    note (as a model told so would); one that does not re-reads everything regardless."""
+
+    heeds: bool = True
+    _rereads: list[dict[str, Any]] = field(default_factory=list)
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        if self.heeds and self._plan and any(REREAD_NOTE in text for text in _result_texts(body)):
+            self._plan = [c for c in self._plan if not any(c is r for r in self._rereads)]
+        return super().__call__(body)
+
+    def _make_plan(self, first: str) -> list[dict[str, Any]]:
+        shown = re.findall(r"^#### `(/memories/[^`]+)`", first, flags=re.M)
+        in_full = re.findall(r"^### `([^`]+)` — .* entries, in full$", first, flags=re.M)
+        self._rereads = [*(memory("view", path=p) for p in shown),
+                         *(tool_use("read_session", session_id=s, count=200) for s in in_full)]
+        return [*self._rereads, *super()._make_plan(first)]
+
+
 def diligent(**kw: Any) -> ScriptedModel:
     return ScriptedModel(calls_per_turn=3, **kw)
 
@@ -123,6 +151,12 @@ def _edits(call: dict[str, Any]) -> bool:
 def _first_text(body: dict[str, Any]) -> str:
     content = body["messages"][0]["content"]
     return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+
+
+def _result_texts(body: dict[str, Any]) -> list[str]:
+    last = body["messages"][-1]["content"]
+    return [b["content"] for b in last if isinstance(last, list) and isinstance(b, dict)
+            and isinstance(b.get("content"), str)] if isinstance(last, list) else []
 
 
 def _hints(body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -209,4 +209,31 @@ def test_the_reads_table_is_folded_when_no_transcript_shows_a_read(browser, home
     assert page.locator("#reads-details[open]").count() == 0 and not page.locator("#reads-table").is_visible()
     assert page.inner_text("#reads") == f"Read by agents (0 of {len(report['memory_reads'])})"
     assert page.locator("#reads").bounding_box()["y"] > page.locator("#dropped").bounding_box()["y"]
+
+
+def test_a_note_left_open_by_a_quiet_night_leads_the_next_proposals_page_with_its_commands(browser, tmp_path, cli):
+    """A noop night's note for a person (dream.notes) is on the next night's page, above the requests,
+    with the command that takes its suggestion; nothing on the page scrolls sideways at 1280 px."""
+    store = tmp_path / "memory"
+    (store / "logs" / "2026" / "11" / "20").mkdir(parents=True)
+    (store / "MEMORY.md").write_text("# Memory\n\n- [Pager](reference_pager.md) — rota in the ops wiki\n")
+    (store / "reference_pager.md").write_text("---\nname: Pager\ndescription: rota in the ops wiki\n"
+                                              "type: reference\n---\n\nThe pager rota is in the ops wiki.\n")
+    (store / "logs" / "2026" / "11" / "20" / "s1-a.md").write_text(
+        "> remember that the pager escalates after maybe 25 minutes\n< ok\n")
+    assert cli("run", "--store", str(store), "--engine", "offline", "--force", "--json").json["status"] == "noop"
+    (store / "logs" / "2026" / "11" / "20" / "s2-b.md").write_text("> forget the pager note, we left that rota\n")
+    assert cli("run", "--store", str(store), "--engine", "offline", "--force", "--json").json["status"] == "proposed"
+    html = tmp_path / "review.html"
+    assert cli("diff", "--store", str(store), "--html", str(html)).code == 0
+
+    requests: list[str] = []
+    page = open_page(browser, html, requests)
+
+    note = page.locator("#notes-note-1")
+    assert note.is_visible() and "25 minutes" in note.inner_text()
+    assert note.locator("code.take").inner_text() == f"dream notes take 1 --store {store.resolve()}"
+    assert page.locator("#open-notes").bounding_box()["y"] < page.locator("#requests").bounding_box()["y"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    assert all(url.startswith("file://") for url in requests)
     page.close()

@@ -22,12 +22,22 @@ How a turn ends (docs/claude-engine.md, "How a run ends"):
   run; cut off again, the run fails `max_tokens`;
 - `refusal` and `model_context_window_exceeded` end it `failed`.
 
+The first message always fits the model's window (`_fit`): each part of it
+has a room in tokens counted per script (`budget.Room`, `tokens.py`; the
+server's own count near the limit), and sessions past the room wait for the
+next part of a dream in parts (`EngineResult.deferred`). After every batch of
+calls the model is told the budget left, and past a soft limit asked to
+finish. A re-read of what the conversation already carries is answered with
+where it is (`rereads.py`).
+
 Thinking is set on purpose (`thinking`, `effort`), and nothing already sent
 is ever edited, so no thinking block is sent on a changed prefix; a long
 conversation goes on in a fresh segment instead (`context.py`). Every failure
-carries the usage spent so far, and the pipeline discards the staging copy, so
-nothing partial is proposed. A 401 or 403 is the user's configuration, not a
-failed run: `ConfigError`, exit 2, no backoff.
+carries the usage spent so far, and the pipeline discards the staging copy.
+A budget passed with work staged is not a failure: the run proposes what it
+staged, marked partial, and the sessions it did not read wait for the next
+run (`_stopped_short`); paid work is never thrown away. A 401 or 403 is the
+user's configuration, not a failed run: `ConfigError`, exit 2, no backoff.
 
 Secrets already in the memory files are hidden from the model and put back
 where it keeps them (`secrets.py`): one table per engine instance, so a
@@ -38,23 +48,18 @@ corrective turn.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx2
+import polars as pl
 from anthropic.lib.tools import ToolError
 
 from dream.engines.base import Change, EngineInput, EngineResult
-from dream.engines.claude import context, provenance
-from dream.engines.claude.budget import (
-    THINKING_ALLOWANCE,
-    Budget,
-    Limits,
-    first_message_file_chars,
-    first_message_session_chars,
-    session_page_chars,
-)
+from dream.engines.claude import context, provenance, tokens
+from dream.engines.claude.budget import THINKING_ALLOWANCE, Budget, Limits, Room, session_page_chars
 from dream.engines.claude.client import (
     MAX_RETRIES,
     MID_STREAM,
@@ -64,7 +69,7 @@ from dream.engines.claude.client import (
     describe_status,
     make_client,
 )
-from dream.engines.claude.digest import since_last_dream
+from dream.engines.claude.digest import SessionPart, session_digests, since_last_dream
 from dream.engines.claude.finish import drop_notes, prune_staged
 from dream.engines.claude.finish_tool import DECLARATION as FINISH_DECLARATION
 from dream.engines.claude.finish_tool import NAME as FINISH
@@ -73,11 +78,13 @@ from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import ROOT, StagingMemoryTool, declaration
 from dream.engines.claude.models import takes_effort, thinking_param
 from dream.engines.claude.paging import capped_result
+from dream.engines.claude.pricing import prompt_tokens_for
 from dream.engines.claude.prompts import render_dream, render_system
+from dream.engines.claude.rereads import Rereads
 from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
 from dream.engines.configured import require_configured
-from dream.errors import ConfigError, EngineFailed, RunFailed
+from dream.errors import BudgetExceeded, ConfigError, EngineFailed, RunFailed
 from dream.limits import model_call_slot
 from dream.lint.signal import lint_signal
 from dream.outcomes import Usage
@@ -100,6 +107,10 @@ NUDGE = ("Go on with tonight's dream: use the tools to do the four phases, witho
          "change. Put anything you are unsure of under \"Needs a person\" in your final summary.")
 ERROR_CHARS = 4_096  # of an unexpected tool failure's text in its result (the API's limit of a text field)
 _CONFIGURATION = (401, 403)  # a key that is wrong or has no access: the user's configuration, never retried
+FIT_TRIES = 4  # renderings of the first message, each smaller, until the count says it fits
+SHRINK = 0.8  # the least a first message that did not fit shrinks by
+ASK_SHARE = 0.5  # of the first request's room: past it, the server's count is asked for (the local one errs high)
+SEGMENT_SHARE = 0.8  # of the model's prompt limit: a conversation this long goes on in a new segment
 
 
 class ClaudeEngine:
@@ -120,11 +131,17 @@ class ClaudeEngine:
         self.refusals: list[str] = []  # tool calls the memory tool refused, across the run
         self._ended_on_final_reply = False  # the last conversation ended on a final reply, so it can go on
         self._secrets = SecretTable()  # memory secrets shown to the model as numbered markers
+        self._rereads: Rereads | None = None  # what the conversation already carries (rereads.py)
+        self._deferred: list[str] = []  # sessions left for a later run: past this part, or not read at a budget
+        self._partial = ""  # why the run stopped at a budget with work staged
+        self._window = 0  # the model's prompt limit, in tokens
+        self._part_size: int | None = None  # sessions this run's part holds
 
     # -- the engine contract -----------------------------------------------------
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        self._start(inp, self._dream_prompt(inp))
+        inp, first_text = self._fit(inp)
+        self._start(inp, first_text)
         return self._converse(inp, preamble_nudge=True)
 
     def correct(self, inp: EngineInput, problems: list[str]) -> EngineResult:
@@ -134,9 +151,12 @@ class ClaudeEngine:
         fresh instance, a new conversation starts from the store as the first
         pass left it, with a fresh budget.
         """
+        if self._partial:  # stopped at a budget: there is nothing left to spend on a correction
+            return EngineResult(deferred=list(self._deferred), partial=self._partial)
         listed = "\n".join(f"- {self._secrets.hide(p)}" for p in problems) or "- (no details)"
+        inp, first_text = self._fit(inp)  # the same part of the sessions as the first pass
         if self._budget is None or not self._ended_on_final_reply:  # never continue a cut-off conversation
-            self._start(inp, self._dream_prompt(inp)
+            self._start(inp, first_text
                         + "\n\nAn earlier pass already did tonight's dream; the store above is its result. It does"
                         " not pass validation yet:\n"
                         f"{listed}\n\nFix exactly these problems with the memory tool, change nothing else, and"
@@ -155,6 +175,48 @@ class ClaudeEngine:
         self._first = {"role": "user", "content": [{"type": "text", "text": first_text}]}
         self._transcript = [self._first]
         self._done, self._previous_end, self._opening = [], None, 0
+        self._window = prompt_tokens_for(inp.settings.model, inp.settings.prices)
+        self._rereads = Rereads(first_text, _entries(inp.sessions))
+        self._rereads.remember_views(StagingMemoryTool(inp.staging, self._secrets))  # before any edit
+
+    def _fit(self, inp: EngineInput) -> tuple[EngineInput, str]:
+        """Tonight's first message within its room, and the input narrowed to the sessions it holds.
+
+        The room shrinks until the count (the server's near the limit, else the
+        local one) says the first request fits; the sessions past the room wait
+        for the next part (`deferred`), and the tools see only this part's.
+        After a run that failed at a budget or the window with nothing staged,
+        `most_sessions` caps the part, oldest first.
+        """
+        room = Room.for_settings(inp.settings)
+        client = self._client_for(inp.settings)
+        for _ in range(FIT_TRIES):
+            part = session_digests(inp.sessions, inp.catalog, room.sessions, room.session_chars, inp.most_sessions)
+            text = self._dream_prompt(inp, room, part)
+            size = self._first_request_tokens(client, inp, text, room.request)
+            if size <= room.request:
+                break
+            room = room.scaled(min(SHRINK, room.request / size))
+        self._deferred = list(part.deferred)
+        self._part_size = len(part.digests)
+        return _narrowed(inp, part), text
+
+    def _first_request_tokens(self, client: anthropic.Anthropic, inp: EngineInput, text: str, room: int) -> int:
+        """The first request's prompt tokens: the local count, or the server's when the local one nears `room`."""
+        params = {"model": inp.settings.model, "system": [{"type": "text", "text": render_system()}],
+                  "tools": self._toolbox(inp, StagingMemoryTool(inp.staging, self._secrets)).declarations(),
+                  "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
+        local = tokens.estimate_request(params)
+        if local <= room * ASK_SHARE:
+            return local
+        counted = tokens.count_request(client, params)
+        return local if counted is None else counted
+
+    def _toolbox(self, inp: EngineInput, memory: StagingMemoryTool) -> Toolbox:
+        return Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
+                        *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool,
+                       local_paths={inp.staging: ROOT, inp.store_root: "the store", Path.home(): "~"},
+                       rereads=self._rereads)
 
     # -- one conversation ------------------------------------------------------
 
@@ -166,11 +228,15 @@ class ClaudeEngine:
         self._ended_on_final_reply = False
         try:
             final = self._conversation(inp, memory, preamble_nudge)
+        except BudgetExceeded as err:
+            if read_tree(inp.staging) == before:  # nothing staged: nothing to propose
+                raise self._with_usage(err) from None
+            final = self._stopped_short(err, inp)
         except RunFailed as err:
             raise self._with_usage(err) from None
         finally:
             self.refusals.extend(memory.refusals)
-        self._ended_on_final_reply = True
+        self._ended_on_final_reply = not self._partial
         summary = without_numbers(final)  # the report names a kept secret's kind, never its number
         dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
         after = read_tree(inp.staging)
@@ -178,7 +244,20 @@ class ClaudeEngine:
         unsaid = provenance.attribute(changes, before, after, inp.sessions)  # what auto_accept may take alone
         done = dropped + prune_staged(inp, before)
         return EngineResult(changes=changes, summary=summary, usage=_minus(self._budget.usage, spent_before),
-                            finish=done, needs_person=needs_a_person(summary) + unsaid)
+                            finish=done, needs_person=needs_a_person(summary) + unsaid,
+                            deferred=list(self._deferred), partial=self._partial)
+
+    def _stopped_short(self, err: BudgetExceeded, inp: EngineInput) -> str:
+        """A run stopped at a budget with work staged: what it staged is proposed, partial, and what it did not
+        read waits for the next run (paid work is never thrown away)."""
+        assert self._rereads is not None
+        unread = self._rereads.unread(list(_entries(inp.sessions)))
+        self._deferred += [sid for sid in unread if sid not in self._deferred]
+        self._partial = f"stopped at its budget before the model finished: {err}"
+        waiting = f"{len(unread)} session(s) it did not read wait for the next run: {', '.join(unread)}" if unread \
+            else "it had read every session of this part"
+        return (f"Needs a person:\n- partial dream, {self._partial}; what it staged is proposed as it is, and "
+                f"{waiting}")
 
     def _conversation(self, inp: EngineInput, memory: StagingMemoryTool, preamble_nudge: bool) -> str:
         """Turns until the final summary (a text-only reply, or an accepted `finish` call): tools run, a preamble
@@ -188,9 +267,7 @@ class ClaudeEngine:
         (a dream, not a corrective turn, where "nothing left to fix" is one).
         """
         client = self._client_for(inp.settings)
-        tools = Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
-                         *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool,
-                        local_paths={inp.staging: ROOT, inp.store_root: "the store", Path.home(): "~"})
+        tools = self._toolbox(inp, memory)
         nudged = False
         paused = 0  # pause_turn replies in a row (each also counts as a turn against max_turns)
         acted = not preamble_nudge  # the model has called a tool (a corrective turn needs not)
@@ -223,11 +300,13 @@ class ClaudeEngine:
     def _run_calls(self, uses: list[Any], tools: Toolbox, first_act: bool, nudge: str | None) -> Ending | None:
         """Run a reply's calls, then weigh its finish call (if any) on their results; the results, in the order of
         the calls, become the next user message (kept even when the run ends, for a corrective turn)."""
+        assert self._budget is not None
         finishes = [u for u in uses if u.name == FINISH]
         others = tools.run([u for u in uses if u.name != FINISH])
         ending = Ending.decide(finishes, others, first_act and len(finishes) == len(uses), nudge) if finishes else None
         by_id = {r["tool_use_id"]: r for r in others} | (ending.results if ending else {})
-        self._transcript.append({"role": "user", "content": [by_id[u.id] for u in uses]})
+        left = {"type": "text", "text": self._budget.left()}  # the model plans its last turns knowing this
+        self._transcript.append({"role": "user", "content": [*(by_id[u.id] for u in uses), left]})
         return ending
 
     def _segment_if_long(self, usage: Any, results: dict[str, Any]) -> None:
@@ -237,8 +316,12 @@ class ClaudeEngine:
         `results` just appended: ten pages of sessions are 80K tokens the API has not counted yet.
         """
         size = context.context_size(usage) + context.estimate_tokens(results["content"])
-        if context.mode_for() == "off" or size <= self._opening + context.GROWTH or self._first is None:
+        near_window = size > self._window * SEGMENT_SHARE  # the model's window binds before the growth does
+        if context.mode_for() == "off" or (size <= self._opening + context.GROWTH and not near_window) \
+                or self._first is None:
             return
+        if self._rereads is not None:
+            self._rereads.new_segment()
         *done, unseen = self._transcript[1:]
         self._done += [line for m in done for line in context.digest_lines(m, self._calls)]
         self._transcript = [context.open_segment(self._first, self._done, unseen, self._calls)]
@@ -249,7 +332,7 @@ class ClaudeEngine:
         assert self._budget is not None
         resumes, cap = 0, self._limits.max_tokens
         while True:
-            self._budget.check_time_left()
+            self._budget.check(wants_more=False)  # a budget passed by the last reply stops the run before a request
             try:
                 with model_call_slot(inp.settings):  # the fleet's shared limit on model calls (dream.limits)
                     reply = self._request(client, self._params(inp.settings, tools, cap))
@@ -280,8 +363,11 @@ class ClaudeEngine:
                 raise EngineFailed(f"the model stopped with {stop!r}, which dream does not know; nothing is proposed",
                                    reason="api")
             calls = [getattr(b, "name", "") for b in reply.content if getattr(b, "type", "") == "tool_use"]
-            # a finish asks for no more turns; a paused turn asks for one more, so max_turns counts its continuations
-            self._budget.check(wants_more=(bool(calls) and FINISH not in calls) or stop in _SENT_BACK)
+            # a reply that wants another turn (tool calls, or a paused turn, whose continuations max_turns counts)
+            # stops before its calls run if a budget is passed; one that ends the run is paid for: its calls run,
+            # and any request after it is checked first
+            if (calls and FINISH not in calls) or stop in _SENT_BACK:
+                self._budget.check(wants_more=True)
             return reply
 
     def _params(self, settings: Any, tools: Toolbox, max_tokens: int) -> dict[str, Any]:
@@ -347,7 +433,8 @@ class ClaudeEngine:
     # -- helpers ---------------------------------------------------------------
 
     def _with_usage(self, err: RunFailed) -> RunFailed:
-        """Attach what the run spent, so a failed run's history still shows its tokens."""
+        """Attach what the run spent, so a failed run's history still shows its tokens, and the sessions it took."""
+        err.sessions = self._part_size
         return err.spent(Usage(**vars(self._budget.usage)) if self._budget else Usage())
 
     def _raise_if_out_of_time(self) -> None:
@@ -364,13 +451,11 @@ class ClaudeEngine:
             self._client.budget = self._budget
         return self._client
 
-    def _dream_prompt(self, inp: EngineInput) -> str:
+    def _dream_prompt(self, inp: EngineInput, room: Room, part: SessionPart) -> str:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide, session_chars=first_message_session_chars(inp.settings),
-                            files_chars=first_message_file_chars(inp.settings)) + hide(
-            lint_signal(inp.lint))
+                            hide=hide, room=room, part=part) + hide(lint_signal(_claims_within(inp.lint, room.lint)))
 
     def _append_user_text(self, text: str) -> None:
         """A user text turn; after a run that ended on `finish`, it follows the unsent results in their message."""
@@ -385,12 +470,14 @@ class ClaudeEngine:
 class Toolbox:
     """The run's tools: how they are declared in a request, and running a reply's calls."""
 
-    def __init__(self, tools: list[Any], memory_mode: str, local_paths: dict[Path, str] | None = None) -> None:
+    def __init__(self, tools: list[Any], memory_mode: str, local_paths: dict[Path, str] | None = None,
+                 rereads: Rereads | None = None) -> None:
         self._tools = {t.name: t for t in tools}
         self._memory_mode = memory_mode
         # this machine's folders as the model may read them: no local path reaches a result (longest first)
         self._local_paths = sorted(((str(Path(p).resolve()), str(p), shown) for p, shown in (local_paths or {}).items()
                                     if len(Path(p).resolve().parts) > 1), key=lambda entry: -len(entry[0]))  # not "/"
+        self._rereads = rereads
 
     def declarations(self) -> list[dict[str, Any]]:
         return [declaration(self._memory_mode) if name == "memory" else dict(t.to_dict())
@@ -398,6 +485,8 @@ class Toolbox:
 
     def run(self, uses: list[Any]) -> list[dict[str, Any]]:
         """One tool_result per call, in order; a refused or failing call is an ``is_error`` result the model reads."""
+        if self._rereads is not None:
+            self._rereads.turn += 1
         return [self._run_one(use) for use in uses]
 
     def _run_one(self, use: Any) -> dict[str, Any]:
@@ -406,7 +495,10 @@ class Toolbox:
             return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
                     "content": f"Error: Tool {use.name!r} not found; the tools are {', '.join(self._tools)}"}
         try:
-            return {"type": "tool_result", "tool_use_id": use.id, "content": _folded(capped_result(tool.call(use.input)))}
+            content = _folded(capped_result(tool.call(use.input)))
+            if self._rereads is not None:  # what the conversation already has: where it is, not the bytes again
+                content = self._rereads.after(use, content, tool)
+            return {"type": "tool_result", "tool_use_id": use.id, "content": content}
         except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read, like a refusal
             return {"type": "tool_result", "tool_use_id": use.id, "is_error": True,
                     "content": self._without_local_paths(_error_content(exc))}
@@ -506,6 +598,32 @@ def _error_content(exc: Exception) -> Any:
     if isinstance(exc, OSError):  # its text names the file by this machine's path: the model gets the reason only
         return f"{type(exc).__name__}: {exc.strerror or 'the file system refused the operation'}"
     return _folded(repr(exc))[:ERROR_CHARS]
+
+
+def _claims_within(claims: list[str], room: int) -> list[str]:
+    """The lint claims that fit in `room` tokens, and a line saying how many more there are."""
+    used = 0
+    for i, claim in enumerate(claims):
+        used += tokens.estimate(claim)
+        if used > room:
+            return [*claims[:i], f"… and {len(claims) - i} more claims, not shown for room: `dream lint` lists them"]
+    return claims
+
+
+def _entries(sessions: pl.DataFrame) -> dict[str, int]:
+    """Each session's number of entries, in the frame's order."""
+    if sessions.is_empty():
+        return {}
+    return {str(sid): frame.height for (sid,), frame in sessions.group_by("session", maintain_order=True)}
+
+
+def _narrowed(inp: EngineInput, part: SessionPart) -> EngineInput:
+    """`inp` with only the sessions of this part: the tools never show a session left for a later one."""
+    if not part.deferred:
+        return inp
+    kept = [d.id for d in part.digests]
+    return replace(inp, sessions=inp.sessions.filter(pl.col("session").cast(pl.Utf8).is_in(kept)),
+                   catalog=[c for c in inp.catalog if str(getattr(c, "session_id", "")) in set(kept)])
 
 
 def _minus(total: Usage, earlier: Usage) -> Usage:

@@ -11,12 +11,18 @@ A run **fails** on two budgets only, unless the user sets more:
 user sets them. What a run needs otherwise is derived (`Limits`): the
 `max_tokens` of a request from the largest memory file and the thinking a
 turn takes, with one retry at twice that when a reply is cut off; and how much
-of the sessions the first message shows in full, from the model's prompt limit.
+of each part of the first message may take, from the model's prompt limit (`Room`).
+
+The model is told what is left after every batch of calls (`left`); past
+`SOFT_SHARE` of any budget it is asked to finish. A run stopped at a budget
+proposes what it staged (agent.py), marked partial.
 
 One `Budget` lives for a whole run, across the consolidating pass and the
-corrective turn. It is checked after every reply: the reply's tokens are
-already spent, so a run can pass a budget by at most one reply; it then stops
-before any of that reply's tool calls run.
+corrective turn. It is checked after every reply that asks for another turn:
+the reply's tokens are already spent, so a run can pass a budget by at most
+one reply; it then stops before any of that reply's tool calls run. A reply
+that ends the run (a `finish` call, or a text summary) is paid for, so its
+calls run; any request after it is checked first.
 
 "Input tokens" counts everything the model read: uncached input, cache
 writes and cache reads.
@@ -35,8 +41,16 @@ from dream.engines.claude.pricing import estimate_cost, price_for, prompt_tokens
 from dream.errors import BudgetExceeded
 from dream.outcomes import Usage
 
-SESSIONS_SHARE = 0.4  # of the model's prompt limit, what the sessions shown in full in the first message may take
-FILES_SHARE = 0.2  # and what the small topic files shown in full may take (within prompts.MAX_FILES_CHARS_SHOWN)
+# Shares of the model's prompt limit (its window, or where its price rises), in tokens as `tokens.py` counts them.
+# The first request (system, tools, first message) takes at most FIRST_MESSAGE_SHARE; the rest is the
+# conversation's: a segment grows by context.GROWTH, a turn's results and its reply (thinking included).
+FIRST_MESSAGE_SHARE = 0.5
+SESSIONS_SHARE = 0.3  # the sessions, in full and as digests together; sessions past it wait for the next part
+FILES_SHARE = 0.1  # the small topic files shown in full (within prompts.MAX_FILES_CHARS_SHOWN)
+LISTING_SHARE = 0.03  # the listing of the memory files; the rest is one `view` away
+INDEX_SHARE = 0.05  # the index shown (within prompts.MAX_INDEX_CHARS_SHOWN)
+LINT_SHARE = 0.02  # the claims the project no longer supports (dream lint)
+SOFT_SHARE = 0.75  # of a budget: past it, the model is asked to finish
 THINKING_ALLOWANCE = 8_000  # output tokens a turn may think before it writes (a heavy turn thinks about 6K)
 MIN_TURN_TOKENS = 16_000
 MAX_TURN_TOKENS = 64_000  # the first cap; the one retry doubles it (current models write up to 128K)
@@ -60,18 +74,29 @@ class Limits:
         return cls(min(first, ceiling), min(2 * first, ceiling))
 
 
-def first_message_session_chars(settings: Settings) -> int:
-    """How many characters of sessions the first message may show in full: the setting, and at most
-    `SESSIONS_SHARE` of the model's prompt limit (its window, or where its price rises), so that the index, the
-    topic files and the conversation after it still fit, at a low count of characters a token."""
-    room = int(prompt_tokens_for(settings.model, settings.prices) * SESSIONS_SHARE * CHARS_PER_TOKEN)
-    return min(settings.first_message_session_chars, room)
+@dataclass(frozen=True)
+class Room:
+    """What the first message may take: tokens (`tokens.estimate`) per part, and characters of sessions in full."""
 
+    request: int  # the whole first request: system, tools and the first message
+    sessions: int
+    files: int
+    listing: int
+    index: int
+    lint: int
+    session_chars: int  # the `first_message_session_chars` setting
 
-def first_message_file_chars(settings: Settings) -> int:
-    """How many characters of small topic files the first message may show in full, as the model's prompt limit
-    allows (a 32K local model gets about 19,000; prompts.py caps every model at its own maximum)."""
-    return int(prompt_tokens_for(settings.model, settings.prices) * FILES_SHARE * CHARS_PER_TOKEN)
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Room:
+        limit = prompt_tokens_for(settings.model, settings.prices)
+        return cls(int(limit * FIRST_MESSAGE_SHARE), int(limit * SESSIONS_SHARE), int(limit * FILES_SHARE),
+                   int(limit * LISTING_SHARE), int(limit * INDEX_SHARE), int(limit * LINT_SHARE),
+                   settings.first_message_session_chars)
+
+    def scaled(self, factor: float) -> Room:
+        """The same room, every part but the request's limit `factor` as large (a first message that did not fit)."""
+        return Room(self.request, int(self.sessions * factor), int(self.files * factor), int(self.listing * factor),
+                    int(self.index * factor), int(self.lint * factor), int(self.session_chars * factor))
 
 
 def session_page_chars(settings: Settings) -> int:
@@ -135,6 +160,34 @@ class Budget:
             raise BudgetExceeded(
                 "turns", f"the model still wanted tools after {self.usage.turns} turns (max_turns={s.max_turns})"
             )
+
+    def left(self) -> str:
+        """What the run has left, as the model is told after its calls; at a soft limit, the request to finish."""
+        s = self.settings
+        parts = [f"{max(0.0, s.timeout_seconds - self.elapsed()) / 60:.0f} min of {s.timeout_seconds / 60:.0f}"]
+        if self.priced:
+            parts.insert(0, f"${max(0.0, s.max_cost_usd - self.usage.cost_usd):.2f} of ${s.max_cost_usd:.2f}")
+        if s.max_turns is not None:
+            parts.append(f"{max(0, s.max_turns - self.usage.turns)} of {s.max_turns} turns")
+        line = f"[budget left: {', '.join(parts)}]"
+        if self.past_soft_limit():
+            line += (" You are near the end of the budget: make your last edits now and call finish in the same"
+                     " reply; list what you did not get to under \"Needs a person\". At the limit the run stops and"
+                     " proposes what it has staged, and the sessions it did not read wait for the next run.")
+        return line
+
+    def past_soft_limit(self) -> bool:
+        s = self.settings
+        used = [self.elapsed() / s.timeout_seconds if s.timeout_seconds else 0.0]
+        if self.priced and s.max_cost_usd:
+            used.append(self.usage.cost_usd / s.max_cost_usd)
+        if s.max_turns:
+            used.append(self.usage.turns / s.max_turns)
+        if s.max_input_tokens:
+            used.append(self.input_total / s.max_input_tokens)
+        if s.max_output_tokens:
+            used.append(self.usage.output_tokens / s.max_output_tokens)
+        return max(used) >= SOFT_SHARE
 
     def check_time_left(self) -> None:
         """Before a request: fail now rather than start a request the clock has no room for."""

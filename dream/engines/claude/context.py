@@ -36,11 +36,14 @@ import json
 import os
 from typing import Any
 
+from dream.engines.claude import tokens
+
 GROWTH = 60_000  # tokens a segment may grow past its opening (as the API reported them) before the next one starts
 RESULT_CHARS_IN_DIGEST = 160  # of a result's first line, in the digest
 TEXT_CHARS_IN_DIGEST = 400  # of each of the model's own text blocks, in the digest
 MODE_VARIABLE = "DREAM_CONTEXT_EDITING"  # segments (default) | off
 CACHE = {"type": "ephemeral"}
+_NOT_DIGESTED = ("[A new conversation", "[budget left")  # a segment's opening, and the budget line after each turn
 
 
 def mode_for() -> str:
@@ -87,7 +90,7 @@ def digest_lines(message: dict[str, Any], calls: dict[str, str]) -> list[str]:
             outcome = "refused: " if block.get("is_error") else "→ "
             lines.append(f"- {calls.get(block['tool_use_id'], 'a call')} {outcome}"
                          f"{_short(_result_text(block), RESULT_CHARS_IN_DIGEST)}")
-        elif message["role"] == "user" and kind == "text" and not block["text"].startswith("[A new conversation"):
+        elif message["role"] == "user" and kind == "text" and not block["text"].startswith(_NOT_DIGESTED):
             lines.append(f"- dream told you: {_short(block['text'], TEXT_CHARS_IN_DIGEST)}")
     return lines
 
@@ -135,4 +138,4 @@ def _short(value: str, limit: int) -> str:
 
 
 def estimate_tokens(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, default=str)) // 4
+    return tokens.estimate(json.dumps(value, ensure_ascii=False, default=str))

@@ -1,7 +1,10 @@
 """What the first message tells the agent before it calls a tool.
 
-- Every session in full, as its log shows it, while they fit in the
-  `first_message_session_chars` setting together (smallest first): one cached message
+- The sessions within the first message's room for them (`budget.Room`),
+  oldest first; the sessions past it wait for the next part of the dream
+  (`SessionPart.deferred`), each part a complete proposal.
+- Of these, every session in full, as its log shows it, while they fit in the
+  room and the `first_message_session_chars` setting together (smallest first): one cached message
   that every turn reads at a tenth of the price, where reading the same text
   through `read_session` costs the same cache write plus a turn of thinking
   for every few calls (bench/bench_claude_context.py).
@@ -25,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from dream.engines.claude import tokens
 from dream.engines.claude.log_tools import session_title, shown_text
 from dream.engines.offline.requests import gather_requests
 from dream.errors import BadInput
@@ -58,29 +62,67 @@ class SessionDigest:
         return "`" * max(4, max(runs, default=0) + 1)
 
 
-def session_digests(sessions: pl.DataFrame, catalog: list[Any], shown_chars: int = 0) -> list[SessionDigest]:
-    """One digest per session, in date order; the smallest sessions in full, within `shown_chars` together."""
+@dataclass
+class SessionPart:
+    """The sessions of tonight's first message, and those that wait for the next part of the dream."""
+
+    digests: list[SessionDigest]
+    deferred: list[str]  # session ids, oldest first, past the room of this part
+
+
+def session_digests(sessions: pl.DataFrame, catalog: list[Any], room: int = 1 << 40,
+                    full_chars: int = 0, most: int | None = None) -> SessionPart:
+    """One digest per session, in date order, within `room` tokens (`tokens.estimate`) together.
+
+    The oldest sessions come first, and each takes its digest; those past the
+    room, or past the `most` oldest when given, wait for the next part (never
+    fewer than one session a part). Then
+    the smallest sessions are shown in full instead, while the room and
+    `full_chars` characters together allow.
+    """
     if sessions.is_empty():
-        return []
+        return SessionPart([], [])
     slugs = {str(getattr(s, "session_id", "")): session_title(s) for s in catalog}
     requests: dict[str, list[str]] = {}
     for req in gather_requests(sessions):
         requests.setdefault(req.session, []).append(f"{req.kind}: {req.text}")
     ordered = sessions.sort([c for c in ("date", "session", "seq") if c in sessions.columns])
-    digests, logs = [], []
+    digests: list[SessionDigest] = []
+    logs: list[tuple[SessionDigest, list[str], int]] = []
+    deferred: list[str] = []
+    used = 0
     for (sid,), frame in ordered.group_by("session", maintain_order=True):
+        if deferred:
+            deferred.append(str(sid))
+            continue
         digest = SessionDigest(str(sid), str(frame["date"][0]), slugs.get(str(sid), ""), frame.height,
                                requests=requests.get(str(sid), []))
+        _add_user_lines(digest, [t or "" for t in frame.filter(pl.col("role") == "user")["text"]])
+        cost = _digest_tokens(digest)
+        if digests and (used + cost > room or len(digests) == most):
+            deferred.append(str(sid))
+            continue
+        used += cost
         digests.append(digest)
-        logs.append((digest, frame, log_lines(frame, digest.date)))
-    room = shown_chars
-    for digest, _frame, lines in sorted(logs, key=lambda item: _size(item[2])):
-        if _size(lines) <= room:
-            digest.full, room = lines, room - _size(lines)
-    for digest, frame, _lines in logs:
-        if not digest.full:
-            _add_user_lines(digest, [t or "" for t in frame.filter(pl.col("role") == "user")["text"]])
-    return digests
+        logs.append((digest, log_lines(frame, digest.date), cost))
+    _show_in_full(logs, room - used, full_chars)
+    return SessionPart(digests, deferred)
+
+
+def _show_in_full(logs: list[tuple[SessionDigest, list[str], int]], room: int, chars: int) -> None:
+    """The smallest sessions in full instead of their digests, within `room` tokens more and `chars` characters."""
+    for digest, lines, cost in sorted(logs, key=lambda item: _size(item[1])):
+        extra = tokens.estimate("\n".join(lines)) - cost
+        if _size(lines) <= chars and extra <= room:
+            digest.full, digest.user_lines, digest.more_user_lines = lines, [], 0
+            room, chars = room - extra, chars - _size(lines)
+
+
+def _digest_tokens(digest: SessionDigest) -> int:
+    """A digest's tokens as the first message shows it: its heading, the user's lines, the requests."""
+    heading = f"### `{digest.id}` — {digest.date} — {digest.slug} — {digest.entries} entries"
+    return tokens.estimate("\n".join([heading, *(f"- {digest.date} user: {line}" for line in digest.user_lines),
+                                       *(f"- request ({r})" for r in digest.requests)])) + 8
 
 
 def log_lines(frame: pl.DataFrame, day: str) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Any
 import polars as pl
 from anthropic.lib.tools import BetaFunctionTool, ToolError
 
+from dream.engines.claude import tokens
 from dream.engines.claude.paging import MAX_RESULT_CHARS, capped
 from dream.redaction.redact import redact
 
@@ -99,7 +100,9 @@ def make_log_tools(sessions: pl.DataFrame, catalog: list[Any],
         window = frame.slice(start - 1, count)
         if window.height == 0:
             raise ToolError(f"Session {session_id} has {frame.height} entries; start {start} is past the end")
-        body = capped([_entry(start + i, row) for i, row in enumerate(window.iter_rows(named=True))], page_chars)
+        entries = [_entry(start + i, row) for i, row in enumerate(window.iter_rows(named=True))]
+        # a page is as many tokens in any script: a Japanese page of 12,000 characters would be 4x an English one
+        body = capped(entries, tokens.ascii_chars(page_chars, "\n".join(entries)))
         end = start + len(body) - 1
         header = f"Session {session_id} of {_day(frame)}, entries {start}-{end} of {frame.height}:"
         more = f"\n[more: read_session(session_id={session_id!r}, start={end + 1})]" if end < frame.height else ""

@@ -19,7 +19,9 @@ import jinja2
 import polars as pl
 
 from dream.config import Settings
-from dream.engines.claude.digest import session_digests
+from dream.engines.claude import tokens
+from dream.engines.claude.budget import Room
+from dream.engines.claude.digest import SessionPart, session_digests
 from dream.engines.claude.log_tools import session_title
 from dream.engines.claude.memory_tool import MAX_FILE_BYTES, ROOT
 from dream.engines.claude.secrets import SecretTable
@@ -32,6 +34,7 @@ MAX_INDEX_CHARS_SHOWN = 30_000
 # its turns on judgement rather than on viewing them one by one (bench/bench_claude_context.py).
 MAX_FILE_CHARS_SHOWN = 4_000  # a topic file shown in full is at most this long
 MAX_FILES_CHARS_SHOWN = 120_000  # and all of them together (about 30K tokens)
+LISTING_LINE_TOKENS = 12  # a listing line's size, line count and punctuation, beside its path
 
 # The same limits the validation applies to the staged tree.
 LIMITS = {
@@ -64,26 +67,27 @@ def render_system() -> str:
 
 def render_dream(staging: Path, catalog: list[Any], today: date, instructions: str | None,
                  sessions: pl.DataFrame | None = None, since: str | None = None,
-                 hide: Callable[[str], str] | None = None,
-                 session_chars: int = Settings().first_message_session_chars,
-                 files_chars: int = MAX_FILES_CHARS_SHOWN) -> str:
-    """Tonight's first message; `sessions` adds each session (in full within `session_chars`, else a digest),
-    `since` the diff since the last dream; the small topic files take at most `files_chars` together.
+                 hide: Callable[[str], str] | None = None, room: Room | None = None,
+                 part: SessionPart | None = None) -> str:
+    """Tonight's first message; `sessions` adds each session (in full or as a digest, within `room`), or `part`
+    gives them already chosen; `since` the diff since the last dream. Every part of it stays within `room`.
 
     `hide` (the run's `SecretTable.hide`; a table of its own when not given)
     takes the secrets out of the memory text shown: names, index, diff.
     """
     hide = SecretTable().hide if hide is None else hide
+    room = Room.for_settings(Settings()) if room is None else room
+    if part is None:
+        part = session_digests(sessions, catalog, room.sessions, room.session_chars) if sessions is not None \
+            else SessionPart([], [])
     tree = read_tree(staging)
-    files = [
-        {"path": hide(f"{ROOT}/{rel}"), "size": len(data),
-         "lines": data.count(b"\n") + (0 if data.endswith(b"\n") else 1)}
-        for rel, data in sorted(tree.items())
-    ]
-    shown = _small_topic_files(tree, hide, min(files_chars, MAX_FILES_CHARS_SHOWN))
+    files = _listing(tree, hide, room.listing)
+    shown = _small_topic_files(tree, hide, MAX_FILES_CHARS_SHOWN, room.files)
     index = tree.get(INDEX_NAME)
     full_index = None if index is None else hide(index.decode("utf-8", errors="replace"))
-    index_text = None if full_index is None else full_index[:MAX_INDEX_CHARS_SHOWN]
+    index_chars = 0 if full_index is None else min(MAX_INDEX_CHARS_SHOWN, tokens.chars_within(full_index, room.index))
+    index_text = None if full_index is None else full_index[:index_chars]
+    in_part = {d.id for d in part.digests}
     listed = [
         {
             "id": getattr(s, "session_id", ""),
@@ -92,6 +96,7 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             "size": getattr(s, "size", 0),
         }
         for s in catalog
+        if sessions is None or str(getattr(s, "session_id", "")) in in_part
     ]
     return (
         _environment()
@@ -100,29 +105,50 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             root=ROOT,
             today=today.isoformat(),
             files=files,
+            files_more=len(tree) - len(files),
             index=index_text,
             shown=shown,
             not_shown=len([r for r in tree if r != INDEX_NAME]) - len(shown),
-            index_cut=full_index is not None and len(full_index) > MAX_INDEX_CHARS_SHOWN,
+            index_cut=full_index is not None and len(full_index) > index_chars,
             index_size=len(full_index or ""),
-            index_shown=MAX_INDEX_CHARS_SHOWN,
+            index_shown=index_chars,
             since=None if since is None else hide(since),
-            sessions=[] if sessions is None else session_digests(sessions, catalog, session_chars),
+            sessions=part.digests,
+            deferred=len(part.deferred),
             catalog=listed,
             instructions=instructions,
         )
     )
 
 
-def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str], cap: int) -> list[dict[str, str]]:
-    """The topic files to show in full: the small ones, smallest first, within `cap` characters together."""
-    shown, total = [], 0
+def _listing(tree: dict[str, bytes], hide: Callable[[str], str], room: int) -> list[dict[str, Any]]:
+    """The memory files, in order, while their lines fit in `room` tokens; the rest is one `view` away."""
+    files: list[dict[str, Any]] = []
+    used = 0
+    for rel, data in sorted(tree.items()):
+        path = hide(f"{ROOT}/{rel}")
+        entry = {"path": path, "size": len(data), "lines": data.count(b"\n") + (0 if data.endswith(b"\n") else 1)}
+        used += tokens.estimate(path) + LISTING_LINE_TOKENS
+        if used > room and files:
+            break
+        files.append(entry)
+    return files
+
+
+def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str], cap: int,
+                       room: int = 1 << 40) -> list[dict[str, str]]:
+    """The topic files to show in full: the small ones, smallest first, within `cap` characters and `room`
+    tokens together."""
+    shown, total, used = [], 0, 0
     for rel, data in sorted(tree.items(), key=lambda item: (len(item[1]), item[0])):
         text = data.decode("utf-8", errors="replace")
         if rel == INDEX_NAME or len(text) > MAX_FILE_CHARS_SHOWN or total + len(text) > cap:
             continue
+        cost = tokens.estimate(text)
+        if used + cost > room:
+            break
         shown.append({"path": hide(f"{ROOT}/{rel}"), "text": hide(text.rstrip("\n"))})
-        total += len(text)
+        total, used = total + len(text), used + cost
     return sorted(shown, key=lambda f: f["path"])
 
 

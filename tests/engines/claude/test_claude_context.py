@@ -29,7 +29,7 @@ def big_input(tmp_path: Path) -> EngineInput:
     rows = [(f"b{s:02d}", date(2026, 10, 1 + s), seq, "user" if seq % 2 else "assistant", f"entry {seq} " + "z" * 1800)
             for s in range(SESSIONS) for seq in range(1, 7)]
     frame = pl.DataFrame(rows, schema=["session", "date", "seq", "role", "text"], orient="row")
-    return replace(engine_input(tmp_path), sessions=frame)
+    return replace(engine_input(tmp_path, first_message_session_chars=0), sessions=frame)  # digests: read in full
 
 
 def reading_script(thinking: int = 1500) -> list[Reply]:

@@ -34,7 +34,7 @@ def test_four_phase_run_merges_two_files_and_rewrites_the_index(tmp_path: Path, 
 
 
 def test_log_tools_read_the_gathered_sessions(tmp_path: Path, fake_api: FakeAnthropic) -> None:
-    inp = engine_input(tmp_path)
+    inp = engine_input(tmp_path, first_message_session_chars=0)  # digests: a read returns the entries
     fake_api.play(*four_phase_script())
     ClaudeEngine().consolidate(inp)
     by_id = {r["tool_use_id"]: r for r in fake_api.tool_results()}

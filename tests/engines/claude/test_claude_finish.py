@@ -73,7 +73,8 @@ def test_yesterday_in_a_session_of_2026_11_10_becomes_2026_11_09(tmp_path: Path,
         resolve_yesterday,
         Reply([text("- created deploy-days.md: deploys moved to Thursdays (session s1)")]),
     )
-    outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)))  # tonight is two days later
+    outcome = run(store, engine="claude", force=True, now=at(date(2026, 11, 12)),  # tonight is two days later
+                  overrides={"first_message_session_chars": 0})  # a digest: the model reads the session
     assert outcome.status == Status.PROPOSED, outcome.error
     assert "Deploys moved to Thursdays on 2026-11-09." in proposal_tree(store, outcome.proposal_id)["deploy-days.md"]
 

@@ -96,8 +96,9 @@ def test_a_corrective_turn_after_a_finish_sends_its_results_first(tmp_path: Path
     engine.consolidate(inp)
     result = engine.correct(inp, ["testing.md lacks the xdist flag of session s1"])
     last = fake_api.requests[2]["messages"][-1]["content"]
-    assert [b["type"] for b in last] == ["tool_result", "tool_result", "text"] and fake_api.protocol_errors == []
-    assert "does not pass validation" in last[2]["text"] and "-n auto" in (inp.staging / "testing.md").read_text()
+    assert [b["type"] for b in last] == ["tool_result", "tool_result", "text", "text"]
+    assert fake_api.protocol_errors == [] and last[2]["text"].startswith("[budget left: ")
+    assert "does not pass validation" in last[3]["text"] and "-n auto" in (inp.staging / "testing.md").read_text()
 
 
 def test_a_gateway_that_knows_only_custom_tools_takes_the_finish_tool(tmp_path: Path,

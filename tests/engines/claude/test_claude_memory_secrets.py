@@ -201,8 +201,13 @@ def tool_result_texts(body: dict[str, Any]) -> list[str]:
 def edits(body: dict[str, Any]) -> Reply:
     """Edit the topic as the model saw it: one line holding a marker, another line, a new file with markers."""
     sent = json.dumps(body)
-    (view,) = [t for t in tool_result_texts(body) if "reference_stripe.md with line numbers" in t]
+    (view,) = [t for t in tool_result_texts(body) if t.startswith(("Here's the content of /memories/reference_stripe",
+                                                                     "/memories/reference_stripe.md is shown in full"))]
     lines = [line.split("\t", 1)[1] for line in view.splitlines()[1:] if "\t" in line]
+    shown = re.search(r"lines (\d+)-(\d+)", view)
+    if shown:  # a re-read: the text is where the first message shows it
+        first = body["messages"][0]["content"][0]["text"].split("\n")
+        lines = first[int(shown.group(1)) - 1:int(shown.group(2))]
     stripe_line = next(line for line in lines if "[REDACTED:stripe-key#" in line)
     index_token = re.search(r"\[REDACTED:github-token#\d+\]", sent).group(0)  # from the index in the first message
     session_marker = "[REDACTED:github-token]"  # as read_session showed it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from helpers.claude_store import Catalog, make_store, sessions_frame
 from dream.config import Settings
 from dream.engines.claude.log_tools import make_log_tools
 from dream.engines.claude.memory_tool import StagingMemoryTool
-from dream.engines.claude.budget import session_page_chars
+from dream.engines.claude.budget import Room, session_page_chars
 from dream.engines.claude.paging import MAX_RESULT_CHARS, SESSION_PAGE_CHARS
 from dream.engines.claude.pricing import Price, estimate_cost, price_for, prompt_tokens_for
 from dream.engines.claude.prompts import render, render_dream, render_system
@@ -156,7 +157,7 @@ def test_the_first_message_digests_sessions_and_shows_the_diff_since_the_last_dr
                           "text": ["remember that deploys are on Thursdays", "ok", "x" * 5000]})
     since = "--- a/deploy.md\n+++ b/deploy.md\n@@ -1 +1 @@\n-old\n+new\n"
     text = render_dream(staging, [Catalog("s1", date(2026, 11, 10), "deploys", 60)], date(2026, 11, 12), None,
-                        frame, since, session_chars=0)  # digests only
+                        frame, since, room=replace(Room.for_settings(Settings()), session_chars=0))  # digests only
     assert "### `s1` — 2026-11-10 — deploys — 3 entries\n" in text
     assert "- 2026-11-10 user: remember that deploys are on Thursdays" in text
     assert "- request (remember: deploys are on Thursdays)" in text
