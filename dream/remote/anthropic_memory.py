@@ -42,6 +42,7 @@ from dream.store.tree import Tree, atomic_write, is_memory_path, read_tree, sha2
 MIRROR_FILE = "anthropic_mirror.json"
 STORE_PREFIX = "memstore_"
 LIST_PAGE = 100  # the most the API gives per page with view=basic
+FULL_PAGE = 20  # ... and with view=full (contents included)
 CONFLICTS_DIR = "conflicts"  # under .dream/: dream's side of a conflict the service's side won
 LOCK_WAIT_SECONDS = 10  # a run holding the store finishes its write soon; then the push goes
 
@@ -262,13 +263,12 @@ def _pull_into(store_id: str, dest: Path) -> Record:
     api_error, _, _ = _api_errors()
     record = Record(store_id)
     try:
-        items = [m for m in api.list(store_id, limit=LIST_PAGE) if m.type == "memory"]
+        items = [m for m in api.list(store_id, view="full", limit=FULL_PAGE) if m.type == "memory"]
         skipped = [m.path for m in items if not is_memory_path(local_path(m.path))]
         if skipped:
             raise BadInput(f"{store_id}: {', '.join(skipped)} cannot be a memory file of a local store "
                            f"(not a .md name, or a name dream keeps for itself); nothing was pulled")
-        for item in items:
-            memory = api.retrieve(item.id, memory_store_id=store_id, view="full")
+        for memory in items:
             rel = local_path(memory.path)
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             atomic_write(dest / rel, memory.content.encode())

@@ -195,3 +195,14 @@ def test_a_create_into_another_memorys_path_waits_for_a_person(cli, seeded, tmp_
     assert (local / "notes" / "a.md").read_text() == "a new note\n", "nothing is lost"
     assert server.files() == {**original, "/notes": "a memory whose path is the folder's\n"}
     assert _unguarded(server) == (0, 0, 0)
+
+
+def test_pull_follows_every_page(cli, memory_store, tmp_path):
+    memory_store.put("/MEMORY.md", "# Memory\n")
+    for i in range(130):
+        memory_store.put(f"/topics/t{i:03d}.md", f"topic {i}\n")
+    local = tmp_path / "mirror"
+    assert cli("pull", memory_store.store_id, "--into", str(local)).code == 0
+    assert {"/" + rel: data.decode() for rel, data in read_tree(local).items()} == memory_store.files()
+    listed = [r for r in memory_store.requests if r == ("GET", f"/v1/memory_stores/{memory_store.store_id}/memories")]
+    assert len(listed) == 7, "131 memories at 20 a page (view=full), one list request each"
