@@ -39,7 +39,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -120,6 +120,19 @@ def record_event(layout: Layout, action: str, proposal_id: str | None = None, ve
         "proposal_id": proposal_id, "version": version, "actor": who or actor(), "comment": comment,
         "detail": detail,
     }, strict)
+
+
+def rewrite(layout: Layout, change: Callable[[bytes], bytes]) -> bool:
+    """Pass the whole history through `change` under its lock, written atomically (a purge); whether it changed."""
+    from dream.store.tree import atomic_write  # start-up: only a purge rewrites the history
+
+    with _locked(layout):
+        data = layout.history.read_bytes()
+        changed = change(data)
+        if changed == data:
+            return False
+        atomic_write(layout.history, changed)
+        return True
 
 
 def _iso(epoch: float | None) -> str | None:

@@ -7,7 +7,7 @@ longer to import than most commands take to run.
 """
 
 from dream.cli import (  # noqa: F401  (registers the core commands)
-    commands, evaluate, fsck, importing, lint, mirror, notes, removed, report, review, settings,
+    commands, evaluate, fsck, importing, lint, mirror, notes, purge, removed, report, review, settings,
 )
 from dream.cli.app import app, main
 

@@ -16,22 +16,50 @@ def eval_cmd(
     engine: Annotated[str, typer.Option("--engine", "-e", help="offline, claude or auto.")] = "offline",
     cases: Annotated[Optional[Path], typer.Option("--cases", help="Folder of case files (default: data/eval).")] = None,
     only: Annotated[Optional[str], typer.Option("--only", help="Only cases whose category or id has this.")] = None,
+    blind: Annotated[bool, typer.Option(
+        "--blind", help="Run the blind cases (default: data/eval-blind) and print only counts per category.")] = False,
+    scores_only: Annotated[bool, typer.Option(
+        "--scores-only", help="Print only counts per category: no case ids, sentences or failures.")] = False,
+    coverage: Annotated[bool, typer.Option(
+        "--coverage", help="Print which phrase-file keys each language fills (runs no case).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the labelled consolidation cases and print a scorecard per category.
 
-    Exits 1 on any wrong change, and on any miss its case file does not name as known (`known_miss:`).
+    Each case ends passed, wrong (a wrong change), noted (missed, but listed for a person, quoting the
+    user) or silent (missed, nobody told). Exits 1 on any wrong change, and on any miss its case file does
+    not name as known (`known_miss:`); with --blind or --scores-only, on wrong changes only.
     """
-    from dream.eval import evaluate  # start-up: see dream/cli/__init__.py
+    from dream.eval import default_blind_dir, evaluate  # start-up: see dream/cli/__init__.py
 
-    card = evaluate(cases, engine, only)
+    if coverage:
+        _print_coverage(as_json)
+        return
+    hidden = blind or scores_only
+    card = evaluate(cases or (default_blind_dir() if blind else None), engine, only, hidden=hidden)
     if as_json:
-        emit_json(card.to_json())
+        emit_json(card.scores_json() if hidden else card.to_json())
     else:
-        out.print(table(f"dream eval — {card.engine} engine", card.HEADERS, card.rows()))
-        for result in card.failed():
+        title = f"dream eval — {card.engine} engine" + (" (scores only)" if hidden else "")
+        out.print(table(title, card.HEADERS, card.rows()))
+        for result in [] if hidden else card.failed():
             mark = "WRONG" if result.wrong else f"MISS (known: {result.known_miss})" if result.excused else "MISS"
             out.print(f"{mark} {result.category}/{result.id}: {'; '.join(result.failures)}", markup=False,
                       soft_wrap=True)
-    if card.regressions():  # CI gates on it
+    if any(r.wrong for r in card.results) or (not hidden and card.regressions()):  # CI gates on it
         raise typer.Exit(1)
+
+
+def _print_coverage(as_json: bool) -> None:
+    """Each key of the phrase files' schema, with the languages that fill it and those that do not."""
+    from dream.engines.offline.phrase_schema import coverage  # start-up: see dream/cli/__init__.py
+    from dream.engines.offline.phrases import phrases_dir
+
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in sorted(phrases_dir().glob("*.toml"))}
+    filled = coverage(texts)
+    if as_json:
+        emit_json({"languages": sorted(texts), "keys": filled})
+        return
+    rows = [[key, f"{len(codes)}/{len(texts)}", ", ".join(sorted(set(texts) - set(codes))) or "-"]
+            for key, codes in sorted(filled.items())]
+    out.print(table("phrase keys by language", ["key", "filled", "missing in"], rows))

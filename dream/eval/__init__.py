@@ -10,19 +10,31 @@ scratch folder and returns a `Scorecard`.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dream.engines import require_configured, resolve_engine_name
 from dream.errors import BadInput
-from dream.eval.cases import Case, default_cases_dir, load_cases
+from dream.eval.cases import Case, default_blind_dir, default_cases_dir, load_cases
 from dream.eval.runner import run_case
 from dream.eval.scorecard import CaseResult, Scorecard
 
 
-def evaluate(cases_dir=None, engine: str = "offline", only: str | None = None) -> Scorecard:
-    """Run every case (or those whose category or id contains `only`) with `engine`."""
+def evaluate(cases_dir=None, engine: str = "offline", only: str | None = None, hidden: bool = False) -> Scorecard:
+    """Run every case (or those whose category or id contains `only`) with `engine`.
+
+    `hidden`: the cases are not to be read by whoever runs them; a case file that does not load is
+    reported without its text (its author runs it with `--cases` to see why).
+    """
     engine = resolve_engine_name(engine)
     require_configured(engine)
     folder = cases_dir or default_cases_dir()
-    cases = load_cases(folder)
+    try:
+        cases = load_cases(folder)
+    except BadInput as exc:
+        if hidden and any(Path(folder).glob("*.yaml")):
+            raise BadInput(f"{folder}: the blind cases do not load (details hidden; their author runs "
+                           f"`dream eval --cases {folder}` to see them)") from None
+        raise exc
     if only:
         cases = [c for c in cases if only in c.category or only in c.id]
         if not cases:
@@ -30,4 +42,5 @@ def evaluate(cases_dir=None, engine: str = "offline", only: str | None = None) -
     return Scorecard(engine, [run_case(case, engine) for case in cases])
 
 
-__all__ = ["Case", "CaseResult", "Scorecard", "default_cases_dir", "evaluate", "load_cases", "run_case"]
+__all__ = ["Case", "CaseResult", "Scorecard", "default_blind_dir", "default_cases_dir", "evaluate", "load_cases",
+           "run_case"]

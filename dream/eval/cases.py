@@ -18,6 +18,7 @@ One file per category (``duplicates.yaml``, ``forget.yaml`` …)::
         steps: [run, accept]        # the default
         known_miss:                 # optional: why an engine misses this case by design; still
           offline: needs the model  # scored as a miss, but `dream eval` does not exit 1 for it
+        chatter: false              # optional (here or beside `category:`): see `_chatter`
         expect:                     # see dream.eval.checks for every check
           - gone: project_slack.md
           - index_lacks: Slack
@@ -70,6 +71,8 @@ class Case:
     project: list[dict[str, str | None]] = field(default_factory=list)  # commits of a git project (dream.eval.project)
     known_miss: dict[str, str] = field(default_factory=dict)  # engine -> why it misses this case, by design
 
+    chatter: bool = False  # its user lines ask for nothing: a note for a person about them is noise
+
     def known_miss_for(self, engine: str) -> str:
         return self.known_miss.get(engine) or self.known_miss.get("*", "")
 
@@ -79,6 +82,17 @@ def default_cases_dir() -> Path:
     from importlib.resources import files  # start-up: only `dream eval` reads the cases
 
     return Path(str(files("dream.eval.cases_data")))  # a folder: dream is installed unzipped
+
+
+def default_blind_dir() -> Path:
+    """The blind cases: ``data/eval-blind`` in a checkout, installed as ``dream.eval.blind_data``; scored only
+    per category (`dream eval --blind`), so whoever changes an engine never reads them."""
+    from importlib.resources import files  # start-up: only `dream eval` reads the cases
+
+    try:
+        return Path(str(files("dream.eval.blind_data")))
+    except ModuleNotFoundError:  # a checkout installed before the blind set landed: beside data/eval
+        return default_cases_dir().parent / "eval-blind"
 
 
 def load_cases(folder: Path | str) -> list[Case]:
@@ -102,10 +116,11 @@ def _load_file(path: Path) -> list[Case]:
         raise BadInput(f"{path}: cannot read eval cases: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data.get("category"):
         raise BadInput(f"{path}: an eval file needs `category:` and a list under `cases:`")
-    return [_case(path, str(data["category"]), number, raw) for number, raw in enumerate(data["cases"], 1)]
+    chatter = data.get("chatter")  # the file's default for its cases' `chatter:`
+    return [_case(path, str(data["category"]), number, raw, chatter) for number, raw in enumerate(data["cases"], 1)]
 
 
-def _case(path: Path, category: str, number: int, raw: Any) -> Case:
+def _case(path: Path, category: str, number: int, raw: Any, chatter: Any = None) -> Case:
     where = f"{path} case {number}"
     if not isinstance(raw, dict) or not raw.get("id"):
         raise BadInput(f"{where}: a case needs an `id:`")
@@ -126,7 +141,20 @@ def _case(path: Path, category: str, number: int, raw: Any) -> Case:
         today=_date(where, raw["today"]) if raw.get("today") else None, settings=dict(raw.get("settings") or {}),
         project=check_commits(where, raw["project"]) if "project" in raw else [],
         known_miss=_known_miss(where, raw.get("known_miss")),
+        chatter=_chatter(where, raw.get("chatter", chatter), expect),
     )
+
+
+def _chatter(where: str, raw: Any, expect: list[dict[str, Any]]) -> bool:
+    """Whether the case is chatter: said so (`chatter: true/false`, in the case or for its whole file), or
+    else a case that expects no change and no note for a person. A request that cannot be applied but should
+    reach a person ("yes, remember that", "remember all of this") is no chatter: its file says `chatter: false`."""
+    if raw is None:
+        names = {next(iter(check)) for check in expect}
+        return "no_changes" in names and "needs_person" not in names
+    if isinstance(raw, bool):
+        return raw
+    raise BadInput(f"{where}: `chatter:` is true or false")
 
 
 def _known_miss(where: str, raw: Any) -> dict[str, str]:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from dream.eval.said import quoted_entries
 from dream.store.model import parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, is_archive
 
@@ -46,6 +47,7 @@ class Outcome:
     artefacts: str = ""  # every proposal's report and diff, for secrets
     errors: list[str] = field(default_factory=list)
     needs: list[str] = field(default_factory=list)  # every run's "needs a person" items
+    said: list[str] = field(default_factory=list)  # the users' entries in every session the runs read
 
     def live(self) -> dict[str, str]:
         return {p: t for p, t in self.after.items() if not _archive(p)}
@@ -56,6 +58,10 @@ class Outcome:
     def changed(self) -> list[str]:
         """Memory files created, rewritten or removed by the case's runs and decisions."""
         return sorted(p for p in set(self.before) | set(self.after) if self.before.get(p) != self.after.get(p))
+
+    def quoted(self) -> list[bool]:
+        """For each of the users' entries, whether a "needs a person" item quotes it."""
+        return quoted_entries(self.said, self.needs)
 
     def notes(self) -> str:
         """What the runs asked a person to look at (a run that changed nothing asks too)."""

@@ -19,6 +19,7 @@ from typing import Any
 from dream.errors import DreamError
 from dream.eval.cases import Case, Log
 from dream.eval.checks import Outcome, run_checks
+from dream.eval.said import user_entries
 from dream.eval.scorecard import CaseResult
 from dream.pipeline.report import proposal_markdown
 from dream.eval.project import add_commit, build_project
@@ -42,7 +43,8 @@ def run_case(case: Case, engine: str) -> CaseResult:
         outcome = _play(case, engine, store)
     failures = run_checks(outcome, case.expect)
     return CaseResult.of(case.category, case.id, case.why, failures, round(_time.monotonic() - started, 3),
-                         outcome.changed(), case.known_miss_for(engine))
+                         outcome.changed(), case.known_miss_for(engine), quoted=outcome.quoted(),
+                         chatter=case.chatter)
 
 
 def _play(case: Case, engine: str, store: Path) -> Outcome:
@@ -54,7 +56,7 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
     day = case.today or max((log.date for log in case.logs), default=None)
     base = datetime.combine(day, time(12)).timestamp() if day else _time.time()
     _write_logs(store, case.logs, base - 60, first=0)
-    outcome = Outcome(before=dict(case.store), after={})
+    outcome = Outcome(before=dict(case.store), after={}, said=[e for log in case.logs for e in user_entries(log.text)])
     runs = written = 0
     for step in case.steps:
         name, arg = (step, None) if isinstance(step, str) else next(iter(step.items()))
@@ -68,6 +70,7 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
                 written += 1
                 logs = [Log(log["date"], log["text"], log.get("session", "")) for log in arg or []]
                 _write_logs(store, logs, base + runs * STEP_SECONDS + 60, first=100 * written)
+                outcome.said += [e for log in logs for e in user_entries(log.text)]
             elif name == "commit":
                 add_commit(store.parent / "project", dict(arg or {}), f"after run {runs}")
             else:

@@ -5,13 +5,29 @@ created, rewritten or removed when it should not have been) are counted
 apart from its *misses* (a change it asks for was not made), and so are
 the memory files the case's dream changed, so that a category that must
 change nothing (chatter) shows 0.
+
+Each case ends one of four ways (`Ending`): passed; wrong (any wrong
+change); *noted* (missed, but a "needs a person" item quotes what a user
+said, so the request reached someone); or *silent* (missed, and nobody was
+told). Chatter cases also count their user entries and how many of them
+were put before a person: noise a person has to read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from dream.eval.checks import Wrong
+
+
+class Ending(str, Enum):
+    """How a case ended, one of four, counted apart."""
+
+    PASSED = "passed"
+    WRONG = "wrong"
+    NOTED = "noted"  # missed, but put before a person, quoting the user
+    SILENT = "silent"  # missed, and nobody told
 
 
 @dataclass
@@ -24,12 +40,24 @@ class CaseResult:
     changed: list[str] = field(default_factory=list)  # memory files the dream changed
     wrong: list[str] = field(default_factory=list)  # the failures that are wrong changes
     known_miss: str = ""  # why the engine misses this case by design (the case file says)
+    quoted: list[bool] = field(default_factory=list)  # per user entry: a note for a person quotes it
+    chatter: bool = False  # the case's user entries ask for nothing (dream.eval.cases.Case.chatter)
 
     @classmethod
     def of(cls, category: str, id: str, why: str, failures: list[str], seconds: float,
-           changed: list[str], known_miss: str = "") -> CaseResult:
+           changed: list[str], known_miss: str = "", quoted: list[bool] | None = None,
+           chatter: bool = False) -> CaseResult:
         wrong = [str(f) for f in failures if isinstance(f, Wrong)]
-        return cls(category, id, why, [str(f) for f in failures], seconds, changed, wrong, known_miss)
+        return cls(category, id, why, [str(f) for f in failures], seconds, changed, wrong, known_miss,
+                   list(quoted or []), chatter)
+
+    @property
+    def ending(self) -> Ending:
+        if self.wrong:
+            return Ending.WRONG
+        if self.passed:
+            return Ending.PASSED
+        return Ending.NOTED if any(self.quoted) else Ending.SILENT
 
     @property
     def passed(self) -> bool:
@@ -50,7 +78,8 @@ class Scorecard:
     engine: str
     results: list[CaseResult]
 
-    HEADERS = ["category", "passed", "score", "wrong changes", "misses", "files changed"]
+    HEADERS = ["category", "passed", "score", "wrong changes", "silent", "noted", "misses", "files changed",
+               "chatter noted"]
 
     def categories(self) -> dict[str, list[CaseResult]]:
         found: dict[str, list[CaseResult]] = {}
@@ -61,12 +90,20 @@ class Scorecard:
     @staticmethod
     def _score(results: list[CaseResult]) -> dict:
         passed = sum(r.passed for r in results)
-        percent = round(100 * passed / len(results), 1) if results else 0.0
+        percent = _percent(passed, len(results))
+        chatter = [r for r in results if r.chatter]
         return {"passed": passed, "total": len(results), "percent": percent,
                 "wrong_changes": sum(len(r.wrong) for r in results),
                 "cases_with_wrong_changes": sum(bool(r.wrong) for r in results),
+                "silent": sum(r.ending is Ending.SILENT for r in results),
+                "noted": sum(r.ending is Ending.NOTED for r in results),
                 "misses": sum(len(r.misses) for r in results),
-                "files_changed": sum(len(r.changed) for r in results)}
+                "files_changed": sum(len(r.changed) for r in results),
+                "chatter_cases": len(chatter), "chatter_files_changed": sum(len(r.changed) for r in chatter),
+                "chatter_lines": sum(len(r.quoted) for r in chatter),
+                "chatter_lines_noted": sum(sum(r.quoted) for r in chatter),
+                "chatter_noted_percent": _percent(sum(sum(r.quoted) for r in chatter),
+                                                  sum(len(r.quoted) for r in chatter))}
 
     def rows(self) -> list[list[str]]:
         """One row per category, as HEADERS; the last row is the overall score."""
@@ -75,8 +112,10 @@ class Scorecard:
 
     def _row(self, name: str, results: list[CaseResult], percent: str) -> list[str]:
         s = self._score(results)
+        noise = (f"{s['chatter_lines_noted']}/{s['chatter_lines']} ({s['chatter_noted_percent']:{percent}}%)"
+                 if s["chatter_lines"] else "-")
         return [name, f"{s['passed']}/{s['total']}", f"{s['percent']:{percent}}%", str(s["wrong_changes"]),
-                str(s["misses"]), str(s["files_changed"])]
+                str(s["silent"]), str(s["noted"]), str(s["misses"]), str(s["files_changed"]), noise]
 
     def failed(self) -> list[CaseResult]:
         return [r for r in self.results if not r.passed]
@@ -85,13 +124,18 @@ class Scorecard:
         """What fails a CI run: every wrong change, and every miss not known by design."""
         return [r for r in self.failed() if not r.excused]
 
+    def scores_json(self) -> dict:
+        """Only counts, per category and overall: what a blind set may show its engine's author."""
+        return {"engine": self.engine, "overall": self._score(self.results),
+                "categories": {c: self._score(rs) for c, rs in self.categories().items()}}
+
     def to_json(self) -> dict:
         return {
-            "engine": self.engine,
-            "overall": self._score(self.results),
-            "categories": {c: self._score(rs) for c, rs in self.categories().items()},
+            **self.scores_json(),
             "cases": [{"category": r.category, "id": r.id, "passed": r.passed, "failures": r.failures,
-                       "wrong_changes": r.wrong, "misses": r.misses, "files_changed": r.changed,
+                       "ending": r.ending.value, "wrong_changes": r.wrong, "misses": r.misses,
+                       "files_changed": r.changed, "chatter": r.chatter,
+                       "entries_noted": sum(r.quoted), "entries": len(r.quoted),
                        "known_miss": r.known_miss or None, "seconds": r.seconds} for r in self.results],
         }
 
@@ -100,3 +144,7 @@ class Scorecard:
                  "| " + " | ".join("---" for _ in self.HEADERS) + " |"]
         lines += ["| " + " | ".join(row) + " |" for row in self.rows()]
         return "\n".join(lines)
+
+
+def _percent(part: int, whole: int) -> float:
+    return round(100 * part / whole, 1) if whole else 0.0

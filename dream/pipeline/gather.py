@@ -34,7 +34,7 @@ import polars as pl
 
 from dream.address_space import address_space_cap, check_log_fits
 from dream.store.ledger import Ledger, read_of
-from dream.redaction.redact import REDACT_MARGIN, redact_column
+from dream.redaction.redact import REDACT_MARGIN, redact_column, redact_following
 from dream.store.sessions import SessionFile
 from dream.store.regular import kind_of
 
@@ -354,14 +354,16 @@ def _table(parsed: list[_Parsed], max_chars: int, pool: ThreadPoolExecutor) -> t
                                       max_chars + REDACT_MARGIN)
     step = -(-len(text) // _WORKERS)
     done = list(pool.map(redact_column, [text.slice(at, step) for at in range(0, len(text), step)]))
-    text = _cut(pl.concat([t for t, _ in done], rechunk=False), max_chars, dropped)
+    # "the password is", then the password alone in the next entry
+    text, following = redact_following(pl.concat([t for t, _ in done], rechunk=False))
+    text = _cut(text, max_chars, dropped)
     # Back in the batches' chunks: a text column in one chunk beside columns in
     # many would make polars copy those into one chunk too (+110 MB per 500 MB).
     parts, at = [], 0
     for f in frames:
         parts.append(f.with_columns(text=text.slice(at, f.height)))
         at += f.height
-    return pl.concat(parts, rechunk=False).select(list(SCHEMA)), sum(count for _, count in done)
+    return pl.concat(parts, rechunk=False).select(list(SCHEMA)), sum(count for _, count in done) + following
 
 
 def _trim_past_margin(text: pl.Series, keep: int) -> tuple[pl.Series, pl.Series | None]:

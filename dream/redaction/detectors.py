@@ -13,7 +13,7 @@
 `find_spans` returns where the secrets are in one line of text; the caller
 replaces them with markers. Both are Python, so they run only on lines that
 two regexes in the dialect both Python and polars read (Rust's ``regex``)
-say may hold one: `HINT`, cheap (short pieces; the column form scans a
+say may hold one: `hint()`, cheap (short pieces; the column form scans a
 whole column once for it and dream's hints together), then `prefilter()`, precise (the plugins' own regexes, translated by
 `common_dialect`, and the assignment shapes). A line that passes both holds
 a candidate; the column form runs both in polars, so that Python looks only
@@ -22,15 +22,16 @@ at those lines, and both forms find the same.
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
-from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-# detect-secrets plugins used, with a cheap regex every secret they find contains (for `HINT`).
+from dream.redaction import gitleaks
+from dream.redaction.entropy import entropy
+
+# detect-secrets plugins used, with a cheap regex every secret they find contains (for `hint()`).
 _PLUGINS = {
     "ArtifactoryDetector": r"AKC|AP[0-9A-F]",
     "AzureStorageKeyDetector": "AccountKey=",
@@ -76,16 +77,30 @@ MIN_SECRET_HEX = 32  # a hex value this long under a name that is not a hash's: 
 _PLACEHOLDER = re.compile(r"(?i:^(?:true|false|none|null|nil|undefined|required|optional|changeme|password|secret|"
                           r"token|example|placeholder|redacted|xxx+|\*+|your[_-].*|<.*>|\$.*|%.*|\{.*\}|\[.*)$)")
 _HEX = re.compile(r"^[0-9a-fA-F-]+$")
+# A digest names its algorithm: sha256:<hex>, sha512-<base64> (lockfiles, SRI), md5:<hex>. Never a secret.
+_DIGEST = re.compile(r"(?i:^(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?|blake3|xxh(?:32|64|128)|crc32c?)[:-])")
 _NOT_RANDOM = re.compile(r"^(?:[a-z]+(?:[._/-][a-z]+)*|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[0-9.:_/-]+)$")  # words, paths
 
-# A cheap first look: every line in which `find_spans` may find a secret matches it.
-HINT = "|".join([
-    *_PLUGINS.values(),
-    r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
-    r"[A-Za-z0-9_.-]*[\"'`]?[ \t]*[:=]",
-    r"[A-Z][A-Z0-9_]{2,}=[^ \t]{20,}",
-])
-_HINT_RE = re.compile(HINT)
+
+
+@cache
+def hint() -> str:
+    """A cheap first look: every line in which `find_spans` may find a secret matches it.
+
+    Built on first use: gitleaks' keywords are read from its rules file, which a command that never
+    redacts (``dream status``) should not pay for.
+    """
+    return "|".join([
+        *_PLUGINS.values(), gitleaks.keywords_regex(),
+        r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
+        r"[A-Za-z0-9_.-]*[\"'`]?[ \t]*[:=]",
+        r"[A-Z][A-Z0-9_]{2,}=[^ \t]{20,}",
+    ])
+
+
+@cache
+def _hint_re() -> re.Pattern[str]:
+    return re.compile(hint())
 
 # The value of `_ASSIGNMENT`, at its shortest, and what stands before it.
 _VALUE = r"[\"'`]?[ \t]*{sep}[ \t]*[\"'`]?[^ \t\r\n\"'`,;<>(){{}}\[\]]{{{length}}}"
@@ -102,7 +117,7 @@ def prefilter() -> str:
     """A regex that every line holding a secret `find_spans` finds matches (Python and Rust dialect).
 
     The plugins' own regexes (a plugin finds only what they match) and the
-    shapes of a secret assignment; unlike `HINT`, a line matches it only
+    shapes of a secret assignment; unlike `hint()`, a line matches it only
     where a candidate really is: not the markers of secrets already replaced.
     """
     return _prefilter()[0]
@@ -111,7 +126,7 @@ def prefilter() -> str:
 @cache
 def _prefilter() -> tuple[str, re.Pattern[str]]:
     regexes = [common_dialect(r) for _, plugin in _plugins() for r in getattr(plugin, "denylist", ())]
-    regex = "|".join([*regexes, _ASSIGNMENT_PREFILTER])
+    regex = "|".join([*regexes, _ASSIGNMENT_PREFILTER, gitleaks.keywords_regex()])
     return regex, re.compile(regex)
 
 
@@ -208,17 +223,11 @@ class Span:
     kind: str
 
 
-def entropy(text: str) -> float:
-    """Shannon entropy in bits per character."""
-    counts, n = Counter(text), len(text)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
 def find_spans(line: str) -> list[Span]:
     """Secrets in one line that the patterns left: detect-secrets' finds, then random assigned values."""
-    if not _HINT_RE.search(line) or not _prefilter()[1].search(line):
+    if not _hint_re().search(line) or not _prefilter()[1].search(line):
         return []
-    spans = _plugin_spans(line) + _assignment_spans(line)
+    spans = _plugin_spans(line) + _assignment_spans(line) + [Span(*found) for found in gitleaks.find(line)]
     return _disjoint(spans)
 
 
@@ -252,7 +261,8 @@ def _assignment_spans(line: str, offset: int = 0) -> list[Span]:
 
 
 def _looks_like_secret(name: str, sep: str, value: str) -> bool:
-    if (value.startswith("[REDACTED") or _PLACEHOLDER.match(value) or "://" in value or value.startswith(("/", "~"))
+    if (value.startswith("[REDACTED") or _PLACEHOLDER.match(value) or _DIGEST.match(value) or "://" in value
+            or value.startswith(("/", "~"))
             or _UUID.match(value) or _CODE_REFERENCE.match(value) or _ID_NAME.search(name)):
         return False  # a placeholder, a path or URL, an identifier, or code naming where the secret is
     if _KEYLIKE.search(name) and not _NOT_CREDENTIAL.search(name):

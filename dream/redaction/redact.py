@@ -27,10 +27,12 @@ import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dream.redaction.detectors import HINT, find_spans, prefilter
+from dream.redaction import tables
+from dream.redaction.detectors import find_spans, hint, prefilter
 
 if TYPE_CHECKING:
     import polars as pl
@@ -161,14 +163,30 @@ def _expand(regex: str) -> str:
 
 
 def load_patterns(path: Path = PATTERNS_FILE) -> tuple[SecretPattern, ...]:
-    """The kinds of secret in `path` (patterns.toml), in the order they are applied."""
+    """The kinds of secret in `path` (patterns.toml), in the order they are applied.
+
+    An entry with ``table`` stands for the patterns built from that table (`dream.redaction.tables`).
+    """
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return tuple(SecretPattern(p["kind"], _expand(p["regex"]), _expand(p["hint"]), p.get("keep_before", False),
-                               p.get("keep_after", False)) for p in data["pattern"])
+    patterns: list[SecretPattern] = []
+    for p in data["pattern"]:
+        if "table" not in p:
+            patterns.append(SecretPattern(p["kind"], _expand(p["regex"]), _expand(p["hint"]),
+                                          p.get("keep_before", False), p.get("keep_after", False)))
+            continue
+        if p["table"] not in tables.BUILDERS:
+            raise ValueError(f"{path}: pattern {p['kind']!r} names an unknown table {p['table']!r}")
+        for regex, hint, keep_after in tables.BUILDERS[p["table"]](data, MACROS):
+            # a hint only narrows what the pattern looks at: a word boundary in it would only cost speed
+            patterns.append(SecretPattern(p["kind"], _expand(regex), _expand(hint).replace(r"\b", ""),
+                                          True, keep_after))
+    return tuple(patterns)
 
 
 # Order matters (see patterns.toml): specific kinds first, assignments and command lines last.
 PATTERNS: tuple[SecretPattern, ...] = load_patterns()
+# A text that ends where a password is about to be said (see `redact_following`).
+LEAD_AT_END = tables.lead_at_end(tomllib.loads(PATTERNS_FILE.read_text(encoding="utf-8")))
 
 # Secrets are redacted before a text is cut, so that cutting can never leave
 # half a secret the redactor no longer recognises. To keep redaction cheap on
@@ -180,8 +198,13 @@ REDACT_MARGIN = 8192
 # without any hint (one fast multi-literal scan) needs no further work.
 HINTS = "|".join(dict.fromkeys(p.hint for p in PATTERNS))
 _HINT_RE = re.compile(HINTS)
-# Rows that match neither dream's hints nor the detectors' need no look (`redact_column`).
-_GATE = f"{HINTS}|{HINT}"
+# Rows that match neither dream's hints nor the detectors' need no look (`redact_column`). A hint with a
+# bounded repetition ("token … is") is scanned on its own: in one union with the others it makes Rust's
+# lazy DFA run out of cache and the scan of a nightly run's logs 50 times slower.
+@cache
+def _gates() -> list[str]:
+    hints = list(dict.fromkeys(p.hint for p in PATTERNS))
+    return ["|".join([*(h for h in hints if "{" not in h), hint()]), *(h for h in hints if "{" in h)]
 _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 
@@ -239,11 +262,15 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     import polars as pl  # start-up: only gathering and import need polars
 
     column = column.cast(str)
-    rows = column.str.contains(_GATE).fill_null(False).arg_true()
+    gates = _gates()
+    gate = column.str.contains(gates[0])
+    for more in gates[1:]:
+        gate = gate | column.str.contains(more)
+    rows = gate.fill_null(False).arg_true()
     if not len(rows):
         return column, 0
     texts, total = _redact_patterns_column(column.gather(rows))
-    detect = (texts.str.contains(HINT) & texts.str.contains(prefilter())).fill_null(False).arg_true()
+    detect = (texts.str.contains(hint()) & texts.str.contains(prefilter())).fill_null(False).arg_true()
     if len(detect):
         found, counts = zip(*(_redact_detected(t) for t in texts.gather(detect).to_list()))
         if sum(counts):
@@ -273,4 +300,29 @@ def _redact_patterns_column(texts: pl.Series) -> tuple[pl.Series, int]:
             before.str.count_matches(marker, literal=True).sum()
         )
         texts = texts.scatter(rows.filter(changed), after)
+    return texts, total
+
+
+def redact_following(column: pl.Series) -> tuple[pl.Series, int]:
+    """Secrets said across two texts: "the prod db password is", then the password alone in the next text.
+
+    `column` holds one session's texts in order (or several sessions', one after another: a session's first
+    text is then looked at after the last one of the session before, which can only redact more). Each
+    text that ends with a lead (`LEAD_AT_END`) is redacted with the next one after a line break, and
+    the next one keeps what that changed in it. The texts must be redacted already (`redact_column`).
+    """
+    import polars as pl  # start-up: only gathering and import need polars
+
+    leads = column.str.contains(LEAD_AT_END).fill_null(False).arg_true().to_list()
+    texts, total = column.clone(), 0  # scatter writes in place: the caller's series stays as it was
+    for row in leads:
+        if row + 1 >= len(column):
+            continue
+        lead, following = column[row], texts[row + 1]
+        if lead is None or following is None:
+            continue
+        joined, count = redact(f"{lead}\n{following}")
+        if count and joined.startswith(f"{lead}\n"):
+            texts = texts.scatter([row + 1], pl.Series([joined[len(lead) + 1:]], dtype=pl.Utf8))
+            total += count
     return texts, total

@@ -376,6 +376,8 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
                 versions.record(live, "snapshot", note="store as found before rollback")
         undone = requests.undone_by_rollback(layout, number)
         rolled = f"; rolls back proposal(s) {', '.join(p.id for p in undone)}" if undone else ""
+        if target.meta.get("purged"):  # dream.versions.purge: the bytes are not the ones first stored
+            rolled += f"; version {number} was purged of a secret ({target.meta['purged']}): its redacted bytes"
         version = write_tree(
             layout, live, target.files, "rollback", "rollback", note=f"rollback to version {number}",
             actor=history.actor(), comment=comment, detail=f"to version {number}{rolled}", target=number,

@@ -6,7 +6,7 @@ sessions at once, since each call into polars has a fixed cost.
 
 from __future__ import annotations
 
-from dream.redaction.redact import redact, redact_column
+from dream.redaction.redact import redact, redact_column, redact_following
 from dream.transcripts.common import PREFIX, TOOL_SUMMARY_CHARS, Entry
 
 
@@ -40,6 +40,8 @@ def redact_texts(texts: list[str]) -> tuple[list[str], int]:
     import polars as pl  # start-up: polars costs ~0.15 s to import; `dream status --all` imports this module
 
     redacted, count = redact_column(pl.Series(texts, dtype=pl.Utf8))
+    redacted, following = redact_following(redacted)  # "the password is", then the password alone
+    count += following
     return (redacted.to_list() if count else texts), count
 
 
@@ -68,7 +70,7 @@ def render_logs(sessions: list[list[Entry]], max_chars: int) -> list[tuple[str, 
 
 def _redactions_per_text(texts: list[str], redacted: list[str]) -> list[int]:
     """How many secrets each text had: recounted only where redaction changed it."""
-    return [0 if after == before else redact(before)[1] for before, after in zip(texts, redacted)]
+    return [0 if after == before else max(1, redact(before)[1]) for before, after in zip(texts, redacted)]
 
 
 def _render_entries(entries: list[Entry], texts: list[str], max_chars: int) -> str:

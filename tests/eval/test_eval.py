@@ -22,6 +22,8 @@ CATEGORIES = {
     "polite-asks", "sweeping-remember", "emphatic", "forget-near-misses", "secrets-everyday", "self-corrections",
     "standing-instructions", "technical-content", "remember-contradicts",
     "people-change", "owner-formats", "forget-across-languages",
+    "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
+    "noticed-requests",
 }
 
 
@@ -49,7 +51,9 @@ def test_a_case_runs_through_the_pipeline_and_scores(tmp_path):
     assert [r.passed for r in card.results] == [True]
     assert card.to_json()["categories"] == {"forget": {
         "passed": 1, "total": 1, "percent": 100.0, "wrong_changes": 0, "cases_with_wrong_changes": 0,
-        "misses": 0, "files_changed": 2}}  # the forgotten memory and the index
+        "silent": 0, "noted": 0, "misses": 0, "files_changed": 2,  # the forgotten memory and the index
+        "chatter_cases": 0, "chatter_files_changed": 0, "chatter_lines": 0, "chatter_lines_noted": 0,
+        "chatter_noted_percent": 0.0}}
 
 
 def test_a_failing_expectation_fails_the_case(tmp_path):
@@ -57,7 +61,7 @@ def test_a_failing_expectation_fails_the_case(tmp_path):
                                                                 "exists: reference_jenkins.md")), "offline")
     assert card.results[0].failures == ["exists: reference_jenkins.md is not in the store"]
     assert card.results[0].wrong == card.results[0].failures  # a memory removed that should stay
-    assert card.rows()[-1] == ["overall", "0/1", "0.0%", "1", "0", "2"]
+    assert card.rows()[-1] == ["overall", "0/1", "0.0%", "1", "0", "0", "0", "2", "-"]
 
 
 def test_a_miss_is_scored_apart_from_a_wrong_change(tmp_path):

@@ -128,6 +128,21 @@ CASES = [
     ("SECRET_KEY=django-insecure-0x8#kf2", "SECRET_KEY=[REDACTED:secret-assignment]"),
     ("apiKey=`f00ba4r-b4z-qux`", "apiKey=`[REDACTED:secret-assignment]`"),
     ("refresh_token: 1//0gLxYz-abcdefg", "refresh_token: [REDACTED:secret-assignment]"),
+    # by structure (issue 38): a password flag of any tool, a connection call's credential, prose, a broken value
+    ("ldapsearch -x -D cn=admin -w Zq8xLw2m -b dc=corp", "ldapsearch -x -D cn=admin -w [REDACTED:cli-password] -b dc=corp"),
+    ("keytool -list -keystore a.jks -storepass s3cretStore", "keytool -list -keystore a.jks -storepass [REDACTED:cli-password]"),
+    ("htpasswd -b .htpasswd alice hunterhunter", "htpasswd -b .htpasswd alice [REDACTED:cli-password]"),
+    ("sqlplus scott/Tiger42@//db:1521/orcl", "sqlplus scott/[REDACTED:cli-password]@//db:1521/orcl"),
+    ("snmpwalk -v3 -A auth!Pass1 -X priv!Pass2 host", "snmpwalk -v3 -A [REDACTED:cli-password] -X [REDACTED:cli-password] host"),
+    ('DriverManager.getConnection(url, "app", "Pa55word!")', 'DriverManager.getConnection(url, "app", "[REDACTED:code-credential]")'),
+    ('new NetworkCredential("svc", "lettersOnlyPassword")', 'new NetworkCredential("svc", "[REDACTED:code-credential]")'),
+    ("le mot de passe du wifi, c'est Chat-Noir-42", "le mot de passe du wifi, c'est [REDACTED:password]"),
+    ("staging ka password hai Xk9#mPq2", "staging ka password hai [REDACTED:password]"),
+    ("스테이징 마스터 키는 Kx7!pQ2mZ", "스테이징 마스터 키는 [REDACTED:password]"),
+    ("the admin pw changed to velvetHarborQuartz, update it", "the admin pw changed to [REDACTED:password], update it"),
+    ("the prod db password is\n> Zq8x#Lw2m", "the prod db password is\n> [REDACTED:password]"),
+    ("my phone pin is 6112", "my phone pin is [REDACTED:pin]"),
+    ("api token: 6a78d0d558d9c87a\n0f1e2d3c4b5a6978", "api token: [REDACTED:secret-assignment]\n[REDACTED:continued-secret]"),
 ]
 
 PROSE = [
@@ -157,6 +172,11 @@ PROSE = [
     "npm_config_cache and npm_package_version; AIza is Google's prefix; eyJ is base64 for '{\"'",
     "version 1.2.3 of eyJhbGciOi.notjwt, and a.b.c dotted names",
     "The secret to good tests: isolation, fast-feedback, determinism.",
+    # structure without a value: a flag that prompts, a call with variables, a digest with its prefix
+    "mysql -u root -p shop; ssh -p 2222 host; mkdir -p build; docker login --password-stdin",
+    "conn = DriverManager.getConnection(url, user, password); new NetworkCredential(user, pw)",
+    "IMAGE_DIGEST=sha256:9f2c4e7a1b3d5f608e2a4c6b8d0f1e3a5c7b9d2f4e6a8c0b1d3f5e7a9c2b4d6f",
+    "the password is stored in the vault; the key is to keep it small; key: ctrl+c",
 ]
 
 
@@ -257,3 +277,41 @@ def test_assignment_values_need_eight_characters_with_a_digit_or_symbol() -> Non
     assert redact("token=abcdefghijklmnop")[1] == 0  # a word, however long
     for shape in ("1bcdefgh", "a#cdefgh", "abcdefg%", "abcdefghijkl+m"):  # the mark anywhere
         assert redact(f"token={shape}") == ("token=[REDACTED:secret-assignment]", 1), shape
+
+
+# ---------------------------------------------------------------- gitleaks' rules, vendored as data
+
+README_TOKEN = "rdme_" + "q7wm2xk9a3b5" * 5 + "zz0123456y"
+FRAMEIO_TOKEN = "fio-u-" + "Kd83Jf02Lq7Zx5Vb" * 4
+INTRA42_SECRET = "s-s4t2ud-" + "9f2c4e7a1b3d5f60" * 4
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    (f"readme key {README_TOKEN}", "readme-api-token"),
+    (f"frameio {FRAMEIO_TOKEN}", "frameio-api-token"),  # its rule has a flag group mid-pattern (RE2 syntax)
+    (f"42 {INTRA42_SECRET}", "intra42-client-secret"),
+])
+def test_a_kind_only_gitleaks_rules_know_is_redacted(text: str, kind: str) -> None:
+    out, count = redact(text)
+    assert count == 1 and f"[REDACTED:{kind}]" in out, out
+    assert redact_column(pl.Series([text]))[0].to_list() == [out]
+
+
+def test_gitleaks_rules_are_read_and_translated() -> None:
+    from dream.redaction import gitleaks
+
+    assert len(gitleaks.rules()) >= 150  # of 222: the rest are for files, generic, or keyed by common words
+    assert gitleaks.translate("(?i)abc(?:x(?i)yz)q\\z") == "(?i)abc(?:x(?i:yz))q\\Z"
+    assert not {rule.id for rule in gitleaks.rules()} & gitleaks.SKIPPED_RULES
+
+
+def test_a_password_said_across_two_texts_is_redacted_in_the_second() -> None:
+    """Observed on main: "the prod db password is" in one message and the password alone in the next."""
+    from dream.redaction.redact import redact_following
+
+    texts = pl.Series(["the prod db password is", "Zq8x#Lw2mQ", "thanks", "wifi password:", "MeadowOrchidHarbor",
+                       "the password is", "in the vault"])
+    redacted, count = redact_following(texts)
+    assert redacted.to_list() == ["the prod db password is", "[REDACTED:password]", "thanks", "wifi password:",
+                                  "[REDACTED:password]", "the password is", "in the vault"]
+    assert count == 2 and texts[1] == "Zq8x#Lw2mQ"  # the caller's series is left as it was

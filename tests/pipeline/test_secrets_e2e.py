@@ -60,6 +60,7 @@ SECRETS = {
     "curl-credentials": "hunter2pass77",
     "token": "7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d",
     "pin": "739164",
+    "code-credential": "Rq7#vLm2Xz",
 }
 
 # How a user mentions each secret, in one request to remember it.
@@ -100,6 +101,7 @@ MENTIONS = {
     "curl-credentials": "fetch with curl -u admin:{} https://ci.internal",
     "token": "our internal api token is {}",
     "pin": "the office door PIN is {}",
+    "code-credential": 'the report job calls DriverManager.getConnection(url, "reporter", "{}")',
 }
 
 PUBLIC_CORPUS = REPO / "tests" / "reliability" / "data" / "public_secrets.tsv"

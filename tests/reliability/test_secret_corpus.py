@@ -17,23 +17,18 @@ stores when present) is printed and must stay at or under 0.5 %. The figures
 
 from __future__ import annotations
 
-import gzip
 import os
-import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers.cli import console_script
 from helpers.git_project import MEMORIES
+from helpers.secret_corpus import dream, everything_written
 from helpers.stores import DEMO, corpus_dir
 
-from dream.versions.packfiles import open_pack
 from dream.redaction.redact import redact, redact_column
-from dream.store.layout import Layout
 from dream.transcripts.synthetic import ClaudeSession, write_jsonl
-from dream.versions.manifests import Blobs
 
 DATA = Path(__file__).with_name("data")
 MAX_FALSE_POSITIVES = 0.005
@@ -177,30 +172,6 @@ def imported_store(tmp_path) -> tuple[Path, dict]:
     env = {**os.environ, "HOME": str(home), "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": "",
            "PYTHONPATH": str(Path(__file__).parents[2])}
     return store, env
-
-
-def dream(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*console_script(), *args], capture_output=True, text=True, env=env, timeout=600)
-
-
-def everything_written(store: Path) -> list[tuple[str, bytes]]:
-    """Every name and every file's bytes under the store, stored objects inflated, gzip opened."""
-    found = []
-    blobs = Blobs(Layout.open(store))
-    for path in sorted(store.rglob("*")):
-        rel = path.relative_to(store)
-        found.append((f"name of {rel}", str(rel).encode()))
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        found.append((str(rel), data))
-        if rel.parts[:3] == (".dream", "objects", "packs") and path.suffix == ".pack":
-            found += [(f"{rel}:{digest} (inflated)", blobs.get(digest)) for digest in open_pack(path).index]
-        elif rel.parts[:2] == (".dream", "objects"):
-            found.append((f"{rel} (inflated)", blobs.get(rel.parent.name + rel.name)))
-        if data[:2] == b"\x1f\x8b":
-            found.append((f"{rel} (gunzipped)", gzip.decompress(data)))
-    return found
 
 
 @pytest.mark.slow

@@ -28,14 +28,15 @@ class OfflineEngine:
     name = "offline"
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        from dream.engines.offline import consolidate, lint_notes, orient, prune  # start-up: see the comment above
+        from dream.engines.offline import consolidate, lint_notes, notice, orient, prune  # start-up: see above
         from dream.engines.offline import requests as gather  # start-up: see the comment above
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
-        requests = gather.gather_requests(inp.sessions)
+        requests = notice.withdrawn(gather.gather_requests(inp.sessions), inp.sessions)
         consolidate.merge_duplicates(ws)
         consolidate.absolute_dates(ws)
         consolidate.apply_requests(ws, requests)
+        notice.note_unread(ws, inp.sessions)
         lint_notes.note_findings(ws, inp.findings, inp.pinned)
         prune.prune(ws)
         orient.save(ws, inp.staging, before)

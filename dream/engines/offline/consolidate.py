@@ -335,7 +335,8 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
             continue
         seen.add(said)
         if not request.plain:
-            ws.ask(_not_plain(request))
+            if request.kind in ("remember", "rule", "forget") or corrections.parse(request.text):
+                ws.ask(_not_plain(request))  # a correction naming no values ("actually I'm tired") is talk
         elif request.kind == "forget":
             forget(ws, catalog, request)
         elif request.kind in ("correction", "update"):
@@ -349,8 +350,7 @@ def _not_plain(request: Request) -> str:
     if request.answers:
         return (f"{said} answers the assistant's “{shorten(request.answers, 120)}”: those words are the "
                 f"assistant's, not the user's; not filed. Write the memory yourself if it is meant")
-    why = "it is in the lines below what the user typed (pasted text?)" if request.pasted else "its intent is not plain"
-    return (f"{said} may be a {request.kind}, but {why}; not filed. "
+    return (f"{said} may be a {request.kind}, but its intent is not plain; not filed. "
             f"Candidate memory: “{shorten(third_person(request.text), 120)}”")
 
 
@@ -361,9 +361,15 @@ def _where(request: Request) -> str:
 def _dated_text(request: Request, ws: Workspace | None = None) -> str:
     """The request with relative dates made absolute from its session's date; those that name no one date
     left as written and asked about."""
+    unrewritten = dates.relative_words(request.text)  # "en dos semanas": no row reads it, a person is told
     if not dates.might_have_relative_dates(request.text):
-        return request.text  # the date pattern is slow and most requests hold no date
-    text, _, unresolved = dates.rewrite_line(request.text, request.date)
+        unresolved = [dates.Unresolved(word, "is a relative date this engine does not read") for word in unrewritten]
+        text = request.text  # the date pattern is slow and most requests hold no date
+    else:
+        text, found, unresolved = dates.rewrite_line(request.text, request.date)
+        said = " ".join(phrase for phrase, _ in found) + " " + " ".join(u.phrase for u in unresolved)
+        unresolved += [dates.Unresolved(word, "is a relative date this engine does not read")
+                       for word in unrewritten if word.lower() not in said.lower()]
     for u in unresolved:
         if ws is not None:
             ws.ask(f"“{u.phrase}” in “{shorten(request.text, 80)}” (session {request.session}, "
@@ -443,8 +449,13 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
     found = _stating(ws, catalog, correction)
     said = f"correction “{shorten(request.sentence, 100)}” ({_where(request)})"
     if not found:
+        inside = [e for e in catalog.stating(correction.wrong) if correction.wrong.lower() in e.memory.text.lower()]
         if _already_said(catalog, correction):
             pass
+        elif inside:  # "db-a" in "db-a.internal:5432": a piece of one token, never edited inside
+            ws.ask(f"{said}: {', '.join(e.memory.label for e in inside[:3])} holds “{correction.wrong}” only "
+                   f"inside a longer name; not edited. Suggested change: “{correction.value}” in place of "
+                   f"“{correction.wrong}” there, by hand")
         elif request.kind == "update":  # said in passing: small talk unless a memory says so
             ws.note(f"“{shorten(request.text, 80)}” ({_where(request)}) reads like a change, but no memory "
                     "states the old value; nothing changed")
@@ -555,6 +566,8 @@ def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
     """Remove the one memory the request names; ask a person when none, several, or a team one fits."""
     entry, score, rivals = catalog.forget_match(request.text)
     said = f"forget “{request.text}” ({_where(request)})"
+    if request.text not in request.sentence or len(request.text) < 15:  # the person reads what was said
+        said = f"forget “{request.text}” (“{shorten(request.sentence, 100)}”, {_where(request)})"
     if entry is None:
         if not catalog.was_forgotten(request.text):  # said again after an earlier request removed it
             ws.ask(f"{said}: no memory matches; nothing removed")

@@ -60,8 +60,9 @@ def _as_private() -> dict[int, int]:
 
 @lru_cache(maxsize=4096)
 def _standing_alone(value_regex: str) -> StandingAlone:
-    """`value_regex`, case-insensitive, where it is not part of a longer word or a dotted name."""
-    return StandingAlone(rf"(?<![.\w])(?i:{value_regex})(?!\w)")
+    """`value_regex`, case-insensitive, where it is not part of a longer word, a dotted or hyphenated name or a
+    path: "db-a" in "db-a.internal:5432" and "v2" in "deploy-v2.sh" are pieces of one token, never edited."""
+    return StandingAlone(rf"(?<![.\w/-])(?i:{value_regex})(?![\w/]|[.-]\w)")
 
 # "R, not W"; "no longer W but R": the words around the values are data/phrases lists.
 # "R, no longer W" too, with the many-word forms only: a lone French "plus" is English "and also".

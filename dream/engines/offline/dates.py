@@ -99,6 +99,14 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
 @cache
+def _protected() -> re.Pattern[str]:
+    """What no rewrite touches: `_PROTECTED`, and the phrases [dates] `unresolved` of every language."""
+    phrases = sorted({p for lang in _langs() for p in _dates(lang).get("unresolved", [])}, key=len, reverse=True)
+    unresolved = "|".join(re.escape(p) for p in phrases) or "(?!)"
+    return re.compile(rf"{_PROTECTED.pattern}|(?P<unresolved>{unresolved})", re.I)  # after: `\1` stays the backticks
+
+
+@cache
 def _telltales() -> dict[str, re.Pattern[str]]:
     return {code: re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?!\w)", re.IGNORECASE)
             for code, words in _table("telltale").items()}
@@ -280,8 +288,10 @@ def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[
     found: list[tuple[str, str]] = []
     left: list[Unresolved] = []
     pieces, last = [], 0
-    for protected in _PROTECTED.finditer(line):
+    for protected in _protected().finditer(line):
         pieces.append(_rewrite_segment(line[last:protected.start()], base, patterned, found, left))
+        if protected.lastgroup == "unresolved":  # "大后天": never rewritten in part, and a person is told
+            left.append(Unresolved(protected.group(0), "names a day this engine does not resolve exactly"))
         pieces.append(protected.group(0))
         last = protected.end()
     pieces.append(_rewrite_segment(line[last:], base, patterned, found, left))
@@ -315,6 +325,17 @@ def _anchors() -> tuple[str, ...]:
     the big regex on most files and lines, which matters at 10,000 files."""
     return tuple(sorted({w.lower() for lang in _langs() for row in _dates(lang).get("row", [])
                          for w in row.get("needs", [])}))
+
+
+@cache
+def _relative_words() -> re.Pattern[str]:
+    words = sorted({w for lang in _langs() for w in _dates(lang).get("relative", [])}, key=len, reverse=True)
+    return re.compile(rf"(?:{'|'.join(re.escape(w) for w in words) or '(?!)'})\w*", re.I)  # CJK: no edges
+
+
+def relative_words(text: str) -> list[str]:
+    """The relative-date words of [dates] `relative` in `text` ("semanas", "週間後"): what no row may have read."""
+    return [m.group(0) for m in _relative_words().finditer(text)]
 
 
 def might_have_relative_dates(text: str) -> bool:

@@ -23,6 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from dream.engines.offline import phrase_schema
 from dream.errors import BadInput
 
 # Request kinds in the order their patterns are tried: the first that matches wins.
@@ -76,9 +77,11 @@ def languages(folder: str | None = None) -> tuple[Language, ...]:
 
 def _load(path: Path) -> Language:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BadInput(f"{path}: cannot read phrases: {exc}") from None
+    phrase_schema.check(path, text)  # a misspelt key fails here, with its line
     tables = {key: data.get(key) or {} for key in _LIST_KEYS}
     for key, table in tables.items():
         if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):

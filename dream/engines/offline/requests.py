@@ -38,7 +38,6 @@ class Request:
     seq: int
     sentence: str  # the whole sentence, for the report
     plain: bool = True  # False: maybe meant, not plainly; a person decides, nothing is written
-    pasted: bool = False  # read in the lines below what the user typed (most often pasted text)
     answers: str = ""  # "yes, remember that": the assistant's line it answers, whose words these are
 
     @property
@@ -83,7 +82,8 @@ _WORDLIKE = re.compile(r"\w")
 _STOP = re.compile(r"[.!?。！？\n]")  # what every `_SENTENCE_END` touches: without one, one sentence
 
 
-_CLAUSE_START = re.compile(r"[,;，；]\s*")
+_CLAUSE_START = re.compile(r"[,;，；]\s*|\s[—–-]\s+")  # "…, never mind", "btw … — please forget X"
+_COMMA = (", ", ",", "，", "、")  # "esquece, já resolvi": a lead, a comma, a reason: "forget it"
 
 
 def extract(sentence: str) -> tuple[str, str] | None:
@@ -131,7 +131,7 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
         return None  # most sentences: the markers below cost more
     opening = phrases.asked_opening().match(sentence)
     sentence = sentence[opening.end():] if opening else sentence  # "¿puedes …" is no hypothetical "¿…"
-    if retracts(sentence) or any(phrases.marker(name).search(sentence) for name in _NOT_REQUESTS):
+    if retracts(sentence) or any(phrases.marker(name).search(sentence) for name in NOT_REQUESTS):
         return None
     if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
         return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
@@ -141,7 +141,7 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
 
 
 # Markers ([not_requests] in data/phrases) of a sentence that asks for nothing, whatever it starts with.
-_NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep", "amends")
+NOT_REQUESTS = ("hypothetical", "scope", "chatter", "not_to_keep", "amends", "keeps", "hopes", "recalls")
 
 
 def retracts(text: str) -> bool:
@@ -194,11 +194,13 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
     text = phrases.please_after_lead().sub("", text).lstrip(" :：,，;—–-")  # a title never starts with ":"
     if kind == "remember" and phrases.task().match(sentence):
         return None  # "remember to squash", "n'oublie pas de pousser": work for now
+    if kind in ("remember", "rule") and phrases.marker("about_memory").search(text):
+        return None  # "fyi the memory about the gateway is out of date": talk about memory (noticed)
     if kind == "forget":
         if phrases.not_after("not_forget_after", "forget").match(sentence):
             return None
-        if phrases.marker("set_aside").search(sentence):
-            return None  # "forget about CI for a sec, let's look at the db": set aside, not unlearned
+        if phrases.marker("set_aside").search(sentence) or sentence[:max(0, sentence.find(text))].endswith(_COMMA):
+            return None  # "forget about CI for a sec", "esquece, já resolvi": set aside, not unlearned
         text = first_clause(phrases.and_then().sub("", text, count=1))  # "あとLaunchDarklyのメモは忘れて"
     if kind == "rule":
         if phrases.not_after("not_rule_after", "rule").match(text):
@@ -219,10 +221,10 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
 
     An entry's first line is what the user typed; its continuation lines are
     most often pasted (a traceback, a guide, a colleague's message, a git log),
-    and a rule or "remember" in them is the pasted text's, not the user's. So
-    a request read there is only doubtful: a person sees it, nothing is filed.
-    The exception is a first line that points at them ("remember this:"),
-    whose content they are.
+    and a rule or "remember" in them is the pasted text's, not the user's: no
+    request is read there (listing each for a person buried the requests the
+    user made). The exception is a first line that points at them ("remember
+    this:"), whose content they are.
     """
     if sessions is None or sessions.height == 0:
         return []
@@ -247,9 +249,7 @@ def _read_requests(sessions: pl.DataFrame, users: pl.DataFrame) -> list[Request]
                 kind, text, plain = hit
                 found.append(Request(kind, text, str(session), day, int(seq), sentence, plain))
         if len(found) > before and phrases.points_ahead().match(found[-1].text):
-            found[-1] = _pointing_at(found[-1], block, _said_before(sessions, str(session), int(seq)))
-        elif block:
-            found += _pasted_requests(block, str(session), day, int(seq))
+            found[-1] = _pointing_at(found[-1], block, said_before(sessions, str(session), int(seq)))
     return found
 
 
@@ -274,22 +274,12 @@ def _amended_after(found: list[Request], rest: pl.DataFrame) -> list[Request]:
     return found
 
 
-def _pasted_requests(block: str, session: str, day: date, seq: int) -> list[Request]:
-    """What reads as a request in the lines below the typed one: each only doubtful."""
-    found = []
-    for sentence in sentences(block):
-        hit = read(sentence)
-        if hit:
-            found.append(Request(hit[0], hit[1], session, day, seq, sentence, plain=False, pasted=True))
-    return found
-
-
 def _typed_and_pasted(entry: str) -> tuple[str, str]:
     typed, _, rest = entry.partition("\n")
     return typed, "\n".join(line.strip() for line in rest.splitlines() if line.strip())
 
 
-def _said_before(sessions: pl.DataFrame, session: str, seq: int) -> str:
+def said_before(sessions: pl.DataFrame, session: str, seq: int) -> str:
     """The assistant's entry just before a user's (rarely needed: only for a request that points at it)."""
     before = sessions.filter((pl.col("session") == session) & (pl.col("seq") == seq - 1)
                              & (pl.col("role") == "assistant"))

@@ -80,8 +80,9 @@ def test_a_sentence_without_a_negation_or_a_change_is_not_a_correction():
     assert parse("其实我们还没决定") is None
 
 
-# Where a value stands alone, written as one regex: not after a dot, nor beside a letter or digit of a script
-# that spaces its words (a CJK character beside it is a boundary).
+# Where a value stands alone, written as one regex: not after a dot, slash or hyphen, nor before a slash or a
+# dot or hyphen that goes on ("db-a" in "db-a.internal"), nor beside a letter or digit of a script that spaces
+# its words (a CJK character beside it is a boundary).
 _SPACED_WORD = rf"[^\W{CJK_CHARS}]"
 VALUES = ["15", "Node 18", "东京", "redis", "3.11", "ſtop", "カ", "한국"]
 TEXT = st.lists(st.sampled_from(list("ab15 .8_-東京东京カタ한국・ー") + ["Node 18", "node 18.2", "REDIS", "3.11", "STOP"]),
@@ -92,7 +93,7 @@ TEXT = st.lists(st.sampled_from(list("ab15 .8_-東京东京カタ한국・ー") 
 @given(st.sampled_from(VALUES), st.booleans(), TEXT)
 def test_a_value_stands_alone_where_one_regex_with_the_cjk_ranges_says(value, versioned, text):
     value_regex = re.escape(value) + (r"(?:\s+v?\d+(?:\.\d+)*)?" if versioned else "")
-    written = re.compile(rf"(?<![.])(?<!{_SPACED_WORD})(?i:{value_regex})(?!{_SPACED_WORD})")
+    written = re.compile(rf"(?<![./-])(?<!{_SPACED_WORD})(?i:{value_regex})(?!{_SPACED_WORD}|/|[.-]{_SPACED_WORD})")
     alone = _standing_alone(value_regex)
     assert alone.search(text) == bool(written.search(text))
     assert alone.sub(lambda found: f"<{found}>", text) == written.sub(lambda m: f"<{m.group(0)}>", text)

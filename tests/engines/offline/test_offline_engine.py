@@ -5,44 +5,14 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import date
-from pathlib import Path
 
-import polars as pl
 import pytest
 
 from dream.config import Settings
-from dream.engines.base import EngineInput
-from dream.engines.offline import OfflineEngine
 from dream.engines.offline.requests import extract, gather_requests
 from dream.engines.offline.similarity import similar_pairs
-from dream.store.tree import materialize, read_tree
 from dream.store.validate import errors, validate_tree
-
-TODAY = date(2026, 3, 10)
-
-
-def topic(name: str, description: str, type_: str, body: str, **extra: str) -> bytes:
-    keys = "".join(f"{k}: {v}\n" for k, v in extra.items())
-    return f"---\nname: {name}\ndescription: {description}\ntype: {type_}\n{keys}---\n\n{body}\n".encode()
-
-
-def sessions(*rows: tuple[str, date, str, str]) -> pl.DataFrame:
-    data = {"session": [], "date": [], "seq": [], "role": [], "text": []}
-    for seq, (session, day, role, text) in enumerate(rows):
-        for key, value in zip(data, (session, day, seq, role, text)):
-            data[key].append(value)
-    return pl.DataFrame(data, schema={"session": pl.Utf8, "date": pl.Date, "seq": pl.Int64,
-                                      "role": pl.Utf8, "text": pl.Utf8})
-
-
-def run(tmp_path: Path, tree: dict[str, bytes], rows: pl.DataFrame | None = None):
-    staging = tmp_path / "staging"
-    staging.mkdir(parents=True, exist_ok=True)
-    materialize(tree, staging)
-    inp = EngineInput(tmp_path, staging, rows if rows is not None else sessions(), [],
-                      Settings(), TODAY)
-    result = OfflineEngine().consolidate(inp)
-    return read_tree(staging), result
+from helpers.offline_engine import TODAY, run, sessions, topic
 
 
 def actions(result) -> list[tuple[str, str]]:
@@ -645,9 +615,10 @@ def test_every_date_row_holds_a_word_the_quick_filter_looks_for():
 
     checked = 0
     for row in rows():
-        if "(" in row.regex:  # groups and lookarounds: the phrases of the parametrized test above
+        regex = re.sub(r"\(\?<?[!=][^()]*\)", "", row.regex)  # "(?<!大)后天": the lookaround holds no phrase
+        if "(" in regex:  # groups: the phrases of the parametrized test above
             continue
-        for alternative in row.regex.split("|"):
+        for alternative in regex.split("|"):
             assert might_have_relative_dates(alternative), (row.lang, alternative)
             checked += 1
     assert checked > 60

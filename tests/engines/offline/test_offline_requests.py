@@ -323,10 +323,9 @@ def test_the_quick_filter_keeps_every_kind_of_request(said):
 # ---------------------------------------------------------------- pasted lines
 
 
-def test_a_rule_in_lines_pasted_below_the_typed_line_goes_to_a_person():
+def test_a_rule_in_lines_pasted_below_the_typed_line_is_the_pasted_texts_not_a_request():
     entry = "this is what the guide says, do we enforce it?\n  Always run `make lint` before you push.\n  Never commit to main."
-    found = gather_requests(sessions([entry]))
-    assert [(r.kind, r.plain, r.pasted) for r in found] == [("rule", False, True), ("rule", False, True)]
+    assert gather_requests(sessions([entry])) == []
 
 
 @pytest.mark.parametrize("typed, heading", [

@@ -113,3 +113,20 @@ def test_the_needle_search_finds_what_a_case_insensitive_alternation_finds(needl
     line = data.draw(st.sampled_from(["", " "])).join(parts)
     plain = re.compile("|".join(map(re.escape, needles)), re.I)
     assert (phrases.needle_search(tuple(needles)).search(line) is None) == (plain.search(line) is None), line
+
+
+def test_a_misspelt_phrase_key_fails_the_load_naming_file_and_line(tmp_path):
+    from dream.engines.offline.phrases import languages
+    from dream.errors import BadInput
+
+    (tmp_path / "xx.toml").write_text('spaced = true\n\n[words]\nplease = ["pls"]\nnotcie = ["memo"]\n', encoding="utf-8")
+    with pytest.raises(BadInput, match=r"xx.toml line 5: .*unknown field `notcie`"):
+        languages(str(tmp_path))
+
+
+def test_eval_coverage_lists_which_languages_fill_each_key():
+    from helpers.cli import in_process
+
+    data = in_process("eval", "--coverage", "--json").json
+    assert "en" in data["keys"]["words.notice"] and len(data["languages"]) >= 14
+    assert "words.not_after_value" in data["keys"]  # every key of the schema, filled or not

@@ -1,0 +1,115 @@
+"""`dream purge-secret`: a secret that was stored once leaves every version, proposal, removal ledger, history
+line, log, file name and pack; objects are stored again under their new hash; rolling back to a purged
+version gives the redacted bytes, and the history says so (issue 38, item 4)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from helpers.secret_corpus import everything_written
+
+from dream import notes
+from dream.store.layout import Layout
+from dream.store.tree import sha256
+from dream.versions.manifests import Blobs, Versions
+from dream.versions.purge import MARKER
+from dream.versions.removed import Collected, Ledger, Removal, save_ledger
+
+SECRET = "Zq8xLw2mKp5vRt9sNb4y"  # made up for this test; letters and digits, so it can stand in a file name
+INDEX = "- [DB](project_db.md) — the database\n- [Deploys](project_deploys.md) — how deploys go\n"
+
+
+def memory(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {name.lower()}\ntype: project\n---\n{body}\n"
+
+
+@pytest.fixture
+def leaky_store(tmp_path: Path, cli) -> Path:
+    """A store whose versions, proposal, ledger, history, logs and packs all hold SECRET (stored before
+    redaction knew its kind), in loose objects, deltas and packs."""
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "MEMORY.md").write_text(INDEX)
+    (store / "project_db.md").write_text(memory("DB", f"The staging db password is {SECRET}; port 5432."))
+    (store / "project_deploys.md").write_text(memory("Deploys", "Deploys go through the release branch."))
+    layout = Layout.open(store)
+    versions = Versions(layout)
+    first = {p.name: p.read_bytes() for p in store.glob("*.md")}
+    versions.record(first, "snapshot", note=f"imported with {SECRET}")
+    # the secret leaves the memory: the next object is a delta of one holding it
+    (store / "project_db.md").write_text(memory("DB", "The staging db answers on port 5432."))
+    versions.record({p.name: p.read_bytes() for p in store.glob("*.md")}, "snapshot")
+    log = store / "logs" / "2026" / "03" / "02" / f"s1-{SECRET.lower()}.md"
+    log.parent.mkdir(parents=True)
+    log.write_text(f"> remember that the staging token was {SECRET}\n> remember that deploys need a green CI run\n"
+                   "< Noted.\n")
+    run = cli("run", "--store", str(store), "--force", "--json")
+    assert run.code == 0 and run.json["status"] == "proposed", run.stdout + run.stderr
+    rejected = cli("reject", "--store", str(store), "--comment", f"it quoted {SECRET}")
+    assert rejected.code == 0, rejected.stderr
+    old_blob = Blobs(layout).put(first["project_db.md"])
+    removal = Removal("memory", "project_old.md", "", 1, 1, time.time(), None, "accept", f"forgot {SECRET}")
+    save_ledger(layout, Ledger({1}, [Collected(removal, old_blob, f"- [Old](project_old.md) — {SECRET}")]))
+    notes.record(layout, [f"the log says the staging token was {SECRET}: remember it?"], "run-1")  # a note for a person
+    packed = cli("gc", "--store", str(store), "--keep", "5")
+    assert packed.code == 0, packed.stderr
+    assert list(layout.packs.glob("*.pack"))
+    return store
+
+
+def holders(store: Path) -> list[str]:
+    return sorted({where for where, data in everything_written(store) if SECRET.lower().encode() in data.lower()})
+
+
+def test_purge_takes_the_secret_out_of_everything_and_says_what_it_touched(leaky_store: Path, cli):
+    store = leaky_store
+    before = holders(store)
+    assert any(".pack" in h for h in before) and any(h.startswith("logs/") for h in before), before
+    assert ".dream/history.jsonl" in before and ".dream/removed.json.gz (gunzipped)" in before, before
+    assert ".dream/notes.json" in before, before
+
+    purged = cli("purge-secret", "--store", str(store), input=SECRET + "\n")
+    assert purged.code == 0, purged.stderr
+    assert "purged from version(s) 1" in purged.stdout and "rewrote logs/2026/03/02/s1-" in purged.stdout
+    assert "renamed logs/2026/03/02/s1-" in purged.stdout and "pack(s) rewritten" in purged.stdout
+    assert holders(store) == []
+
+    blobs = Blobs(Layout.open(store))
+    for digest in blobs.digests():  # every object is stored under the hash of its bytes
+        assert sha256(blobs.get(digest)) == digest
+    checked = cli("fsck", "--store", str(store))
+    assert checked.code == 0, checked.stdout + checked.stderr
+    shown = cli("show", "--store", str(store), "1", "project_db.md")
+    assert shown.code == 0 and f"password is {MARKER}" in shown.stdout
+    assert cli("show", "--store", str(store), "2", "project_db.md").stdout.endswith("answers on port 5432.\n")
+    assert cli("removed", "--store", str(store)).code == 0
+    events = cli("history", "--store", str(store), "--json").json["events"]
+    assert any(e["action"] == "purge-secret" and "versions 1" in e["detail"] for e in events), events
+
+    again = cli("purge-secret", "--store", str(store), input=SECRET + "\n")
+    assert again.code == 0 and "not in this store" in again.stdout
+
+
+def test_rolling_back_to_a_purged_version_gives_the_redacted_bytes_and_the_history_says_so(leaky_store, cli):
+    store = leaky_store
+    assert cli("purge-secret", "--store", str(store), "--json", input=SECRET).code == 0
+    rolled = cli("rollback", "--store", str(store), "1")
+    assert rolled.code == 0, rolled.stderr
+    assert f"password is {MARKER}" in (store / "project_db.md").read_text()
+    events = cli("history", "--store", str(store), "--json").json["events"]
+    rollback = next(e for e in events if e["action"] == "rollback")
+    assert "version 1 was purged of a secret" in rollback["detail"], rollback
+    assert holders(store) == []
+
+
+def test_purge_names_what_it_cannot_rewrite_and_refuses_a_short_secret(leaky_store, cli):
+    store = leaky_store
+    short = cli("purge-secret", "--store", str(store), input="abc\n")
+    assert short.code != 0 and "at least 6 characters" in short.stderr and "Traceback" not in short.stderr
+    (store / ".dream" / "history.duckdb.migrated").write_bytes(b"\x00DUCK" + SECRET.encode() + b"\x00")
+    result = cli("purge-secret", "--store", str(store), "--json", input=SECRET)
+    assert result.code == 0
+    assert json.loads(result.stdout)["not_purged"] == [".dream/history.duckdb.migrated"]
