@@ -6,7 +6,9 @@ for polars, jinja2, rapidfuzz, dateparser or anthropic, which together take
 longer to import than most commands take to run.
 """
 
-from dream.cli import commands, evaluate, fsck, importing, lint, notes, purge, removed, report, review, settings  # noqa: F401  (registers the core commands)
+from dream.cli import (  # noqa: F401  (registers the core commands)
+    commands, evaluate, fsck, importing, lint, mirror, notes, purge, removed, report, review, settings,
+)
 from dream.cli.app import app, main
 
 __all__ = ["app", "main"]

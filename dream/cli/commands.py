@@ -25,6 +25,7 @@ from dream.cli.console import (
     when,
     words,
 )
+from dream.cli.mirror import print_push, push_mirror
 from dream.cli.progress import FleetProgress, RunProgress, wanted
 from dream.errors import BadInput
 from dream.outcomes import Status
@@ -341,7 +342,8 @@ def accept_cmd(
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
     decision = decide.accept(store, proposal_id, comment, only=only, except_=except_)
-    print_decision(decision, as_json, resumed=resume_paused_flow(store, decision.proposal_id, "accept", comment))
+    print_decision(decision, as_json, resumed=resume_paused_flow(store, decision.proposal_id, "accept", comment),
+                   pushed=push_mirror(store, decision.version))
 
 
 @app.command()
@@ -375,7 +377,8 @@ def rollback(
     """Restore version N's bytes as a new version."""
     from dream.review import decide  # start-up: see dream/cli/__init__.py
 
-    print_decision(decide.rollback(store, version, comment), as_json, f" to version {version}")
+    decision = decide.rollback(store, version, comment)
+    print_decision(decision, as_json, f" to version {version}", pushed=push_mirror(store, decision.version))
 
 
 def resume_paused_flow(store: Path, proposal_id: str | None, verb: str, comment: str | None):
@@ -387,9 +390,11 @@ def resume_paused_flow(store: Path, proposal_id: str | None, verb: str, comment:
     return paused.resume_waiting(store, proposal_id, verb, comment)
 
 
-def print_decision(decision, as_json: bool, what_to: str = "", resumed=None) -> None:
+def print_decision(decision, as_json: bool, what_to: str = "", resumed=None, pushed=None) -> None:
+    """`pushed`: what a mirrored memory store was sent (dream.cli.mirror)."""
     if as_json:
-        emit_json({**decision.to_json(), **({"flow_run": resumed.to_json()} if resumed else {})})
+        emit_json({**decision.to_json(), **({"flow_run": resumed.to_json()} if resumed else {}),
+                   **({"push": pushed.to_json()} if pushed else {})})
         return
     what = f"proposal {decision.proposal_id} " if decision.proposal_id else ""
     version = f"; the store is now version {decision.version}" if decision.version else ""
@@ -412,6 +417,8 @@ def print_decision(decision, as_json: bool, what_to: str = "", resumed=None) -> 
     elif resumed:
         err.print(f"dream: warning: the paused Prefect flow run {resumed.flow_run_id} was not resumed: "
                   f"{resumed.problem}", markup=False, soft_wrap=True)
+    if pushed:
+        print_push(pushed)
 
 
 @app.command()

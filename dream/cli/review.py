@@ -14,6 +14,7 @@ import typer
 from dream.cli.app import CommentOpt, JsonOpt, StoreOpt, app
 from dream.cli.commands import print_decision, resume_paused_flow
 from dream.cli.console import dream_command, emit_json, err, human, out, page_diff, when, words
+from dream.cli.mirror import push_mirror
 from dream.errors import BadInput
 
 ProposalArg = Annotated[Optional[str], typer.Argument(help="Proposal id (default: the newest pending).")]
@@ -61,7 +62,8 @@ def review(
                        "taken": [], "skipped": list(proposal.changed)})
         return
     decision = decide.accept(store, proposal.id, comment, only=choices.in_order())
-    print_decision(decision, as_json, resumed=resume_paused_flow(store, proposal.id, "accept", comment))
+    print_decision(decision, as_json, resumed=resume_paused_flow(store, proposal.id, "accept", comment),
+                   pushed=push_mirror(store, decision.version))
 
 
 def _answer_notes(screen, keys: Keys, layout) -> bool:

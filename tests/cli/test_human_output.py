@@ -76,6 +76,8 @@ def the_morning(root: Path) -> dict[str, list]:
         "restore": [["restore", "project_database.md", *s], ["restore", "no-such.md", *s]],
         "purge-secret": [["purge-secret", *s, "--input", "no-such-secret-here\n"],
                          ["purge-secret", *s, "--input", "read-only on fridays\n"]],
+        "pull": [["pull", "memstore_01x", "--into", str(root / "mirror")], ["pull", "--into", str(store)]],
+        "push": [["push", *s]],
     }
 
 

@@ -1,0 +1,1 @@
+"""Stores that live on a service: dream dreams a local mirror and pushes accepted changes back."""
