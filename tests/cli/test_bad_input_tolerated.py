@@ -62,12 +62,14 @@ def test_invalid_utf8_in_log_and_memory(demo_store, cli):
     latin1 = b"---\nname: x\ntype: user\n---\ncaf\xe9\n"
     (demo_store / "latin1_note.md").write_bytes(latin1)
     run = _run_tolerates(demo_store, cli)
-    assert run.report["warnings"] == ["logs/2026/11/27/bad-utf8.md: invalid UTF-8, decoded with replacement characters"]
+    # The log is read with replacement characters; the memory file is left byte for byte and named, with why
+    # (issue 38: one file dream cannot read does not stop the night).
+    assert sorted(run.report["warnings"]) == [
+        "latin1_note.md: left as it is, not dreamed: not valid UTF-8 (byte 30)",
+        "logs/2026/11/27/bad-utf8.md: invalid UTF-8, decoded with replacement characters",
+    ]
     assert run.report["sessions_read"] == DEMO_LOGS + 1
-    # The memory file is read but never rewritten; the reviewer is told why it is left alone.
     assert run.base["latin1_note.md"] == run.tree["latin1_note.md"] == latin1
-    assert [(f["severity"], f["rule"]) for f in run.findings_for("latin1_note.md")] == [("warning", "encoding")]
-    assert "UTF-8" in run.findings_for("latin1_note.md")[0]["message"]
 
 
 @pytest.mark.slow  # writes and reads 50 MB
