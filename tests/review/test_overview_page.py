@@ -113,7 +113,8 @@ def test_the_overview_in_chromium_links_to_each_review_page(morning: dict, tmp_p
             assert row.locator(".c-merged").inner_text() == str(first["counts"]["merged"])
             page.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
 
-            row.locator("a").click()
+            assert row.locator(".c-needs-person").inner_text() == str(first["needs_person"])
+            row.locator(f'a[href="{first["href"]}"]').click()  # the proposal's link (the needs-a-person count links too)
             page.wait_for_selector("#count-dropped")
             assert first["id"] in page.inner_text("h1")
             assert page.inner_text("#count-dropped") == str(first["counts"]["dropped"])
