@@ -204,8 +204,7 @@ _HINT_RE = re.compile(HINTS)
 # lazy DFA run out of cache and the scan of a nightly run's logs 50 times slower.
 @cache
 def _gates() -> list[str]:
-    hints = list(dict.fromkeys(p.hint for p in PATTERNS))
-    return ["|".join([*(h for h in hints if "{" not in h), hint()]), *(h for h in hints if "{" in h)]
+    return ["|".join([*(h for h in _HINT_LIST if "{" not in h), hint()]), *(h for h in _HINT_LIST if "{" in h)]
 _COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
 
 

@@ -665,16 +665,21 @@ def unmarked(value: Any) -> Any:
     return value
 
 
-@pytest.fixture
-def fake_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    """A running fake API; the real client finds it through ANTHROPIC_BASE_URL."""
-    fake = FakeAnthropic().start()
+def serve_as_anthropic(fake: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Start a fake server, point the real client at it (ANTHROPIC_BASE_URL and a key), stop it afterwards."""
+    fake.start()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
     try:
         yield fake
     finally:
         fake.stop()
+
+
+@pytest.fixture
+def fake_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    """A running fake API; the real client finds it through ANTHROPIC_BASE_URL."""
+    yield from serve_as_anthropic(FakeAnthropic(), monkeypatch)
 
 
 def _events(message: dict[str, Any]) -> list[dict[str, Any]]:

@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from helpers.fake_anthropic import serve_as_anthropic
 
 BETAS = {"agent-memory-2026-07-22", "managed-agents-2026-04-01"}
 MAX_CONTENT_BYTES = 102_400
@@ -343,10 +344,4 @@ def _check_path(path: str) -> None:
 @pytest.fixture
 def memory_store(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMemoryStore]:
     """A running fake memory-stores API; the real client finds it through ANTHROPIC_BASE_URL."""
-    fake = FakeMemoryStore().start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
-    try:
-        yield fake
-    finally:
-        fake.stop()
+    yield from serve_as_anthropic(FakeMemoryStore(), monkeypatch)
