@@ -14,7 +14,6 @@ from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
 from dream.engines.instructions import Instruction, load_instructions
-from dream.engines.offline.archive import archive_lines
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
@@ -142,9 +141,8 @@ def _provenance(line: str) -> bool:
 def _remove(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]]) -> None:
     evidence = "; ".join(f"“{shorten(line, 60)}” is {rule.where}" for line, rule in hits)
     if memory.kind == "rule":
-        ws.store.index_lines.remove(memory.key)
-        archive_lines(ws, [memory.key], f"repeats {hits[0][1].where}")
-        ws.change("deleted", INDEX_NAME, f"inline rule only repeats {hits[0][1].where}", evidence, hits[0][1].file)
+        ws.store.index_lines.remove(memory.key)  # not archived: the instruction file keeps its words
+        ws.change("merged", INDEX_NAME, f"inline rule only repeats {hits[0][1].where}", evidence, hits[0][1].file)
         return
     topic: TopicFile = ws.store.topics[memory.key]
     links = [line for line in ws.store.parsed_index() if resolve_link(INDEX_NAME, line.target) == memory.key]
