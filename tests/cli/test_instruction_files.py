@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.fake_anthropic import Reply, fake_api, memory, tool_use  # noqa: F401
+
 CLAUDE_MD = ("# Conventions\n\n- Use pnpm for installs, never npm.\n- The staging database listens on port 5432.\n"
              "- Commit messages are written in English.\n- Run `pnpm test` before every push.\n")
 MEMORY = ("# Memory\n\n- [Package manager](feedback_pnpm.md) — pnpm, not npm\n"
@@ -96,3 +98,16 @@ def test_the_project_is_found_from_the_claude_code_transcripts_cwd(cli, home):
     assert run.code == 0 and run.json["status"] == "proposed", run.stderr
     [change] = [c for c in cli("diff", "--store", str(store), "--json").json["changes"] if c["action"] == "deleted"]
     assert change["path"] == "feedback_pnpm.md" and "CLAUDE.md line 3" in change["reason"]
+
+
+def test_the_claude_engine_reads_the_instruction_lines_in_its_first_message(cli, tmp_path, fake_api):
+    store = a_store(tmp_path)
+    fake_api.play(Reply([memory("view", path="/memories")]), Reply([tool_use("finish", summary="Nothing to change.")]))
+
+    run = cli("run", "--store", str(store), "--engine", "claude", "--force", "--json")
+    assert run.code == 0, run.json.get("error")
+    first = fake_api.requests[0]["messages"][0]["content"][0]["text"]
+    section = first[first.index("## What the instruction files already say"):]
+    assert "(~/.claude/CLAUDE.md, CLAUDE.md)" in section
+    assert "  1: Answer in English." in section and "  4: The staging database listens on port 5432." in section
+    assert "Conventions" not in section  # a heading is no statement
