@@ -87,6 +87,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # review policy
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
+    # the Anthropic memory store this folder mirrors, "anthropic:memstore_…" (in the store's own config): each run
+    # pulls its edits first, and accept, rollback and auto_accept push (dream/remote/configured.py)
+    store: Annotated[str, Meta(pattern=r"^anthropic:memstore_[A-Za-z0-9_-]+$")] | None = None
     # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
     transcripts_path: str | None = None
