@@ -32,11 +32,11 @@ class OfflineEngine:
         from dream.engines.offline import requests as gather  # start-up: see the comment above
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
-        rules = instructed.load(inp)  # what CLAUDE.md / AGENTS.md already say (dream/engines/instructions.py)
-        requests = instructed.drop_said(ws, rules, notice.withdrawn(gather.gather_requests(inp.sessions),
+        known = instructed.load(inp)  # what CLAUDE.md / AGENTS.md already say (dream/engines/instructions.py)
+        requests = instructed.drop_said(ws, known, notice.withdrawn(gather.gather_requests(inp.sessions),
                                                                     inp.sessions))
         consolidate.merge_duplicates(ws)
-        instructed.tidy(ws, rules, inp.pinned)
+        instructed.tidy(ws, known, inp.pinned)
         consolidate.absolute_dates(ws)
         consolidate.apply_requests(ws, requests)
         notice.note_unread(ws, inp.sessions)

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
@@ -27,21 +29,52 @@ SUMMARY_ALIKE = 90.0  # a description this alike to a body line summarizes it
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
 
 
-def load(inp: EngineInput) -> list[Instruction]:
-    return load_instructions(inp.store_root, inp.settings)
+@dataclass
+class Known:
+    """The instruction lines, each normalized once: a store's every statement is compared with all of them."""
+
+    rules: list[Instruction]
+    threshold: float  # `similarity_threshold`: what counts as the same statement
+    norms: list[str] = field(init=False)
+    words: list[frozenset[str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.norms = [normalize(rule.text) for rule in self.rules]
+        self.words = [frozenset(tokens(norm)) for norm in self.norms]
+
+    def repeating(self, text: str) -> Instruction | None:
+        """The instruction saying the same statement, at the threshold duplicates are merged at."""
+        norm = normalize(text)
+        if not says_something(norm):
+            return None
+        found = process.extractOne(norm, self.norms, scorer=fuzz.ratio, score_cutoff=self.threshold)
+        if found is None or disagree(text, self.rules[found[2]].text):  # "port 5433" is no repeat of "port 5432"
+            return None
+        return self.rules[found[2]]
+
+    def disagreeing(self, text: str) -> Instruction | None:
+        """The first instruction saying the same thing with one value changed, or its opposite."""
+        words = frozenset(tokens(normalize(text)))
+        return next((rule for rule, theirs in zip(self.rules, self.words)
+                     if len(words & theirs) >= MIN_SHARED and disagree(text, rule.text)), None)
 
 
-def drop_said(ws: Workspace, rules: list[Instruction], requests: list[Request]) -> list[Request]:
+def load(inp: EngineInput) -> Known:
+    return Known(load_instructions(inp.store_root, inp.settings), inp.settings.similarity_threshold)
+
+
+def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Request]:
     """The requests left once those an instruction already states, or contradicts, are told to a person."""
-    if not rules:
+    if not known.rules:
         return requests
     kept = []
     for request in requests:
         said = f"“{shorten(request.sentence, 100)}” (session {request.session}, line {request.seq + 1})"
-        if request.kind in ASKED_KINDS and request.plain and (rule := repeated_by(request.text, rules, ws)):
+        asks = request.kind in ASKED_KINDS and request.plain
+        if asks and (rule := known.repeating(request.text)):
             ws.ask(f"{said} asks to remember what {rule.where} already says (“{shorten(rule.text, 80)}”); "
                    "nothing filed: the agent reads that file every session")
-        elif request.kind in ASKED_KINDS and request.plain and (rule := disagreeing(request.text, rules)):
+        elif asks and (rule := known.disagreeing(request.text)):
             ws.ask(f"{said} disagrees with {rule.where} (“{shorten(rule.text, 80)}”); nothing filed: "
                    "a person decides which holds, and changes the instruction file or says so again")
         else:
@@ -49,42 +82,25 @@ def drop_said(ws: Workspace, rules: list[Instruction], requests: list[Request]) 
     return kept
 
 
-def tidy(ws: Workspace, rules: list[Instruction], pinned: set[str]) -> None:
+def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
     """Remove memories that only repeat instructions; list partial repeats and contradictions for a person."""
-    if not rules:
+    if not known.rules:
         return
     for memory in memories(ws.store):
         if memory.path in pinned or memory.key == INDEX_NAME:
             continue
         statements = _statements(ws, memory)
-        repeats = [(line, repeated_by(line, rules, ws)) for line in statements]
+        repeats = [(line, known.repeating(line)) for line in statements]
         hits = [(line, rule) for line, rule in repeats if rule is not None]
         if hits and len(hits) == len(statements) and memory.scope != "team":
             _remove(ws, memory, hits)
         elif hits:
             _ask_about_repeats(ws, memory, hits)
         for line, rule in repeats:
-            contra = disagreeing(line, rules) if rule is None else None
+            contra = known.disagreeing(line) if rule is None else None
             if contra is not None:
                 ws.ask(f"{memory.label} says “{shorten(line, 80)}” but {contra.where} says "
                        f"“{shorten(contra.text, 80)}”; nothing changed: a person decides which holds")
-
-
-def repeated_by(text: str, rules: list[Instruction], ws: Workspace) -> Instruction | None:
-    """The instruction saying the same statement, at the threshold duplicates are merged at."""
-    norm = normalize(text)
-    if not says_something(norm):
-        return None
-    found = process.extractOne(norm, [normalize(rule.text) for rule in rules], scorer=fuzz.ratio,
-                               score_cutoff=ws.settings.similarity_threshold)
-    if found is None or disagree(text, rules[found[2]].text):  # "port 5433" is no repeat of "port 5432"
-        return None
-    return rules[found[2]]
-
-
-def disagreeing(text: str, rules: list[Instruction]) -> Instruction | None:
-    """The first instruction saying the same thing with one value changed, or its opposite."""
-    return next((rule for rule in rules if disagree(text, rule.text)), None)
 
 
 def disagree(a: str, b: str) -> bool:
