@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -24,9 +25,12 @@ from dream.engines.offline.text import shorten
 from dream.store.model import TopicFile, resolve_link
 from dream.store.tree import INDEX_NAME
 
+_DIGIT = re.compile(r"\d")
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
 SUMMARY_ALIKE = 90.0  # a description this alike to a body line summarizes it
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
+CANDIDATE_ALIKE = 70.0  # ratio below which two lines are not read as disagreeing by one value only
+CANDIDATES = 8  # the lines most alike a statement that are checked for a disagreement
 
 
 @dataclass
@@ -36,11 +40,9 @@ class Known:
     rules: list[Instruction]
     threshold: float  # `similarity_threshold`: what counts as the same statement
     norms: list[str] = field(init=False)
-    words: list[frozenset[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.norms = [normalize(rule.text) for rule in self.rules]
-        self.words = [frozenset(tokens(norm)) for norm in self.norms]
 
     def repeating(self, text: str) -> Instruction | None:
         """The instruction saying the same statement, at the threshold duplicates are merged at."""
@@ -53,10 +55,13 @@ class Known:
         return self.rules[found[2]]
 
     def disagreeing(self, text: str) -> Instruction | None:
-        """The first instruction saying the same thing with one value changed, or its opposite."""
-        words = frozenset(tokens(normalize(text)))
-        return next((rule for rule, theirs in zip(self.rules, self.words)
-                     if len(words & theirs) >= MIN_SHARED and disagree(text, rule.text)), None)
+        """The first instruction saying the same thing with one value changed, or its opposite.
+
+        Only the lines most alike are looked at (one C call over all of them): a line that disagrees shares
+        all its words but a value or a negation. `ratio`, not `token_set_ratio`: 35 times as fast."""
+        alike = process.extract(normalize(text), self.norms, scorer=fuzz.ratio,
+                                score_cutoff=CANDIDATE_ALIKE, limit=CANDIDATES)
+        return next((self.rules[i] for _, _, i in alike if disagree(text, self.rules[i].text)), None)
 
 
 def load(inp: EngineInput) -> Known:
@@ -121,7 +126,7 @@ def disagree(a: str, b: str) -> bool:
 
 
 def _numbers(words: list[str]) -> frozenset[str]:
-    return frozenset(word for word in words if any(ch.isdigit() for ch in word))
+    return frozenset(word for word in words if _DIGIT.search(word))
 
 
 def _statements(ws: Workspace, memory: Memory) -> list[str]:
