@@ -257,6 +257,9 @@ def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = 
     for where, layer in _layers(store, overrides):
         if not layer:  # most stores have no config file: nothing new to check
             continue
+        if "store" in layer and where == str(global_config_path()):  # every store would mirror the same one
+            raise ConfigError(f"{where}: setting 'store' names the memory store one folder mirrors; set it in "
+                              "that folder's .dream/config.toml")
         merged.update(layer)
         if "transcripts" in layer:
             transcripts_from = where

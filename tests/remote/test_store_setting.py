@@ -102,3 +102,13 @@ def test_a_store_setting_that_names_no_memory_store_is_a_config_error(cli, tmp_p
     (local / ".dream").mkdir(parents=True)
     (local / ".dream" / "config.toml").write_text('store = "s3://bucket/memory"\n')
     assert_one_line_error(cli("run", "--store", str(local), "--engine", "offline", "--force"), 2, "store")
+
+
+def test_the_store_setting_in_the_global_config_is_refused(cli, tmp_path, monkeypatch):
+    personal = tmp_path / "config.toml"
+    personal.write_text('store = "anthropic:memstore_01x"\n')
+    monkeypatch.setenv("DREAM_CONFIG", str(personal))
+    local = configured(tmp_path / "memory", "memstore_01x")
+    (local / ".dream" / "config.toml").unlink()
+    assert_one_line_error(cli("run", "--store", str(local), "--engine", "offline", "--force"), 2,
+                          str(personal), "'store'", ".dream/config.toml")
