@@ -92,7 +92,7 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
     if not known.rules:
         return
     for memory in memories(ws.store):
-        if memory.path in pinned or memory.key == INDEX_NAME:
+        if memory.path in pinned:
             continue
         statements = _statements(ws, memory)
         repeats = [(line, known.repeating(line)) for line in statements]
@@ -100,7 +100,8 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
         if hits and len(hits) == len(statements) and memory.scope != "team":
             _remove(ws, memory, hits)
         elif hits:
-            _ask_about_repeats(ws, memory, hits)
+            kept = "it is a team memory others rely on" if memory.scope == "team" else "the memory says more"
+            _ask_about_repeats(ws, memory, hits, kept)
         for line, rule in repeats:
             contra = known.disagreeing(line) if rule is None else None
             if contra is not None:
@@ -175,7 +176,7 @@ def _remove(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]]) 
               evidence, hits[0][1].file)
 
 
-def _ask_about_repeats(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]]) -> None:
+def _ask_about_repeats(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]], kept: str) -> None:
     for line, rule in hits:
-        ws.ask(f"{memory.label}: “{shorten(line, 80)}” repeats {rule.where}; the memory says more, so it was "
-               "kept: remove that line by hand if the instruction file is where it belongs")
+        ws.ask(f"{memory.label}: “{shorten(line, 80)}” repeats {rule.where}; {kept}, so it was kept: remove "
+               "that line by hand if the instruction file is where it belongs")
