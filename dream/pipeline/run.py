@@ -169,10 +169,9 @@ def import_logs(ctx: RunContext) -> ImportResult | None:
 
 def mirror_remote(ctx: RunContext) -> None:
     """A store configured as an Anthropic memory store takes the service's edits first (dream.remote.configured)."""
-    if ctx.settings.store:
-        from dream.remote.configured import mirror_before_run  # start-up: only mirrored stores need the SDK
+    from dream.remote.configured import mirror_before_run  # start-up: only mirrored stores need the SDK
 
-        ctx.warnings += mirror_before_run(ctx.layout, ctx.settings)
+    ctx.warnings += mirror_before_run(ctx.layout, ctx.settings)
 
 
 def gate(ctx: RunContext) -> GateDecision:
@@ -586,7 +585,8 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False,
     ctx = begin(store, engine=engine, force=force, every_log=every_log, again=again, overrides=overrides, now=now)
     call(recover_interrupted_write, ctx)
     call(import_logs, ctx)
-    call(mirror_remote, ctx)
+    if ctx.settings.store:  # a mirror of an Anthropic memory store: a stage (and a Prefect task) of its own
+        call(mirror_remote, ctx)
     decision = call(gate, ctx)
     if not decision.open:
         return call(finish, ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)
