@@ -88,6 +88,8 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
     # transcripts (activity logs derived from agent sessions)
+    # the memory folder's layout (dream.store.layouts); None: the folder's shape says
+    layout: Literal["claude-code", "codex"] | None = None
     transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
     transcripts_path: str | None = None
     include_sidechains: bool = False
@@ -122,7 +124,7 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def imported_logs_path(self) -> str | None:
         """`logs_path` where the store's logs are imported from transcripts; a store with its own logs/ keeps them."""
-        return self.logs_path if self.transcripts else None
+        return self.logs_path if self.transcripts or self.layout == "codex" else None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: msgspec.to_builtins(v) for k, v in msgspec.structs.asdict(self).items()}
