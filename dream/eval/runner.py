@@ -57,8 +57,8 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
         settings["project"] = str(store.parent / "project")
     day = case.today or max((log.date for log in case.logs), default=None)
     base = datetime.combine(day, time(12)).timestamp() if day else _time.time()
-    written = _write_logs(store, case, case.logs, base - 60, first=0)
-    outcome = Outcome(before={**case.store, **written}, after={}, said=_said(case, case.logs))
+    summaries = _write_logs(store, case, case.logs, base - 60, first=0)
+    outcome = Outcome(before={**case.store, **summaries}, after={}, said=_said(case, case.logs))
     runs = written = 0
     for step in case.steps:
         name, arg = (step, None) if isinstance(step, str) else next(iter(step.items()))

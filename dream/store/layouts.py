@@ -20,6 +20,7 @@ the layout instead.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -58,6 +59,30 @@ CODEX = StoreLayout(
 )
 LAYOUTS = {layout.kind: layout for layout in (CLAUDE_CODE, CODEX)}
 CODEX_MARKS = ("memory_summary.md", "raw_memories.md")  # files only a Codex memory folder holds at its top
+
+
+def named(kind: str | None) -> StoreLayout:
+    """The layout a resolved `layout` setting names (Claude Code's when none is named)."""
+    return LAYOUTS[LayoutKind(kind)] if kind else CLAUDE_CODE
+
+
+def of_tree(paths: Iterable[str]) -> StoreLayout:
+    """The layout a memory tree's own files say (for a check that sees the tree, not the folder or settings)."""
+    return CODEX if CODEX.index in paths else CLAUDE_CODE
+
+
+def index_tokens(data: bytes) -> int:
+    """Tokens as Codex counts them to cut its summary: about four bytes each."""
+    return (len(data) + 3) // 4
+
+
+def over_budget(layout: StoreLayout, tree: dict[str, bytes]) -> str | None:
+    """A sentence for a person when the index is over the budget its agent loads; dream never cuts it itself."""
+    data = tree.get(layout.index)
+    if layout.index_budget_tokens is None or data is None or index_tokens(data) <= layout.index_budget_tokens:
+        return None
+    return (f"{layout.index} is about {index_tokens(data):,} tokens, over the {layout.index_budget_tokens:,} the agent "
+            f"loads: what is beyond is never read; shorten it (merge its bullets, move detail into MEMORY.md)")
 
 
 def detect(root: Path) -> StoreLayout:
