@@ -23,11 +23,13 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
 
+from dream.store.layouts import LayoutKind, detect
 from dream.store.tree import atomic_write
 
 EVIDENCE_LOGS = ".dream/codex-evidence"  # where the evidence is rendered as logs (the store's logs_path)
@@ -149,6 +151,11 @@ def consolidation_lease(root: Path, now: float) -> str | None:
             return f"Codex's memory consolidation holds its lease ({db.name}, jobs table) until {until}; " \
                    f"dream runs once it has finished"
     return None
+
+
+def held_by_codex(root: Path) -> str | None:
+    """For a write into a Codex folder (accept, rollback): why not now, or None (any other layout: None)."""
+    return consolidation_lease(root, time.time()) if detect(root).kind == LayoutKind.CODEX else None
 
 
 def _running_lease(db: Path, now: float) -> int | None:

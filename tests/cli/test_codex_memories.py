@@ -118,3 +118,15 @@ def test_run_all_finds_the_codex_folder(codex_store, cli):
     status = cli("status", "--all", "--json")
     assert status.code == 0, status.stderr
     assert str(codex_store.resolve()) in status.stdout
+
+
+def test_accept_waits_while_codex_consolidates(codex_store, home, cli):
+    assert cli("run", "--store", str(codex_store), "--engine", "offline", "--force", "--json").json["status"] == \
+        "proposed"
+    _lease(home / ".codex", until=time.time() + 3600)  # Codex's phase 2 started after the run
+    before = snapshot_bytes(codex_store)
+
+    acc = cli("accept", "--store", str(codex_store))
+    assert acc.code != 0 and "Traceback" not in acc.stderr
+    assert "Codex's memory consolidation holds its lease" in acc.stderr and "nothing written" in acc.stderr
+    assert snapshot_bytes(codex_store) == before
