@@ -85,3 +85,20 @@ def test_only_an_index_over_its_token_budget_goes_to_a_person():
     assert over_budget(CODEX, {"memory_summary.md": b"v1\n" + b"x" * 9_990}) is None
     assert "about 2,501 tokens, over the 2,500" in (over_budget(CODEX, {"memory_summary.md": b"x" * 10_004}) or "")
     assert over_budget(CLAUDE_CODE, {"MEMORY.md": b"x" * 100_000}) is None
+
+
+def test_the_claude_engine_may_not_write_codex_evidence(tmp_path):
+    from dream.engines.claude.memory_tool import StagingMemoryTool, ToolError  # start-up: only this test needs it
+    from dream.store.tree import materialize
+
+    materialize(read_tree(FIXTURE), tmp_path / "staging")  # what a run gives the engine: memories only
+    tool = StagingMemoryTool(tmp_path / "staging")
+    for path, why in (("rollout_summaries/x.md", "is under rollout_summaries/"), ("Raw_Memories.md", "is Raw_Memories.md")):
+        try:
+            tool.call({"command": "create", "path": f"/memories/{path}", "file_text": "x\n"})
+        except ToolError as refused:
+            assert f"{why}, which is not memory" in str(refused)
+        else:
+            raise AssertionError(f"{path} was written")
+    tool.call({"command": "create", "path": "/memories/skills/deploy/SKILL.md", "file_text": "x\n"})
+    assert (tmp_path / "staging" / "skills" / "deploy" / "SKILL.md").is_file()
