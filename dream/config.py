@@ -87,9 +87,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # review policy
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
-    # transcripts (activity logs derived from agent sessions)
-    # the memory folder's layout (dream.store.layouts); None: the folder's shape says
+    # the memory folder's layout (docs/layouts.md): unset, the folder's shape says (memory_summary.md: codex)
     layout: Literal["claude-code", "codex"] | None = None
+    # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
     transcripts_path: str | None = None
     include_sidechains: bool = False
