@@ -42,11 +42,7 @@ from dream.versions.manifests import Versions
 pytestmark = pytest.mark.slow
 
 NAMED = ["rollback-before-journal", "rollback-after-journal", "swap-temp-written", "rollback-after-first-write",
-         "rollback-after-version"]
-# Known hole (test below, xfail): killed after every file is written (merged with the agent's lines, the journal
-# rewritten with the merged bytes) but before the version is recorded, a replay that then gives up takes the
-# merged bytes for its own and loses agent lines. The journal needs the bytes planned before any merge.
-KNOWN_HOLE = "rollback-after-apply"
+         "rollback-after-apply", "rollback-after-version"]
 ROUNDS = int(os.environ.get("DREAM_FAULT_ROUNDS", "6"))  # every fault this many times (another agent seed)
 AGENT_LINE = re.compile(rb"^- agent line \d+-\d+$")
 
@@ -202,9 +198,28 @@ def test_rollback_under_faults_and_an_agent_leaves_old_or_target_and_every_line(
     _run_trials(origin, tmp_path, [None, *NAMED, *(f"write {n}" for n in range(1, writes + 1))], writes)
 
 
-@pytest.mark.xfail(reason=f"known hole: {KNOWN_HOLE} (see KNOWN_HOLE above)", strict=False)
-def test_rollback_killed_after_apply_under_an_agent_keeps_every_line(origin, tmp_path):
-    _run_trials(origin, tmp_path, [KNOWN_HOLE] * 4, 0)
+def test_replay_given_up_after_a_merge_keeps_the_lines_merged_before_the_kill(origin, tmp_path):
+    """Killed after every file was written (an agent's line merged into one) and before the version; then
+    an edit collides with the replay, which gives up: the merged line stays in the live file. (Taking out
+    the merged bytes, not the bytes planned before the merge, lost it.)"""
+    store = tmp_path / "store"
+    shutil.copytree(origin, store)
+    layout = Layout.open(store)
+    before = read_tree(store)
+    assert dream(store, "rollback", "1", fault="rollback-after-journal").returncode == -signal.SIGKILL
+    merged_into, collides = [rel for rel in json.loads(layout.journal.read_text())["writes"] if rel in before][:2]
+    with open(store / merged_into, "ab") as fh:
+        fh.write(b"- agent line merged before the kill\n")
+    assert dream(store, "status", fault="rollback-after-apply").returncode == -signal.SIGKILL
+    journal = json.loads(layout.journal.read_text())
+    assert merged_into in journal["planned"] and journal["planned"][merged_into] != journal["files"][merged_into]
+    (store / collides).write_bytes(b"the agent rewrote this file after the kill\n")
+
+    status = dream(store, "status", "--json")
+    assert status.returncode == 0 and json.loads(status.stdout)["interrupted_accept"] is True, status.stderr
+    assert not layout.journal.exists()
+    assert read_tree(store) == {**before, merged_into: before[merged_into] + b"- agent line merged before the kill\n",
+                                collides: b"the agent rewrote this file after the kill\n"}
 
 
 def _run_trials(origin: Path, tmp_path: Path, faults: list, writes: int) -> None:
