@@ -206,11 +206,21 @@ def _gates() -> list[str]:
     return ["|".join([*(h for h in _HINT_LIST if "{" not in h), hint()]), *(h for h in _HINT_LIST if "{" in h)]
 
 
+# Python's `re` forms, each compiled when first needed: all of dream's patterns cost 0.05 s of CPU to compile,
+# which a nightly run (its logs redacted as columns, `redact_column`; a few notes as strings) would pay for nothing.
 @cache
-def _compiled() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], str], ...]]:
-    """The hints' scan and dream's patterns for Python's `re`, compiled when `redact` is first called: a
-    nightly run redacts only columns (polars, `redact_column`) and would pay 0.05 s of CPU for them."""
-    return re.compile(HINTS), tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
+def _hints() -> re.Pattern[str]:
+    return re.compile(HINTS)
+
+
+@cache
+def _hint(index: int) -> re.Pattern[str]:
+    return re.compile(PATTERNS[index].hint)
+
+
+@cache
+def _regex(index: int) -> tuple[re.Pattern[str], str]:
+    return re.compile(PATTERNS[index].python_regex()), PATTERNS[index].python_replacement()
 
 
 # (kind, the secret's text) -> the marker that stands for it; see `redact`.
@@ -229,9 +239,11 @@ def redact(text: str, marker: Marker | None = None) -> tuple[str, int]:
     pattern matches it.
     """
     total = 0
-    hints, compiled = _compiled()
-    if hints.search(text):
-        for (regex, replacement), pattern in zip(compiled, PATTERNS):
+    if _hints().search(text):
+        for index, pattern in enumerate(PATTERNS):
+            if not _hint(index).search(text):
+                continue  # every match holds its pattern's hint, as in `redact_column`
+            regex, replacement = _regex(index)
             text, n = regex.subn(replacement if marker is None else _replacer(pattern, marker), text)
             total += n
     text, n = _redact_detected(text, marker)

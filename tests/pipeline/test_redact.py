@@ -321,7 +321,7 @@ RUN_AND_REPORT = """import sys
 from dream.pipeline.run import run
 from dream.redaction import redact
 outcome = run(sys.argv[1], engine="offline", force=True)
-print(outcome.status.value, outcome.redactions, redact._compiled.cache_info().currsize)
+print(outcome.status.value, outcome.redactions, redact._regex.cache_info().currsize)
 """
 
 
