@@ -27,6 +27,7 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from dream.store.flock import Flock, LockTimeout
 from dream.store.layout import Layout
 from dream.store.tree import TEMP_MARK, is_reserved_dir, temp_prefix
 
@@ -84,12 +85,10 @@ def clean_import(layout: Layout, wait: bool = True) -> list[str]:
         return _import_temps(layout)
     if not layout.dream.is_dir() or not _import_temps(layout, remove=False):
         return []
-    from filelock import FileLock, Timeout  # start-up: filelock imports asyncio (~0.1 s)
-
     try:
-        with FileLock(str(layout.import_lock)).acquire(timeout=0):
+        with Flock(layout.import_lock, timeout=0):
             return _import_temps(layout)
-    except (Timeout, OSError):
+    except (LockTimeout, OSError):
         return []  # an import runs (it removes them itself), or the lock cannot be taken here
 
 
