@@ -51,7 +51,6 @@ import orjson
 from dream.errors import BadInput
 from dream.outcomes import RunOutcome
 from dream.store import appendlog
-from dream.store.flock import Flock, LockTimeout
 from dream.store.regular import NotRegular
 from dream.store.layout import Layout
 
@@ -182,11 +181,15 @@ def _locked(layout: Layout) -> Iterator[None]:
     Without the lock an append is still one O_APPEND write, which a local
     filesystem does not interleave with another: losing the record would be worse.
     """
-    lock = Flock(layout.history_lock, timeout=LOCK_WAIT)
+    from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
+        FileLock,
+        Timeout,
+    )
+    lock = FileLock(str(layout.history_lock), timeout=LOCK_WAIT)
     try:
         _check_lock_file(layout.history_lock)
         lock.acquire()
-    except LockTimeout:
+    except Timeout:
         _warn(f"{layout.history_lock}: held for over {LOCK_WAIT:g} s; writing the history without it")
     except OSError as exc:
         _warn(f"{layout.history_lock}: cannot lock ({exc.strerror or exc}); writing the history without it")
@@ -200,7 +203,7 @@ def _locked(layout: Layout) -> Iterator[None]:
 
 
 def _check_lock_file(path: Path) -> None:
-    # a FIFO would open, and a lock on it say nothing to another process.
+    # filelock would open a FIFO and spin on it until the timeout.
     try:
         mode = path.lstat().st_mode
     except FileNotFoundError:

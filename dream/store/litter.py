@@ -27,7 +27,6 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from dream.store.flock import Flock, LockTimeout
 from dream.store.layout import Layout
 from dream.store.tree import TEMP_MARK, is_reserved_dir, temp_prefix
 
@@ -85,10 +84,12 @@ def clean_import(layout: Layout, wait: bool = True) -> list[str]:
         return _import_temps(layout)
     if not layout.dream.is_dir() or not _import_temps(layout, remove=False):
         return []
+    from filelock import FileLock, Timeout  # start-up: filelock imports asyncio (~0.1 s)
+
     try:
-        with Flock(layout.import_lock, timeout=0):
+        with FileLock(str(layout.import_lock)).acquire(timeout=0):
             return _import_temps(layout)
-    except (LockTimeout, OSError):
+    except (Timeout, OSError):
         return []  # an import runs (it removes them itself), or the lock cannot be taken here
 
 

@@ -1,6 +1,6 @@
 """One run per store at a time.
 
-The lock is an OS file lock (`dream.store.flock`) on ``.dream/run.lock``: the kernel
+The lock is an OS file lock (filelock) on ``.dream/run.lock``: the kernel
 drops it when the holding process dies, so a killed run never blocks the
 next one. Who holds it is written beside it in ``run.lock.json`` for
 `dream status`; that file is only information and is trusted only while its
@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass
 from typing import Iterator
 
 from dream.errors import BadInput, LockBusy, NotWritable, fix_for
-from dream.store.flock import Flock, LockTimeout
 from dream.store.layout import Layout
 from dream.store.records import load_json_record
 from dream.store.regular import kind_of
@@ -92,13 +91,17 @@ def store_lock(layout: Layout, run_id: str, purpose: str = "run", wait: float = 
     """Hold the store's lock for the block, or raise `LockBusy` after `wait` seconds."""
     _check_owner(layout)
     layout.dream.mkdir(parents=True, exist_ok=True)
+    from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
+        FileLock,
+        Timeout,
+    )
     if layout.lock.is_symlink() or (layout.lock.exists() and not layout.lock.is_file()):
         raise BadInput(f"{layout.lock}: the store's lock file is {_kind(layout.lock)}, not a regular file; "
                        f"move it away")
-    lock = Flock(layout.lock, timeout=wait)
+    lock = FileLock(str(layout.lock), timeout=wait)
     try:
         lock.acquire()
-    except LockTimeout:
+    except Timeout:
         raise LockBusy(current_holder(layout)) from None
     except OSError as exc:
         raise BadInput(f"{layout.lock}: cannot take the store's lock: {exc.strerror or exc}") from None

@@ -29,7 +29,6 @@ from typing import Literal
 from dream.config import Settings, configured_project, store_config_path
 from dream.errors import BadInput, Refused
 from dream.store import litter
-from dream.store.flock import Flock, LockTimeout
 from dream.store.layout import Layout
 from dream.store.records import read_json_object, read_record_bytes
 from dream.store.regular import kind_of
@@ -198,13 +197,18 @@ def import_transcripts(
     found = resolve_source_path(store_root, source, path, settings)
     project = sessions_project(store_root, source, path, settings)
     (store_root / ".dream").mkdir(exist_ok=True)
+    from filelock import (  # start-up: filelock imports asyncio (~0.1 s); only writers need it
+        FileLock,
+        Timeout,
+    )
+    lock = FileLock(str(Layout(store_root).import_lock))
     try:
-        with Flock(Layout(store_root).import_lock, timeout=LOCK_TIMEOUT_SECONDS):
+        with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
             cleaned = litter.clean_import(Layout(store_root))  # what a killed import left: ours, under our lock
             result = _Import(store_root, source, settings, project).run(found)
             result.cleaned = cleaned
             return result
-    except LockTimeout:
+    except Timeout:
         raise Refused(f"{store_root}: another import into this store is still running") from None
 
 

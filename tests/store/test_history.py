@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
-from dream.store.flock import Flock
+from filelock import FileLock
 
 from dream import history
 from dream.errors import BadInput
@@ -179,7 +179,7 @@ def test_four_processes_appending_at_once_never_interleave(store, tmp_path):
 def test_a_stuck_lock_holder_costs_seconds_not_the_record(store, monkeypatch, capsys):
     store.dream.mkdir()
     monkeypatch.setattr(history, "LOCK_WAIT", 0.2)
-    with Flock(store.history_lock):
+    with FileLock(str(store.history_lock)):
         started = time.monotonic()
         history.record_event(store, "reject")
         assert time.monotonic() - started < 5
