@@ -97,6 +97,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # where a store that imports transcripts keeps its activity logs, instead of <store>/logs: absolute, `~`, or
     # relative to the store (`.dream/logs` leaves the memory folder untouched); `{store}` becomes the store's name
     logs_path: str | None = None
+    # where the user's own instruction files are looked for (<home>/.claude/CLAUDE.md, <home>/.codex/AGENTS.md);
+    # unset: $CLAUDE_CONFIG_DIR and $CODEX_HOME, else the home directory (dream/engines/instructions.py)
+    instructions_home: str | None = None
     # the project the memories describe (configured_project): lint checks against it, and a Codex import
     # takes only the sessions that ran in it
     project: str | None = None
