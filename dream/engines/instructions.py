@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dream.config import Settings
+from dream.store.layouts import LayoutKind
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 CODEX_NAMES = ("AGENTS.override.md", "AGENTS.md")  # the first that is there and not empty, per folder
@@ -39,6 +40,11 @@ class Instruction:
     @property
     def where(self) -> str:
         return f"{self.file} line {self.line}"
+
+    @property
+    def agent(self) -> LayoutKind:
+        """The agent that loads the file every session: Codex its AGENTS.md files, Claude Code its CLAUDE.md ones."""
+        return LayoutKind.CODEX if self.file.rsplit("/", 1)[-1].startswith("AGENTS") else LayoutKind.CLAUDE_CODE
 
 
 def load_instructions(store_root: Path, settings: Settings) -> list[Instruction]:
