@@ -20,7 +20,7 @@ from dream.engines.instructions import Instruction, load_instructions
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
-from dream.engines.offline.similarity import normalize, says_something, tokens
+from dream.engines.offline.similarity import CJK, normalize, says_something, tokens
 from dream.engines.offline.text import shorten
 from dream.store.model import TopicFile, resolve_link
 from dream.store.layouts import LayoutKind, layout_of
@@ -31,6 +31,8 @@ ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and co
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
 CANDIDATE_ALIKE = 70.0  # ratio below which two lines are not read as disagreeing by one value only
 CANDIDATES = 8  # the lines most alike a statement that are checked for a disagreement
+TOUCHING_WORDS = 2  # content words a request shares with an instruction before a person is asked about it
+CONTENT_LETTERS = 4  # a word this long names something (shorter: "the", "use", "für", "que")
 
 
 @dataclass
@@ -71,6 +73,15 @@ class Known:
         return next((self.rules[i] for _, _, i in alike if disagree(text, self.rules[i].text)), None)
 
 
+    def touching(self, text: str) -> Instruction | None:
+        """The instruction sharing the most content words with a request, two at least: one in another language
+        or other words may repeat it or disagree with it, which only a person can tell."""
+        mine = _content(tokens(normalize(text)))
+        shared = [(len(mine & _content(tokens(norm))), rule) for rule, norm in zip(self.rules, self.norms)]
+        most, rule = max(shared, key=lambda pair: pair[0], default=(0, None))
+        return rule if most >= TOUCHING_WORDS else None
+
+
 def load(inp: EngineInput) -> Known:
     agent = layout_of(inp.store_root, inp.settings.layout).kind
     return Known(load_instructions(inp.store_root, inp.settings), inp.settings.similarity_threshold, agent)
@@ -90,6 +101,9 @@ def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Requ
         elif asks and (rule := known.disagreeing(request.text)):
             ws.ask(f"{said} disagrees with {rule.where} (“{shorten(rule.text, 80)}”); nothing filed: "
                    "a person decides which holds, and changes the instruction file or says so again")
+        elif asks and (rule := known.touching(request.text)):
+            ws.ask(f"{said} is about what {rule.where} says (“{shorten(rule.text, 80)}”); nothing filed: "
+                   "a person decides whether it repeats, contradicts or adds to that line")
         else:
             kept.append(request)
     return kept
@@ -151,6 +165,12 @@ def adds_nothing(statement: str, instruction: str) -> bool:
     """Every word of the (normalized) statement is in the instruction: a line alike at the threshold may still
     add a place, a branch or a package ("… before pushing to release"), a fact found nowhere else."""
     return tokens(statement) <= tokens(instruction)
+
+
+def _content(words: set[str]) -> set[str]:
+    """Words that name something (a tool, a port, a branch), not "the", "use" or "for": four letters or more, a
+    digit, or a pair of CJK characters."""
+    return {word for word in words if len(word) >= CONTENT_LETTERS or _DIGIT.search(word) or CJK.search(word)}
 
 
 def _numbers(words: list[str]) -> frozenset[str]:
