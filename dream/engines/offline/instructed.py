@@ -20,13 +20,14 @@ from dream.engines.instructions import Instruction, load_instructions
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
-from dream.engines.offline.similarity import CJK, normalize, says_something, tokens
+from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize, says_something, tokens
 from dream.engines.offline.text import shorten
 from dream.store.model import TopicFile, resolve_link
 from dream.store.layouts import LayoutKind, layout_of
 from dream.store.tree import INDEX_NAME
 
 _DIGIT = re.compile(r"\d")
+_SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
 CANDIDATE_ALIKE = 70.0  # ratio below which two lines are not read as disagreeing by one value only
@@ -76,8 +77,8 @@ class Known:
     def touching(self, text: str) -> Instruction | None:
         """The instruction sharing the most content words with a request, two at least: one in another language
         or other words may repeat it or disagree with it, which only a person can tell."""
-        mine = _content(tokens(normalize(text)))
-        shared = [(len(mine & _content(tokens(norm))), rule) for rule, norm in zip(self.rules, self.norms)]
+        mine = _content(normalize(text))
+        shared = [(len(mine & _content(norm)), rule) for rule, norm in zip(self.rules, self.norms)]
         most, rule = max(shared, key=lambda pair: pair[0], default=(0, None))
         return rule if most >= TOUCHING_WORDS else None
 
@@ -167,10 +168,16 @@ def adds_nothing(statement: str, instruction: str) -> bool:
     return tokens(statement) <= tokens(instruction)
 
 
-def _content(words: set[str]) -> set[str]:
-    """Words that name something (a tool, a port, a branch), not "the", "use" or "for": four letters or more, a
-    digit, or a pair of CJK characters."""
-    return {word for word in words if len(word) >= CONTENT_LETTERS or _DIGIT.search(word) or CJK.search(word)}
+def _content(normalized: str) -> set[str]:
+    """Words that name something (a tool, a port, a branch), not "the", "use" or "for": four letters or more or
+    a digit, and pairs of CJK characters; a Latin name inside CJK text ("pnpmを使う") is a word of its own."""
+    found = set()
+    for run in _SCRIPT_RUN.findall(normalized):
+        if CJK.match(run):
+            found.update(run[i:i + 2] for i in range(len(run) - 1))
+        elif len(run) >= CONTENT_LETTERS or _DIGIT.search(run):
+            found.add(run)
+    return found
 
 
 def _numbers(words: list[str]) -> frozenset[str]:
@@ -179,16 +186,17 @@ def _numbers(words: list[str]) -> frozenset[str]:
 
 def _statements(ws: Workspace, memory: Memory) -> list[str]:
     """What the memory says: an inline rule's text, or a topic's body lines (not headings, not its source
-    line), and its description when the body does not say it."""
+    line), and its description and name when they say something the body does not ("… in the web package")."""
     if memory.kind == "rule":
         return [memory.text]
     topic = ws.store.topics[memory.key]
     lines = [_bare(line) for line in topic.body_lines]
     lines = [line for line in lines if line and not line.startswith("#") and not _provenance(line)]
-    description = topic.description.strip()
-    if description and says_something(description) and not adds_nothing(normalize(description),
-                                                                        normalize(" ".join(lines))):
+    description, name = topic.description.strip(), topic.name.strip()
+    if description and says_something(description) and not adds_nothing(normalize(description), normalize(" ".join(lines))):
         lines.append(description)
+    if name and not adds_nothing(normalize(name), normalize(" ".join([*lines, description]))):
+        lines.append(name)  # a short name may still say where the rule holds ("Staging only")
     return lines
 
 
