@@ -171,7 +171,7 @@ def adds_nothing(statement: str, instruction: str) -> bool:
 def _content(normalized: str) -> set[str]:
     """Words that name something (a tool, a port, a branch), not "the", "use" or "for": four letters or more or
     a digit, and pairs of CJK characters; a Latin name inside CJK text ("pnpmを使う") is a word of its own."""
-    found = set()
+    found: set[str] = set()
     for run in _SCRIPT_RUN.findall(normalized):
         if CJK.match(run):
             found.update(run[i:i + 2] for i in range(len(run) - 1))
