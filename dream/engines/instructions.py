@@ -29,6 +29,8 @@ CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 CODEX_NAMES = ("AGENTS.override.md", "AGENTS.md")  # the first that is there and not empty, per folder
 MAX_FILE_BYTES = 64 * 1024  # Codex stops at 32 KiB of them all; a larger file is read this far
 _LIST_MARK = ("- ", "* ", "+ ")
+NESTED_DEPTH = 3  # subfolders looked into for nested instruction files (packages/web/AGENTS.md)
+SKIPPED_FOLDERS = frozenset({"node_modules", "vendor", "dist", "build", "target", "venv"})
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,31 @@ def load_instructions(store_root: Path, settings: Settings) -> list[Instruction]
     home, claude_home, codex_home = _homes(settings)
     files = instruction_files(project, claude_home, codex_home)
     return [rule for path in files for rule in read_file(path, project, home)]
+
+
+def nested_instructions(store_root: Path, settings: Settings) -> list[Instruction]:
+    """The statements of CLAUDE.md / AGENTS.md files in the project's subfolders: an agent loads them only while
+    it works there, so a memory repeating one is no plain repeat (a person is told, nothing removed)."""
+    from dream.lint.project import find_project  # start-up: lists transcripts only when a dream runs
+
+    found = find_project(store_root, settings)
+    if not found:
+        return []
+    project, home = found[0], _homes(settings)[0]
+    return [rule for path in _below(project) for rule in read_file(path, project, home)]
+
+
+def _below(project: Path) -> list[Path]:
+    """Instruction files under the project's subfolders, NESTED_DEPTH deep at most, hidden folders and
+    dependencies skipped."""
+    files: list[Path] = []
+    for folder, subfolders, names in os.walk(project):
+        depth = len(Path(folder).relative_to(project).parts)
+        subfolders[:] = [] if depth >= NESTED_DEPTH else sorted(
+            d for d in subfolders if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        if depth:
+            files += [Path(folder) / name for name in (*CLAUDE_NAMES[:2], *CODEX_NAMES) if name in names]
+    return [path for path in files if _has_text(path)]
 
 
 def instruction_files(project: Path | None, claude_home: Path, codex_home: Path) -> list[Path]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
-from dream.engines.instructions import Instruction, load_instructions
+from dream.engines.instructions import Instruction, load_instructions, nested_instructions
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
@@ -43,6 +43,7 @@ class Known:
     rules: list[Instruction]
     threshold: float  # `similarity_threshold`: what counts as the same statement
     agent: LayoutKind = LayoutKind.CLAUDE_CODE  # the agent of the store: only its own files go without saying
+    nested: list[Instruction] = field(default_factory=list)  # subfolders' files, loaded only while working there
     norms: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -85,7 +86,8 @@ class Known:
 
 def load(inp: EngineInput) -> Known:
     agent = layout_of(inp.store_root, inp.settings.layout).kind
-    return Known(load_instructions(inp.store_root, inp.settings), inp.settings.similarity_threshold, agent)
+    return Known(load_instructions(inp.store_root, inp.settings), inp.settings.similarity_threshold, agent,
+                 nested_instructions(inp.store_root, inp.settings))
 
 
 def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Request]:
@@ -112,8 +114,9 @@ def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Requ
 
 def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
     """Remove memories that only repeat instructions; list partial repeats and contradictions for a person."""
-    if not known.rules:
+    if not known.rules and not known.nested:
         return
+    in_subfolders = Known(known.nested, known.threshold)
     for memory in memories(ws.store):
         if memory.path in pinned:
             continue
@@ -125,6 +128,11 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
         elif hits:
             _ask_about_repeats(ws, memory, hits, _why_kept(known, memory, hits, statements))
         for line, rule in repeats:
+            nested = in_subfolders.repeating(line) if rule is None else None
+            if nested is not None:
+                ws.ask(f"{memory.label}: “{shorten(line, 80)}” repeats {nested.where}, which the agent loads only "
+                       "while it works in that folder; kept: a person decides whether the memory is needed")
+                continue
             contra = known.disagreeing(line) if rule is None else None
             if contra is not None:
                 ws.ask(f"{memory.label} says “{shorten(line, 80)}” but {contra.where} says "
