@@ -110,13 +110,16 @@ def read_file(path: Path, project: Path | None, home: Path) -> list[Instruction]
             text = handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
     except OSError:
         return []
-    name, found, fenced = _shown(path, project, home), [], False
+    name, found, fenced, commented = _shown(path, project, home), [], False, False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
+        if commented or line.startswith("<!--"):  # a comment over several lines is no instruction either
+            commented = "-->" not in line
+            continue
         if line.startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        if fenced or not line or line.startswith(("#", "<!--", "@", "|", ">")):
+        if fenced or not line or line.startswith(("#", "@", "|", ">")):
             continue
         statement = _without_mark(line)
         if statement:

@@ -56,7 +56,8 @@ def test_the_environment_moves_the_homes_unless_instructions_home_is_set(tmp_pat
 
 def test_statements_are_list_items_and_prose_not_headings_code_or_imports(tmp_path):
     path = write(tmp_path / "CLAUDE.md", "# Rules\n\nUse pnpm.\n- Run tests first.\n1. Keep PRs small.\n"
-                 "<!-- a comment -->\n@docs/more.md\n```sh\npnpm test\n```\n| a | b |\n> quoted\n")
+                 "<!-- a comment -->\n@docs/more.md\n```sh\npnpm test\n```\n| a | b |\n> quoted\n"
+                 "<!--\n- Use npm (an old rule, commented out)\n-->\n")
     assert [(r.line, r.text, r.where) for r in read_file(path, tmp_path, tmp_path / "home")] == [
         (3, "Use pnpm.", "CLAUDE.md line 3"), (4, "Run tests first.", "CLAUDE.md line 4"),
         (5, "Keep PRs small.", "CLAUDE.md line 5")]
