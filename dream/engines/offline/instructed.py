@@ -137,6 +137,9 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
             if contra is not None:
                 ws.ask(f"{memory.label} says “{shorten(line, 80)}” but {contra.where} says "
                        f"“{shorten(contra.text, 80)}”; nothing changed: a person decides which holds")
+            elif rule is None and (near := known.touching(line)) is not None:
+                ws.ask(f"{memory.label} says “{shorten(line, 80)}” and {near.where} says “{shorten(near.text, 80)}”, "
+                       "on the same subject; nothing changed: a person checks that they agree")
 
 
 def _loaded(known: Known, hits: list[tuple[str, Instruction]]) -> bool:
