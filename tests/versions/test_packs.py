@@ -140,3 +140,35 @@ def test_a_packs_folder_that_is_a_symlink_is_refused(tmp_path, cli):
 def test_pack_round_trip_keeps_each_object_once():
     data = packfiles.encode([("a" * 64, b"one"), ("b" * 64, b"two"), ("a" * 64, b"one again")])
     assert data.count(b"one") == 1
+
+
+def many_topics(count: int) -> dict[str, bytes]:
+    return {f"t{i:03d}.md": f"---\nname: t{i}\n---\n- fact {i}\n".encode() for i in range(count)}
+
+
+def test_a_version_adding_many_objects_writes_one_pack_and_one_adding_a_few_loose_files(tmp_path, cli):
+    (tmp_path / "MEMORY.md").write_text("")
+    layout = Layout.open(tmp_path)
+    layout.ensure()
+    trees = {Versions(layout).record(many_topics(200), "snapshot").number: many_topics(200)}
+    assert Blobs(layout).loose() == {} and len(pack_files(layout)) == 1  # 200 files and their tree: one file
+    few = dict(many_topics(200), **{"t000.md": b"changed\n"})
+    trees[Versions(layout).record(few, "snapshot").number] = few
+    assert 0 < len(Blobs(layout).loose()) < packfiles.PACK_AT and len(pack_files(layout)) == 1
+    assert_every_version_reads_back(layout, trees)
+    res = cli("fsck", "--store", str(tmp_path))
+    assert res.code == 0 and "whole: versions 1-2" in res.stdout, res.stdout + res.stderr
+
+
+def test_a_damaged_byte_in_a_versions_pack_is_found_by_fsck(tmp_path, cli):
+    (tmp_path / "MEMORY.md").write_text("")
+    layout = Layout.open(tmp_path)
+    layout.ensure()
+    files = Versions(layout).record(many_topics(40), "snapshot").files
+    (pack,) = packfiles.pack_paths(layout.packs)
+    offset, _ = Blobs(layout).packed()[files["t007.md"]].index[files["t007.md"]]
+    data = bytearray(pack.read_bytes())
+    data[offset + 8] ^= 0xFF  # inside the object's deflate stream
+    pack.write_bytes(bytes(data))
+    res = cli("fsck", "--store", str(tmp_path))
+    assert res.code == 2 and pack.name in res.stdout and "version 1: cannot read t007.md" in res.stdout, res.stdout
