@@ -20,12 +20,13 @@ memory tool keeps its own checks (`dream.store.paths`).
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 from dream.errors import BadInput
 from dream.store.layout import INDEX_NAME
-from dream.store.tree import Tree, atomic_write, is_memory_path, materialize, read_tree, text_problem, unsafe_target
+from dream.store.tree import Tree, is_memory_path, materialize, read_tree, text_problem
 
 
 class Staging:
@@ -34,6 +35,7 @@ class Staging:
     def __init__(self, root: Path, base: Tree | None = None) -> None:
         """`base`: the version to overlay, the folder then holding only changes; None: `root` holds the whole copy."""
         self.root = root
+        self._real_root = os.path.realpath(root)
         self._base = base
         self._changes: dict[str, bytes | None] = {}  # path -> its new bytes, None when removed (overlay only)
 
@@ -66,19 +68,27 @@ class Staging:
         return dict(sorted(staged.items())) if added else staged
 
     def write(self, rel: str, data: bytes) -> None:
-        """Stage `data` at `rel`; never synced (scratch: the proposal made from it is written durably)."""
-        self._refuse_unsafe(rel)
+        """Stage `data` at `rel`.
+
+        A plain write, neither synced nor renamed into place: the copy is
+        scratch that only this run reads, and the proposal made from it is
+        written durably. A symlink at `rel` is replaced, never followed.
+        """
+        target = self._target(rel)
         if rel == INDEX_NAME and (problem := text_problem(rel, data)):
-            raise BadInput(f"{self.root / rel}: {problem}; dream reads memory files as UTF-8 text")
-        atomic_write(self.root / rel, data, sync=False)
+            raise BadInput(f"{target}: {problem}; dream reads memory files as UTF-8 text")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()
+        with open(target, "wb") as fh:
+            fh.write(data)
         if self._base is not None:
             self._changes[rel] = data
 
     def remove(self, rel: str) -> None:
         """Stage the removal of `rel` (nothing when it is not staged)."""
-        self._refuse_unsafe(rel)
-        target = self.root / rel
-        if target.is_file():
+        target = self._target(rel)
+        if target.is_file() or target.is_symlink():
             target.unlink()
         if self._base is not None:
             self._changes[rel] = None
@@ -86,7 +96,11 @@ class Staging:
     def discard(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def _refuse_unsafe(self, rel: str) -> None:
-        why = unsafe_target(self.root, rel)
-        if why:
-            raise BadInput(f"{rel!r}: {why}: not written to the staging copy")
+    def _target(self, rel: str) -> Path:
+        """Where `rel` is in the folder; `BadInput` when it would land outside (``..``, absolute, a symlinked folder)."""
+        parts = rel.split("/")
+        inside = not rel.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+        folder = os.path.realpath(self.root.joinpath(*parts[:-1])) if inside else ""
+        if not (folder == self._real_root or folder.startswith(self._real_root + os.sep)):
+            raise BadInput(f"{rel!r}: the path leaves the staging folder: not written to the staging copy")
+        return self.root / rel

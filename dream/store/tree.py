@@ -354,7 +354,6 @@ class DurableBatch:
 
     def __init__(self) -> None:
         self._pending: list[tuple[Path, Path]] = []  # (temporary, target)
-        self._targets: set[Path] = set()
         self._flushes: dict[object, Callable[[], None]] = {}  # owner -> writes what it gathered (`gathered`)
 
     def __enter__(self) -> "DurableBatch":
@@ -362,9 +361,6 @@ class DurableBatch:
 
     def __exit__(self, *exc) -> None:
         self.discard()
-
-    def holds(self, path: Path) -> bool:
-        return path in self._targets
 
     def gathered(self, owner: object, make: Callable[[], Flush]) -> Flush:
         """What `owner` gathers for this batch (made on the first call); called at commit to write it here."""
@@ -376,7 +372,6 @@ class DurableBatch:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
         self._pending.append((Path(tmp), path))
-        self._targets.add(path)
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), _mode_for(path))  # as `atomic_write`: a replaced file keeps its mode
             before_write(path)
@@ -393,7 +388,6 @@ class DurableBatch:
         for tmp, target in self._pending:
             os.replace(tmp, target)
         self._pending.clear()
-        self._targets.clear()
         self._sync([], folders)
 
     def discard(self) -> None:
@@ -403,7 +397,6 @@ class DurableBatch:
             except FileNotFoundError:
                 pass
         self._pending.clear()
-        self._targets.clear()
         self._flushes.clear()
 
     @staticmethod

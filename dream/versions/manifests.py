@@ -145,7 +145,7 @@ class Blobs:
         new object, and an object it does not see writes a spare loose copy,
         which the next gc drops.
         """
-        return self.path(digest).is_file() or digest in self.packed()
+        return os.path.isfile(f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}") or digest in self.packed()
 
     # ---------------------------------------------------------------- reading
 
@@ -264,7 +264,7 @@ class Blobs:
         """Stage one object in `batch` unless it is stored already; its sha256."""
         digest = sha256(data)
         new = batch.gathered(self, lambda: _NewObjects(self, batch))
-        if digest not in new.stored and not batch.holds(self.path(digest)) and not self._stored(digest):
+        if digest not in new.stored and not self._stored(digest):
             new.stored[digest] = packing.pack(data, self._base(base))
         return digest
 
