@@ -97,7 +97,7 @@ class Staging:
         shutil.rmtree(self.root, ignore_errors=True)
 
     def _target(self, rel: str) -> Path:
-        """Where `rel` is in the folder; `BadInput` when it would land outside (``..``, absolute, a symlinked folder)."""
+        """Where `rel` is in the folder; `BadInput` when it would leave it (``..``, absolute, a symlinked folder)."""
         parts = rel.split("/")
         inside = not rel.startswith("/") and all(p not in ("", ".", "..") for p in parts)
         folder = os.path.realpath(self.root.joinpath(*parts[:-1])) if inside else ""

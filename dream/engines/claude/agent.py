@@ -454,7 +454,8 @@ class ClaudeEngine:
     def _dream_prompt(self, inp: EngineInput, room: Room, part: SessionPart) -> str:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, inp.staging.tree(), hide)
-        return render_dream(inp.staging.folder(), inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
+        staged = inp.staging.folder()
+        return render_dream(staged, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
                             hide=hide, room=room, part=part) + hide(lint_signal(_claims_within(inp.lint, room.lint)))
 
     def _append_user_text(self, text: str) -> None:

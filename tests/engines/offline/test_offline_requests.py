@@ -289,7 +289,8 @@ def sessions(lines: list[str]) -> pl.DataFrame:
 def run_engine(tmp_path: Path, tree: dict[str, bytes], lines: list[str]):
     staging = tmp_path / "staging"
     materialize(tree, staging)
-    result = OfflineEngine().consolidate(EngineInput(tmp_path, Staging(staging), sessions(lines), [], Settings(), TODAY))
+    inp = EngineInput(tmp_path, Staging(staging), sessions(lines), [], Settings(), TODAY)
+    result = OfflineEngine().consolidate(inp)
     return read_tree(staging), result
 
 
