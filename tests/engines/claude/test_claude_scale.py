@@ -288,6 +288,44 @@ def test_re_reads_are_not_paid_in_full(tmp_path: Path, fake_api: FakeAnthropic) 
         len(p.read_text()) for p in store.rglob("*.md") if "logs" in p.parts or p.name.startswith("topic"))
 
 
+def test_a_batch_of_re_reads_says_once_why_its_notes_carry_no_bytes(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    """Every later request carries each note: the reason is given once a turn, each note is the pointer alone."""
+    fake_api.play(
+        Reply([memory("view", path="/memories/deploy.md"), memory("view", path="/memories/MEMORY.md"),
+               tool_use("read_session", session_id="s1")]),
+        Reply([memory("view", path="/memories/MEMORY.md")]),
+        Reply([text("Nothing needed changing.")]),
+    )
+    ClaudeEngine().consolidate(engine_input(tmp_path, model="claude-sonnet-5-5"))
+    notes = [r["content"] for r in fake_api.tool_results()]
+    assert all("shown in full in your first message, lines" in n for n in notes)
+    explained = [n for n in notes if "re-reading one returns only a note" in n]
+    assert explained == [notes[0], notes[3]]  # the first of each turn
+    assert all(len(n) < 120 for n in notes[1:3])  # the pointer alone
+    assert fake_api.protocol_errors == []
+
+
+def test_a_text_reply_answered_with_a_nudge_goes_back_without_its_thinking(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    """Only a reply whose calls are answered must go back with its thinking (docs: extended thinking with tool
+    use); a preamble's would be cache-written and then read by every later request for nothing."""
+    fake_api.play(
+        Reply([text("I'll start by reviewing the index.")], thinking=1_500),
+        Reply([memory("str_replace", path="/memories/deploy.md", old_str="CI publishes.", new_str="CI ships.")],
+              thinking=1_500),
+        Reply([text("- updated deploy.md: wording")], thinking=1_500),
+    )
+    result = ClaudeEngine().consolidate(engine_input(tmp_path, model="claude-sonnet-5-5"))
+    assert [c.path for c in result.changes] == ["deploy.md"]
+    assert fake_api.protocol_errors == [] and fake_api.transformations[-1] == []  # the strict server took each
+    last = fake_api.requests[-1]["messages"]
+    preamble, edit = last[1]["content"], last[3]["content"]
+    assert [b["type"] for b in preamble] == ["text"]  # no thinking block: it was never sent
+    assert [b["type"] for b in edit][0] == "thinking"  # the edit's turn goes back with its thinking
+    assert fake_api.usages[1]["cache_creation_input_tokens"] < 1_000  # the preamble's 1,500 thought are not paid
+
+
 def test_the_budget_line_never_enters_a_segment_digest() -> None:
     from dream.engines.claude.context import digest_lines
 
