@@ -243,6 +243,31 @@ def test_a_run_that_failed_at_its_budget_with_nothing_staged_is_not_run_the_same
     assert "one part of several" in second
 
 
+def test_a_failure_with_nothing_staged_says_why_and_what_the_next_run_does(
+    tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch, cli
+) -> None:
+    """Each failed run halves the part until a run proposes; run, status and history tell the user so, and a
+    part of one session that still fails says the next run would be the same one."""
+    configure(monkeypatch, tmp_path, window=200_000, extra="max_cost_usd = 0.05\nfirst_message_session_chars = 0\n")
+    store = make_store(tmp_path / "store", topics=3, sessions=4, session_chars=3_000)
+    reader = [Reply([tool_use("read_session", session_id=f"s{n:02d}")], thinking=9_000) for n in range(10)]
+    taken = []
+    for _ in range(3):
+        fake_api.play(*reader)
+        ran = cli("run", "--store", str(store), "--engine", "claude", "--force", "--json")
+        assert ran.code != 0 and ran.json["status"] == "failed" and ran.json["reason"] == "budget_cost", ran.json
+        taken.append(first_text(fake_api.requests[0]).count("\n### `"))
+    assert taken == [4, 2, 1]  # never the same doomed run while a smaller one is left
+    runs = cli("history", "--store", str(store), "--json").json["runs"]  # newest first
+    assert "the next run takes at most 1 of these 2 sessions, oldest first" in runs[1]["error"]
+    last = ran.json["error"]
+    assert "over max_cost_usd=0.05" in last and "cannot take fewer than this one session" in last
+    status = cli("status", "--store", str(store))
+    assert "backing off" in status.stdout and "cannot take fewer than this one session" in " ".join(status.stdout.split())
+    history = cli("history", "--store", str(store))
+    assert "the last run failed:" in history.stdout and "over max_cost_usd=0.05" in " ".join(history.stdout.split())
+
+
 # -- re-reads --------------------------------------------------------------------------------------------------
 
 
