@@ -44,6 +44,7 @@ from typing import NoReturn
 from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, LockBusy, Refused, is_disk_full
+from dream.store.codex import held_by_codex
 from dream.store.records import CutShortRecord, DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
 from dream.store.cas import compare_and_swap, observe, put_back, stage, written_then_added_to
@@ -506,6 +507,9 @@ removes the temporary files and staging copies killed processes left.
                 self.cm.__enter__()
         except LockBusy as busy:
             raise Refused(f"{self.layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
+        if held := held_by_codex(self.layout.root):  # Codex's own consolidation is writing the folder
+            self.cm.__exit__(None, None, None)
+            raise Refused(f"{self.layout.root}: {held}; nothing written, try again when it ends")
         try:
             self.cleaned = recover_and_clean(self.layout)
         except BaseException as exc:

@@ -220,6 +220,20 @@ class Catalog:
         memory = Memory("topic", path, topic_text(self.ws.store.topics[path]), path, number, "personal")
         self._add(memory, self._rank(memory))
 
+    def file_rule(self, line: str, heading: str) -> None:
+        """Add an inline rule at the end of the index, under `heading` (added once): for a layout whose index
+        holds the memories themselves (Codex's handbook), where a new topic file would be found by nobody."""
+        lines = self.ws.store.index_lines
+        if heading not in lines:
+            lines += [*([""] if lines and lines[-1].strip() else []), heading, ""]
+        lines.append(line)
+        number = self.next_line
+        self.next_line += 1
+        parsed = parse_index_line(line)
+        self._note_line(number, parsed)
+        self._add(Memory("rule", line, parsed.hook, f"{INDEX_NAME} line {len(lines)}", number, "personal"),
+                  (INDEXED, number, line))
+
     def replace_line(self, old: str, new: str) -> None:
         """An index line's text changed in place (a correction): same place, new meaning."""
         lines = self.ws.store.index_lines
