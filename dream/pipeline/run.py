@@ -179,6 +179,13 @@ def import_logs(ctx: RunContext) -> ImportResult | None:
     return result
 
 
+def mirror_remote(ctx: RunContext) -> None:
+    """A store configured as an Anthropic memory store takes the service's edits first (dream.remote.configured)."""
+    from dream.remote.configured import mirror_before_run  # start-up: only mirrored stores need the SDK
+
+    ctx.warnings += mirror_before_run(ctx.layout, ctx.settings)
+
+
 def gate(ctx: RunContext) -> GateDecision:
     decision = check_gate(ctx.layout, ctx.settings, force=ctx.force, now=ctx.started_at, state=ctx.state,
                           engine=ctx.engine)
@@ -538,9 +545,17 @@ def apply_policy(ctx: RunContext, outcome: RunOutcome) -> RunOutcome:
         decision = policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id)
         if decision is not None:
             outcome.accepted_version = decision.version
+            outcome.needs_person += _push_mirror(ctx, decision.version)
         if decision is not None and decision.skipped:
             outcome.needs_person += held_requests(ctx, decision.skipped)
     return outcome
+
+
+def _push_mirror(ctx: RunContext, version: int | None) -> list[str]:
+    """What auto_accept took goes to the memory store a mirror was pulled from, as an accept by hand does."""
+    from dream.remote.configured import push_accepted  # start-up: only mirrored stores need the SDK
+
+    return push_accepted(ctx.layout, version)
 
 
 def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
@@ -598,6 +613,8 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False,
     ctx = begin(store, engine=engine, force=force, every_log=every_log, again=again, overrides=overrides, now=now)
     call(recover_interrupted_write, ctx)
     call(import_logs, ctx)
+    if ctx.settings.store:  # a mirror of an Anthropic memory store: a stage (and a Prefect task) of its own
+        call(mirror_remote, ctx)
     decision = call(gate, ctx)
     if not decision.open:
         return call(finish, ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)

@@ -84,6 +84,7 @@ from dream.engines.claude.rereads import Rereads
 from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
 from dream.engines.configured import require_configured
+from dream.engines.instructions import load_instructions, prompt_section
 from dream.errors import BudgetExceeded, ConfigError, EngineFailed, RunFailed
 from dream.limits import model_call_slot
 from dream.lint.signal import lint_signal
@@ -455,7 +456,8 @@ class ClaudeEngine:
         hide = self._secrets.hide
         since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
         return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide, room=room, part=part) + hide(lint_signal(_claims_within(inp.lint, room.lint)))
+                            hide=hide, room=room, part=part) + hide(lint_signal(_claims_within(inp.lint, room.lint))) \
+            + hide(prompt_section(load_instructions(inp.store_root, inp.settings), room.lint))  # CLAUDE.md: lint's room
 
     def _append_user_text(self, text: str) -> None:
         """A user text turn; after a run that ended on `finish`, it follows the unsent results in their message."""
