@@ -489,15 +489,27 @@ def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
         state.failures, state.backoff_until, state.failed_engine = 0, None, None
         state.next_part = bool(ctx.deferred)
         state.part_sessions = state.part_sessions if state.next_part else None  # a part keeps its size to the end
+        state.last_error = None
     elif outcome.status == Status.FAILED:
         tried = ctx.tried or outcome.sessions_read
         if shrinks_next_part(outcome.reason) and tried:
             state.part_sessions = max(1, tried // 2)
+            outcome.error = f"{outcome.error}; {_next_run(tried, state.part_sessions)}"
+        state.last_error = outcome.error
         state.failures = state.failures + 1 if state.failed_engine in (None, ctx.engine) else 1
         state.failed_engine = ctx.engine
         wait = backoff_seconds(state.failures, ctx.settings.backoff_minutes, ctx.settings.backoff_max_hours)
         state.backoff_until = time.time() + wait
     save_state(ctx.layout, state)
+
+
+def _next_run(tried: int, part: int) -> str:
+    """What the run after one that failed at a budget or the model's window, with nothing proposed, does instead."""
+    if part < tried:
+        return (f"nothing was proposed, so the next run takes at most {part} of these {tried} sessions, oldest first, "
+                "and the rest wait for the parts after it")
+    return ("nothing was proposed, and the next run cannot take fewer than this one session: raise the budget that "
+            "stopped it, or dream it with `--engine offline`, rather than pay for the same run again")
 
 
 def skipped(ctx: RunContext, reason: SkipReason, message: str) -> RunOutcome:

@@ -467,6 +467,8 @@ class ClaudeEngine:
         if last is not None and last["role"] == "user" and isinstance(last["content"], list):
             last["content"].append(block)
         else:
+            if last is not None and last["role"] == "assistant":
+                _drop_thinking_of_text_reply(last)
             self._transcript.append({"role": "user", "content": [block]})
 
 
@@ -563,6 +565,23 @@ def _summary_line_for(path: str, summary: str) -> str:
         if path in line or name in line:
             return line.strip().lstrip("-* ").strip()
     return ""
+
+
+def _drop_thinking_of_text_reply(message: dict[str, Any]) -> None:
+    """Leave out the thinking of a reply without tool calls that a user text answers (a preamble, a question, a
+    summary sent back for a correction), before it is first sent back.
+
+    The API needs thinking back only with the tool results of its turn (docs: extended thinking with tool use,
+    "the only case where you have to return thinking blocks"); sent anyway, it is cache-written once and read
+    by every later request: 0.01x the single-prompt bound on the reference store. It was never sent, so no
+    prefix changes.
+    """
+    content = message["content"] if isinstance(message.get("content"), list) else []
+    if any(b.get("type") == "tool_use" for b in content):
+        return
+    kept = [b for b in content if b.get("type") not in ("thinking", "redacted_thinking")]
+    if kept:  # a message may not be empty
+        message["content"] = kept
 
 
 def _text_of(message: Any) -> str:
