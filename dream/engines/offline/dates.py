@@ -239,6 +239,10 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
         row = chosen[int((match.lastgroup or "g0")[1:])]  # the pattern is all named groups: one matched
         lang, granularity = row.lang, row.means
         phrase = match.group(0)
+        if _joined("before").search(segment, max(0, match.start() - 40), match.start()) or _joined("after").match(
+                segment, match.end()):  # "two weeks from tomorrow", "next week Monday": rewritten alone, wrong
+            left.append(Unresolved(phrase, "is part of a longer date phrase"))
+            return phrase
         if ambiguous(phrase, base):  # a wrong date is worse than a relative one: kept, and said why
             left.append(Unresolved(phrase, "may be " + " or ".join(readings(phrase, base))))
             return phrase
@@ -254,6 +258,15 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
     return pattern.sub(replace, segment)
 
 
+
+
+@cache
+def _joined(side: str) -> re.Pattern[str]:
+    """Words that make a relative date part of a longer one on that side of it ([dates] `joined_before`,
+    `joined_after`; weekday names on both), or an apostrophe after it ("in two weeks' time", "yesterday's")."""
+    words = {w for lang in _langs() for key in (f"joined_{side}", "weekdays") for w in _dates(lang).get(key, [])}
+    either = "|".join(sorted(map(re.escape, words), key=len, reverse=True)) or "(?!)"
+    return re.compile(rf"(?<!\w)(?:{either})\w*\W*(?:\w+\W+)?$" if side == "before" else rf"['’]|\s*(?:{either})", re.I)
 
 
 def ambiguous(phrase: str, base: date) -> bool:
