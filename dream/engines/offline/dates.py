@@ -33,13 +33,9 @@ class Row:
     own_text_only: bool  # read only in text that reads as its language ("hier": French yesterday, German here)
 
 
-def _dates(lang: Language) -> dict[str, Any]:
-    return lang.dates
-
-
 @cache
 def _langs() -> tuple[Language, ...]:
-    return tuple(lang for lang in languages() if _dates(lang))
+    return tuple(lang for lang in languages() if lang.dates)
 
 
 @cache
@@ -47,7 +43,7 @@ def rows() -> tuple[Row, ...]:
     """Every language's date rows, in the order of the phrase files (English first)."""
     found = []
     for lang in _langs():
-        table = _dates(lang)
+        table = lang.dates
         fill = {"weekdays": "|".join(table.get("weekdays", [])) or "(?!)", "number": table.get("number", "(?!)")}
         for row in table.get("row", []):
             regex = re.sub(r"\{(weekdays|number)\}", lambda m: fill[m.group(1)], row["regex"])
@@ -57,7 +53,7 @@ def rows() -> tuple[Row, ...]:
 
 def _table(key: str) -> dict[str, Any]:
     """One [dates] key of every language that has it, by language code."""
-    return {lang.code: _dates(lang)[key] for lang in _langs() if key in _dates(lang)}
+    return {lang.code: lang.dates[key] for lang in _langs() if key in lang.dates}
 
 
 @cache
@@ -101,7 +97,7 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 @cache
 def _protected() -> re.Pattern[str]:
     """What no rewrite touches: `_PROTECTED`, and the phrases [dates] `unresolved` of every language."""
-    phrases = sorted({p for lang in _langs() for p in _dates(lang).get("unresolved", [])}, key=len, reverse=True)
+    phrases = sorted({p for lang in _langs() for p in lang.dates.get("unresolved", [])}, key=len, reverse=True)
     unresolved = "|".join(re.escape(p) for p in phrases) or "(?!)"
     return re.compile(rf"{_PROTECTED.pattern}|(?P<unresolved>{unresolved})", re.I)  # after: `\1` stays the backticks
 
@@ -121,10 +117,6 @@ def text_language(text: str) -> str | None:
         if count > max(3, 2 * others):
             return code
     return None
-
-
-def _patterned(text: str) -> tuple[re.Pattern[str], tuple[Row, ...]]:
-    return _pattern(text_language(text))
 
 
 @dataclass
@@ -262,11 +254,11 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
 
 @cache
 def _joined(side: str) -> re.Pattern[str]:
-    """Words that make a relative date part of a longer one on that side of it ([dates] `joined_before`,
-    `joined_after`; weekday names on both), or an apostrophe after it ("in two weeks' time", "yesterday's")."""
-    words = {w for lang in _langs() for key in (f"joined_{side}", "weekdays") for w in _dates(lang).get(key, [])}
+    """What joins a relative date to a longer one: [dates] `joined_*`, weekday names, an apostrophe after it."""
+    words = {w for lang in _langs() for key in (f"joined_{side}", "weekdays") for w in lang.dates.get(key, [])}
     either = "|".join(sorted(map(re.escape, words), key=len, reverse=True)) or "(?!)"
-    return re.compile(rf"(?<!\w)(?:{either})\w*\W*(?:\w+\W+)?$" if side == "before" else rf"['’]|\s*(?:{either})", re.I)
+    return re.compile(rf"(?<!\w)(?:{either})\w*\W*(?:\w+\W+)?$" if side == "before"
+                      else rf"['’]|\s*(?:{either})", re.I)
 
 
 def ambiguous(phrase: str, base: date) -> bool:
@@ -314,7 +306,7 @@ def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[
 def rewrite_lines(lines: list[str], base: date, start: int = 0
                   ) -> tuple[list[str], list[Rewrite], list[Unresolved]]:
     """Rewrite every line from `start` on, skipping fenced code blocks."""
-    patterned = _patterned("\n".join(lines))
+    patterned = _pattern(text_language("\n".join(lines)))
     out = list(lines)
     rewrites: list[Rewrite] = []
     unresolved: list[Unresolved] = []
@@ -336,13 +328,13 @@ def rewrite_lines(lines: list[str], base: date, start: int = 0
 def _anchors() -> tuple[str, ...]:
     """Words one of which every date phrase holds (each row's `needs`): checking them with `in` first spares
     the big regex on most files and lines, which matters at 10,000 files."""
-    return tuple(sorted({w.lower() for lang in _langs() for row in _dates(lang).get("row", [])
+    return tuple(sorted({w.lower() for lang in _langs() for row in lang.dates.get("row", [])
                          for w in row.get("needs", [])}))
 
 
 @cache
 def _relative_words() -> re.Pattern[str]:
-    words = sorted({w for lang in _langs() for w in _dates(lang).get("relative", [])}, key=len, reverse=True)
+    words = sorted({w for lang in _langs() for w in lang.dates.get("relative", [])}, key=len, reverse=True)
     return re.compile(rf"(?:{'|'.join(re.escape(w) for w in words) or '(?!)'})\w*", re.I)  # CJK: no edges
 
 
@@ -360,7 +352,7 @@ def has_relative_dates(lines: list[str]) -> bool:
     text = "\n".join(lines)
     if not might_have_relative_dates(text):
         return False
-    pattern, _ = _patterned(text)
+    pattern, _ = _pattern(text_language(text))
     in_fence = False
     for line in lines:
         if _FENCE.match(line):
@@ -369,7 +361,3 @@ def has_relative_dates(lines: list[str]) -> bool:
               and any(pattern.search(seg) for seg in _PROTECTED.split(line) if seg)):
             return True
     return False
-
-
-def shift(day: date, days: int) -> date:
-    return day + timedelta(days=days)

@@ -63,22 +63,47 @@ def note_unread(ws: Workspace, sessions: pl.DataFrame | None) -> None:
 def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Request]:
     """The requests without those a later user line withdraws: "about yesterday: keep the VPN note after all"
     ([not_requests] `keeps`, for a forget), "never mind what I said about the VPN" (a take-back) naming the
-    same thing, or a bare "keep it" a few lines after a forget. The last word wins: nothing is applied."""
+    same thing, or a bare "keep it" a few lines after a forget. The last word wins: nothing is applied, and a
+    request read from the withdrawing line itself is not either."""
     if not requests or sessions is None:
         return requests
     users = sessions.filter(pl.col("role") == "user").select("date", "session", "seq", "text")
+    if _withdrawal_texts():  # a million user lines: only those holding a text a withdrawal needs reach the regexes
+        users = users.filter(pl.col("text").str.contains(_withdrawal_texts()))
     # Only a line that withdraws is looked at further: a long session has a million user lines, and a tuple
     # with the names of each one ran a 150 MB log out of a 2 GB address space (tests/reliability/test_memory_cap.py).
     later = [(day, str(session), int(seq), kind, _named(text), _bare(text))
              for day, session, seq, text in users.iter_rows() for kind in [_withdrawal(text)] if kind]
-    return [r for r in requests if not (r.plain and any(_withdraws(r, line) for line in later))]
+    kept, withdrawing = [], set()
+    for request in requests:
+        by = [line[:3] for line in later if request.plain and _withdraws(request, line)]
+        withdrawing.update(by)
+        kept += [] if by else [request]
+    # "forget what I said about the staging move": a take-back of that request, no forget of the staging memory
+    return [r for r in kept if (r.date, r.session, r.seq) not in withdrawing]
 
 
 def _withdrawal(text: str) -> str:
     """"keep" when the text keeps a memory, "back" when a clause of it takes something back, else ""."""
     if phrases.marker("keeps").search(text):
         return "keep"
-    return "back" if any(retracts(clause) for clause in _CLAUSES.split(text)[1:]) or retracts(text) else ""
+    if phrases.marker("withdraws").search(text) or retracts(text):
+        return "back"
+    return "back" if any(retracts(clause) for clause in _CLAUSES.split(text)[1:]) else ""
+
+
+@cache
+def _withdrawal_texts() -> str:
+    """For polars: every line `_withdrawal` reads as one holds one of these texts ([leads] `retract`, and what
+    each [not_requests] `keeps` and `withdraws` pattern needs); "" when a pattern needs no text."""
+    texts = {lead for lang in phrases.languages() for lead in lang.leads.get("retract", [])}
+    for regex in (r for lang in phrases.languages() for name in ("keeps", "withdraws")
+                  for r in lang.not_requests.get(name, [])):
+        needed = phrases.required_text(regex)
+        if not needed:
+            return ""
+        texts.update(needed)
+    return "(?i)" + "|".join(sorted(phrases._folded(t) for t in texts))
 
 
 def _withdraws(request: Request, line: tuple) -> bool:
