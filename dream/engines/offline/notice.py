@@ -72,11 +72,12 @@ def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Re
         users = users.filter(pl.col("text").str.contains(_withdrawal_texts()))
     # Only a line that withdraws is looked at further: a long session has a million user lines, and a tuple
     # with the names of each one ran a 150 MB log out of a 2 GB address space (tests/reliability/test_memory_cap.py).
-    later = [(day, str(session), int(seq), kind, _named(text), _bare(text))
+    later = [(day, str(session), int(seq), kind, _named(text))
              for day, session, seq, text in users.iter_rows() for kind in [_withdrawal(text)] if kind]
+    later += [(r.date, r.session, r.seq, "forget", _named(r.text)) for r in requests if r.kind == "forget" and r.plain]
     kept, withdrawing = [], set()
     for request in requests:
-        by = [line[:3] for line in later if request.plain and _withdraws(request, line)]
+        by = [line[:3] for line in later if request.plain and _withdraws(request, line, _last_before(requests, line))]
         withdrawing.update(by)
         kept += [] if by else [request]
     # "forget what I said about the staging move": a take-back of that request, no forget of the staging memory
@@ -84,12 +85,10 @@ def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Re
 
 
 def _withdrawal(text: str) -> str:
-    """"keep" when the text keeps a memory, "back" when a clause of it takes something back, else ""."""
-    if phrases.marker("keeps").search(text):
-        return "keep"
-    if phrases.marker("withdraws").search(text) or retracts(text):
+    """"back" when the text or a clause of it takes something back, "keep" when it keeps a memory, else ""."""
+    if phrases.marker("withdraws").search(text) or any(retracts(clause) for clause in [text, *_CLAUSES.split(text)[1:]]):
         return "back"
-    return "back" if any(retracts(clause) for clause in _CLAUSES.split(text)[1:]) else ""
+    return "keep" if phrases.marker("keeps").search(text) else ""
 
 
 @cache
@@ -106,20 +105,24 @@ def _withdrawal_texts() -> str:
     return "(?i)" + "|".join(sorted(phrases._folded(t) for t in texts))
 
 
-def _withdraws(request: Request, line: tuple) -> bool:
-    day, session, seq, how, named, bare = line
+def _withdraws(request: Request, line: tuple, last: Request | None) -> bool:
+    """Whether the line withdraws the request: it names the same memory; or it follows a few lines after in the
+    same session ("wait, keep the gateway one", "hmm no, keep it"); or the request is the last one said before
+    it ("actually don't" the next day). When in doubt, nothing is applied."""
+    day, session, seq, how, named = line
     if (day, session, seq) <= (request.date, request.session, request.seq):
         return False
-    if how == "keep" and request.kind != "forget":
-        return False
+    if how == "keep" and request.kind != "forget" or how == "forget" and request.kind in ("forget", "correction"):
+        return False  # a forget takes back a remember of the same thing, said before ("さっきのは忘れて")
     if named & _named(request.text):
-        return True  # names the same memory
-    return how == "keep" and bare and session == request.session and seq - request.seq <= 4  # "keep it"
+        return True
+    return last is request and (how != "forget" or len(named) <= 1) or (
+        how != "forget" and session == request.session and seq - request.seq <= 4)
 
 
-def _bare(text: str) -> bool:
-    """It keeps without naming anything: "hmm no, keep it"."""
-    return not _named(phrases.marker("keeps").sub(" ", text))
+def _last_before(requests: list[Request], line: tuple) -> Request | None:
+    said = [r for r in requests if r.plain and (r.date, r.session, r.seq) < line[:3]]
+    return max(said, key=lambda r: (r.date, r.session, r.seq), default=None)
 
 
 def _named(text: str) -> frozenset[str]:

@@ -78,4 +78,4 @@ def test_every_line_that_withdraws_passes_the_quick_filter():
     withdrawing = [text for text in said if _withdrawal(text)]
     assert len(withdrawing) > 20
     assert all(kept[i] for i, text in enumerate(said) if _withdrawal(text))
-    assert kept.sum() < len(said) / 3  # the filter is worth having
+    assert kept.sum() < len(said) / 2  # worth having even here, where most lines ask for something
