@@ -88,9 +88,9 @@ def _pattern(text_lang: str | None) -> tuple[re.Pattern[str], tuple[Row, ...]]:
     return _compile(chosen), chosen
 
 
-# Spans never rewritten: inline code, link targets, URLs, dotted names ("Tomorrow.io", "next.config.js"),
+# Spans never rewritten: inline code, link targets, URLs, paths, dotted names ("Tomorrow.io", "next.config.js"),
 # and quotations: "we'll fix it tomorrow" in a quote is what someone said then, not a date to resolve.
-_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|{QUOTATION}")
+_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|[^\s/]*/[^\s/]+/?|{QUOTATION}")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
@@ -255,10 +255,10 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
 @cache
 def _joined(side: str) -> re.Pattern[str]:
     """What joins a relative date to a longer one: [dates] `joined_*`, weekday names, an apostrophe after it."""
-    words = {w for lang in _langs() for key in (f"joined_{side}", "weekdays") for w in lang.dates.get(key, [])}
-    either = "|".join(sorted(map(re.escape, words), key=len, reverse=True)) or "(?!)"
-    return re.compile(rf"(?<!\w)(?:{either})\w*\W*(?:\w+\W+)?$" if side == "before"
-                      else rf"['’]|\s*(?:{either})", re.I)
+    joined, days = ("|".join(sorted({re.escape(w) for lang in _langs() for w in lang.dates.get(key, [])}, key=len,
+                                    reverse=True)) or "(?!)" for key in (f"joined_{side}", "weekdays"))
+    return re.compile(rf"(?<!\w)(?:(?:{joined})\W*|(?:{days})\w*\W*(?:\w+\W+)?)$" if side == "before"
+                      else rf"['’]|\s*(?:{joined}|{days})", re.I)  # a weekday may stand a word away: "Tuesday of"
 
 
 def ambiguous(phrase: str, base: date) -> bool:
