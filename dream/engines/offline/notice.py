@@ -114,8 +114,8 @@ def _withdraws(request: Request, line: tuple, last: Request | None) -> bool:
         return False
     if how == "keep" and request.kind != "forget" or how == "forget" and request.kind in ("forget", "correction"):
         return False  # a forget takes back a remember of the same thing, said before ("さっきのは忘れて")
-    if named & _named(request.text):
-        return True
+    if len(named & _named(request.text)) >= (2 if how == "forget" else 1):
+        return True  # names the same memory (a forget, by two words: "forget the gateway dashboard" is another)
     return last is request and (how != "forget" or len(named) <= 1) or (
         how != "forget" and session == request.session and seq - request.seq <= 4)
 

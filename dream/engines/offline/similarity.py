@@ -50,8 +50,10 @@ def names_a_fact(text: str) -> bool:
     """Whether a remember holds a word of a fact: "all of this for next time", "das alles für das nächste
     Mal" and "今日のこと全部" do not (data/phrases, `naming_nothing` and `naming_no_fact`), nor does one that
     points back ([words] `points_back`: "the second one, not the CI thing", "das von eben") with two fact
-    words or fewer beside it: what it means was said before."""
+    words or fewer beside it, or one of two words or fewer and no number: what it means was said before."""
     back = _points_back().search(text)
+    if not says_something(text) and not _DIGIT.search(text):
+        return False  # "remember the port", "remember the fix": what it means was said before
     return _fact_words(_points_back().sub(" ", text)) > (2 if back else 0)
 
 
