@@ -32,6 +32,8 @@ TREE = {
     ("来週の木曜から凍結", "来週"),
     ("下周的周四开始冻结", "下周"),
     ("over the last week the queue grew", "last week"),
+    ("hoy en día usamos RabbitMQ", "hoy"),  # nowadays: no date at all
+    ("hoje em dia usamos RabbitMQ", "hoje"),
 ])
 def test_a_relative_date_inside_a_longer_one_is_left_as_written(said, left):
     text, rewritten, unresolved = dates.rewrite_line(said, FRIDAY)
