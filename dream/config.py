@@ -87,6 +87,8 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # review policy
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
+    # the memory folder's layout (docs/layouts.md): unset, the folder's shape says (memory_summary.md: codex)
+    layout: Literal["claude-code", "codex"] | None = None
     # transcripts (activity logs derived from agent sessions)
     transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
     transcripts_path: str | None = None
@@ -122,7 +124,7 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def imported_logs_path(self) -> str | None:
         """`logs_path` where the store's logs are imported from transcripts; a store with its own logs/ keeps them."""
-        return self.logs_path if self.transcripts else None
+        return self.logs_path if self.transcripts or self.layout == "codex" else None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: msgspec.to_builtins(v) for k, v in msgspec.structs.asdict(self).items()}

@@ -34,7 +34,7 @@ def purge_secret_cmd(
     if as_json:
         emit_json(result.to_json())
         return
-    if not result.touched() and not result.not_purged:
+    if not result.touched() and not result.not_purged and not result.changing:
         say("the secret is not in this store: nothing changed")
         return
     out.print(f"purged from version(s) {', '.join(map(str, result.versions)) or 'none'}; "
@@ -47,6 +47,8 @@ def purge_secret_cmd(
         out.print(f"renamed {name}")
     for name in result.not_purged:
         out.print(f"NOT purged (not a text file; delete or rebuild it): {name}")
+    for name in result.changing:
+        out.print(f"NOT purged (another program kept changing it; run purge-secret again): {name}")
 
 
 def _read_secret(path: Path | None) -> str:

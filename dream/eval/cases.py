@@ -43,6 +43,7 @@ import yaml
 from dream.errors import BadInput
 from dream.eval.checks import CHECKS
 from dream.eval.project import check_commits
+from dream.store.layouts import LayoutKind
 
 DEFAULT_STEPS: list[Any] = ["run", "accept"]
 STEP_NAMES = {"run", "run_all", "accept", "reject", "reject_forget", "rollback"}
@@ -72,6 +73,7 @@ class Case:
     known_miss: dict[str, str] = field(default_factory=dict)  # engine -> why it misses this case, by design
 
     chatter: bool = False  # its user lines ask for nothing: a note for a person about them is noise
+    layout: LayoutKind = LayoutKind.CLAUDE_CODE  # the store's layout; `codex`: logs become rollout summaries
 
     def known_miss_for(self, engine: str) -> str:
         return self.known_miss.get(engine) or self.known_miss.get("*", "")
@@ -117,10 +119,12 @@ def _load_file(path: Path) -> list[Case]:
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data.get("category"):
         raise BadInput(f"{path}: an eval file needs `category:` and a list under `cases:`")
     chatter = data.get("chatter")  # the file's default for its cases' `chatter:`
-    return [_case(path, str(data["category"]), number, raw, chatter) for number, raw in enumerate(data["cases"], 1)]
+    layout = data.get("layout")  # the file's default for its cases' `layout:`
+    return [_case(path, str(data["category"]), number, raw, chatter, layout)
+            for number, raw in enumerate(data["cases"], 1)]
 
 
-def _case(path: Path, category: str, number: int, raw: Any, chatter: Any = None) -> Case:
+def _case(path: Path, category: str, number: int, raw: Any, chatter: Any = None, layout: Any = None) -> Case:
     where = f"{path} case {number}"
     if not isinstance(raw, dict) or not raw.get("id"):
         raise BadInput(f"{where}: a case needs an `id:`")
@@ -142,7 +146,18 @@ def _case(path: Path, category: str, number: int, raw: Any, chatter: Any = None)
         project=check_commits(where, raw["project"]) if "project" in raw else [],
         known_miss=_known_miss(where, raw.get("known_miss")),
         chatter=_chatter(where, raw.get("chatter", chatter), expect),
+        layout=_layout(where, raw.get("layout", layout)),
     )
+
+
+def _layout(where: str, raw: Any) -> LayoutKind:
+    if raw is None:
+        return LayoutKind.CLAUDE_CODE
+    try:
+        return LayoutKind(raw)
+    except ValueError:
+        raise BadInput(f"{where}: `layout:` is one of {', '.join(k.value for k in LayoutKind)}, "
+                       f"not {raw!r}") from None
 
 
 def _chatter(where: str, raw: Any, expect: list[dict[str, Any]]) -> bool:

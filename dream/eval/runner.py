@@ -26,7 +26,9 @@ from dream.eval.project import add_commit, build_project
 from dream.pipeline.run import run
 from dream.review import decide
 from dream.review.restore import restore
+from dream.store import codex
 from dream.store.layout import Layout
+from dream.store.layouts import LayoutKind, layout_of
 from dream.store.tree import read_tree
 from dream.versions.proposals import Proposals
 
@@ -49,14 +51,14 @@ def run_case(case: Case, engine: str) -> CaseResult:
 
 def _play(case: Case, engine: str, store: Path) -> Outcome:
     _write_store(store, case.store)
-    settings = dict(case.settings)
+    settings = {**case.settings, "layout": case.layout.value}
     if case.project:  # a lint case: the git project its memories describe, beside the store
         build_project(store.parent / "project", case.project)
         settings["project"] = str(store.parent / "project")
     day = case.today or max((log.date for log in case.logs), default=None)
     base = datetime.combine(day, time(12)).timestamp() if day else _time.time()
-    _write_logs(store, case.logs, base - 60, first=0)
-    outcome = Outcome(before=dict(case.store), after={}, said=[e for log in case.logs for e in user_entries(log.text)])
+    summaries = _write_logs(store, case, case.logs, base - 60, first=0)
+    outcome = Outcome(before={**case.store, **summaries}, after={}, said=_said(case, case.logs))
     runs = written = 0
     for step in case.steps:
         name, arg = (step, None) if isinstance(step, str) else next(iter(step.items()))
@@ -69,8 +71,8 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
             elif name == "logs":
                 written += 1
                 logs = [Log(log["date"], log["text"], log.get("session", "")) for log in arg or []]
-                _write_logs(store, logs, base + runs * STEP_SECONDS + 60, first=100 * written)
-                outcome.said += [e for log in logs for e in user_entries(log.text)]
+                outcome.before.update(_write_logs(store, case, logs, base + runs * STEP_SECONDS + 60, first=100 * written))
+                outcome.said += _said(case, logs)
             elif name == "commit":
                 add_commit(store.parent / "project", dict(arg or {}), f"after run {runs}")
             else:
@@ -79,7 +81,7 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
             outcome.errors.append(f"step {name}: {exc}")
         except Exception as exc:  # an engine's bug fails its case, not the whole scorecard
             outcome.errors.append(f"step {name}: internal error: {type(exc).__name__}: {exc}")
-    outcome.after = {p: d.decode("utf-8", "replace") for p, d in read_tree(store).items()}
+    outcome.after = {p: d.decode("utf-8", "replace") for p, d in {**read_tree(store), **_evidence(store)}.items()}
     return outcome
 
 
@@ -91,13 +93,38 @@ def _write_store(store: Path, files: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def _write_logs(store: Path, logs: list[Log], mtime: float, first: int) -> None:
+def _said(case: Case, logs: list[Log]) -> list[str]:
+    """What the user said in `logs`: their ``> `` lines, or in a Codex case what its rollout summaries quote."""
+    if case.layout == LayoutKind.CODEX:
+        return [e for log in logs for e in user_entries(codex.render_log(log.text))]
+    return [e for log in logs for e in user_entries(log.text)]
+
+
+def _evidence(store: Path) -> dict[str, bytes]:
+    """The agent's own evidence files (Codex's rollout summaries …): never memory, but a case checks them."""
+    layout = layout_of(store)
+    if layout.kind != LayoutKind.CODEX:  # Claude Code's logs are not the store's: its cases never check them
+        return {}
+    return {p.relative_to(store).as_posix(): p.read_bytes() for p in sorted(store.rglob("*"))
+            if p.is_file() and layout.is_evidence(p.relative_to(store).parts[0])}
+
+
+def _write_logs(store: Path, case: Case, logs: list[Log], mtime: float, first: int) -> dict[str, str]:
+    """Write the logs; returns the evidence files written in the store (a Codex case's rollout summaries)."""
+    evidence = {}
     for number, log in enumerate(logs, first + 1):
-        day = store / "logs" / f"{log.date:%Y}" / f"{log.date:%m}" / f"{log.date:%d}"
-        day.mkdir(parents=True, exist_ok=True)
-        path = day / f"{log.session or f's{number:03d}'}-eval.md"
-        path.write_text(log.text, encoding="utf-8")
+        name = log.session or f"s{number:03d}"
+        if case.layout == LayoutKind.CODEX:  # Codex's phase 1 output: a rollout summary for each session
+            path = store / codex.SUMMARIES / f"{log.date}T12-00-00-{name}.md"
+            text = f"thread_id: eval-{name}\nupdated_at: {log.date}T12:00:00+00:00\ncwd: /home/user/project\n\n{log.text}"
+            evidence[path.relative_to(store).as_posix()] = text
+        else:
+            path = store / "logs" / f"{log.date:%Y}" / f"{log.date:%m}" / f"{log.date:%d}" / f"{name}-eval.md"
+            text = log.text
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
         os.utime(path, (mtime, mtime))
+    return evidence
 
 
 def _record_run(store: Path, result: Any, outcome: Outcome) -> None:

@@ -76,7 +76,7 @@ def check_store(store: Path, *, force: bool = False, now: float | None = None,
 
 
 def fleet_roots(extra: Iterable[str | Path] = ()) -> list[Path]:
-    """Claude Code's projects folder, then the extra roots the user named."""
+    """Claude Code's projects folder and Codex's memory folder, then the extra roots the user named."""
     return [*default_roots(), *(Path(r).expanduser() for r in extra)]
 
 

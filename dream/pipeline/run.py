@@ -56,7 +56,9 @@ from dream.store.state import (
 from dream.review import answer_note, budget, policy, retention
 from dream.store import pinned
 from dream.store.model import unparseable
+from dream.store import codex
 from dream.store.layout import Layout
+from dream.store.layouts import LayoutKind, layout_of, named, over_budget
 from dream.store.lock import store_lock
 from dream.store.tree import (
     INDEX_NAME,
@@ -128,7 +130,7 @@ class Staged:
 def begin(store: str | Path, *, engine: str | None = None, force: bool = False, every_log: bool = False,
           again: bool = False, overrides: dict | None = None, now: float | None = None) -> RunContext:
     layout = Layout.open(store)
-    settings = load_settings(layout.root, {**(overrides or {}), "engine": engine})
+    settings = with_layout(layout.root, load_settings(layout.root, {**(overrides or {}), "engine": engine}))
     started = time.time() if now is None else now
     engine_name = resolve_engine_name(settings.engine)
     require_configured(engine_name)  # exit 2, nothing recorded: a configuration error is not a failed run
@@ -138,6 +140,14 @@ def begin(store: str | Path, *, engine: str | None = None, force: bool = False, 
         today=datetime.fromtimestamp(started).date(), state=load_state(layout), every_log=every_log,
         again=again,
     )
+
+
+def with_layout(root: Path, settings: Settings) -> Settings:
+    """The settings with the store's layout resolved; a Codex folder's evidence is read as logs kept in .dream/."""
+    kind = layout_of(root, settings.layout).kind
+    if kind == LayoutKind.CODEX:
+        return settings.replace(layout=kind.value, logs_path=codex.EVIDENCE_LOGS)
+    return settings.replace(layout=kind.value)
 
 
 def recover_interrupted_write(ctx: RunContext) -> None:
@@ -160,6 +170,8 @@ def report_cleaned(ctx: RunContext, cleaned: list[str]) -> None:
 
 def import_logs(ctx: RunContext) -> ImportResult | None:
     """Bring the activity logs up to date from the configured transcripts, if any."""
+    if ctx.settings.layout == LayoutKind.CODEX:
+        codex.write_evidence_logs(ctx.layout.root)
     result = import_configured(ctx.layout.root, ctx.settings)
     if result is not None:
         ctx.warnings += result.warnings
@@ -178,6 +190,8 @@ def gate(ctx: RunContext) -> GateDecision:
 def lock(ctx: RunContext) -> Iterator[None]:
     """Hold the store's lock; raises `LockBusy` at once if another run has it."""
     with store_lock(ctx.layout, ctx.run_id):
+        if ctx.settings.layout == LayoutKind.CODEX and (held := codex.consolidation_lease(ctx.layout.root, time.time())):
+            raise LockBusy(message=held)  # Codex's own consolidation writes the folder: skipped like a held lock
         # a write interrupted after `finish_interrupted_write` looked, or it found locked; then the litter
         report_cleaned(ctx, recover_and_clean(ctx.layout))
         ctx.state = load_state(ctx.layout)  # re-read: a run may have ended while we gated
@@ -286,6 +300,8 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     if checked is not None and ctx.settings.lint_verified_at:
         record_verified(ctx, snap, staging, result, checked)
     tree = read_tree(staging)
+    if over := over_budget(named(ctx.settings.layout), tree):  # cut by a person, never by dream
+        result.needs_person.append(over)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,
                   inp.memory_reads)
 

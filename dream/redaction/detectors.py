@@ -69,11 +69,15 @@ _ASSIGNMENT = re.compile(
     r"(?P<value>[^ \t\r\n\"'`,;<>(){}\[\]]{8,})")
 _PASSWORD_NAME = re.compile(r"(?i:passw|pwd|passphrase|(?:^|[_.-])pass(?:$|[_.-]))")
 _SHELL_NAME = re.compile(r"[A-Z][A-Z0-9_]{2,}")
-# Decided by the name (patterns.toml, [names]): CACHE_KEY=build-<hex> is a cache key; GIT_COMMIT=<hex> a hash.
+# Decided by the name (patterns.toml, [names]): CACHE_KEY=build-<hex> is a cache key; a hex value is a secret
+# only under a name with a secret word (key, token, password, secret, in any shipped language).
 _NAMES = tomllib.loads(Path(__file__).with_name("patterns.toml").read_text(encoding="utf-8"))["names"]
 _NOT_CREDENTIAL = re.compile(_NAMES["not_credential"])
-_HASH_NAME = re.compile(_NAMES["hash_like"])
-MIN_SECRET_HEX = 32  # a hex value this long under a name that is not a hash's: 128 bits or more, a key
+# key, token, password in the other shipped languages, as one part of a name (PASSWORT, DB_SENHA)
+_SECRET_WORD = re.compile(rf"(?i:(?:^|[_.-])(?:{_NAMES['secret_words']})(?:$|[_.-]))")
+# What a name that may hold a credential contains (`_KEYLIKE`, `_SECRET_WORD`), for the prefilters.
+_NAME_WORDS = (r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn|"
+               rf"{_NAMES['secret_words']})")
 _PLACEHOLDER = re.compile(r"(?i:^(?:true|false|none|null|nil|undefined|required|optional|changeme|password|secret|"
                           r"token|example|placeholder|redacted|xxx+|\*+|your[_-].*|<.*>|\$.*|%.*|\{.*\}|\[.*)$)")
 _HEX = re.compile(r"^[0-9a-fA-F-]+$")
@@ -92,8 +96,7 @@ def hint() -> str:
     """
     return "|".join([
         *_PLUGINS.values(), gitleaks.keywords_regex(),
-        r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
-        r"[A-Za-z0-9_.-]*[\"'`]?[ \t]*[:=]",
+        _NAME_WORDS + r"[A-Za-z0-9_.-]*[\"'`]?[ \t]*[:=]",
         r"[A-Z][A-Z0-9_]{2,}=[^ \t]{20,}",
     ])
 
@@ -107,8 +110,7 @@ _VALUE = r"[\"'`]?[ \t]*{sep}[ \t]*[\"'`]?[^ \t\r\n\"'`,;<>(){{}}\[\]]{{{length}
 # A line that holds a candidate matches it: a key-like name (`_KEYLIKE`) or a
 # shell-style name assigned a value long enough for `_looks_like_secret`.
 _ASSIGNMENT_PREFILTER = "|".join([
-    r"(?i:key|secret|token|pass|pwd|auth|credential|private|signature|salt|cookie|session|dsn|conn)"
-    r"[A-Za-z0-9_.-]*" + _VALUE.format(sep="[:=]", length=8),
+    _NAME_WORDS + r"[A-Za-z0-9_.-]*" + _VALUE.format(sep="[:=]", length=8),
     r"[A-Z][A-Z0-9_]{2,}" + _VALUE.format(sep="=", length=20),
 ])
 
@@ -265,7 +267,7 @@ def _looks_like_secret(name: str, sep: str, value: str) -> bool:
             or value.startswith(("/", "~"))
             or _UUID.match(value) or _CODE_REFERENCE.match(value) or _ID_NAME.search(name)):
         return False  # a placeholder, a path or URL, an identifier, or code naming where the secret is
-    if _KEYLIKE.search(name) and not _NOT_CREDENTIAL.search(name):
+    if (_KEYLIKE.search(name) or _SECRET_WORD.search(name)) and not _NOT_CREDENTIAL.search(name):
         if "=" in sep and value.isalpha() and len(value) >= 8 and _PASSWORD_NAME.search(name):
             return True  # a letters-only password after "=" (prose has ':' instead)
         if _NOT_RANDOM.match(value):
@@ -273,8 +275,8 @@ def _looks_like_secret(name: str, sep: str, value: str) -> bool:
         return len(value) >= 8 and entropy(value) >= 3.0
     if not _SHELL_NAME.fullmatch(name) or "=" not in sep or _NOT_CREDENTIAL.search(name):
         return False
-    if _HEX.match(value):  # FOO=<64 hex> is a key; GIT_COMMIT=<40 hex> or IMAGE_DIGEST=… a hash
-        return len(value) >= MIN_SECRET_HEX and not _HASH_NAME.search(name) and entropy(value) >= 3.0
+    if _HEX.match(value):  # no secret word in the name: FOO=<64 hex> is a checksum, a commit or a digest
+        return False
     # Any other shell variable: only a long value that is random (not a UUID or run id: the checks above).
     return (len(value) >= 20 and any(c.isdigit() for c in value)
             and any(c.isalpha() for c in value) and entropy(value) >= 4.0)

@@ -12,7 +12,7 @@ still checked against the index limits before anything is written.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +24,7 @@ from dream.review import requests
 from dream.review.choices import index_targets, needs, why
 from dream.store.layout import Layout
 from dream.store.model import Store, parse_index_line, resolve_link
-from dream.store.tree import INDEX_NAME, Tree, changed_paths, read_tree, sha256, unsafe_target
+from dream.store.tree import INDEX_NAME, Tree, changed_paths, read_tree, scan_memory_paths, sha256, unsafe_target
 from dream.store.validate import errors as validation_errors
 from dream.store.validate import validate_tree
 from dream.versions.journal import (
@@ -61,6 +61,23 @@ class Decision:
                 "cleaned": self.cleaned, "index_lines_taken_for": self.indexed}
 
 
+
+
+def refuse_special_files(layout: Layout, paths: Iterable[str], action: str) -> None:
+    """Refuse a write that would reach a FIFO, socket or device sitting at a memory path it writes or removes.
+
+    `read_tree` leaves such a file out (reading a FIFO hangs), so a plan
+    made from it would take the path for absent: it would merge against
+    nothing, drop the path from the version, or write over it. Refused
+    before anything (a version of the store as found included) is written.
+    """
+    special = scan_memory_paths(layout.root).special
+    hit = sorted(rel for rel in set(paths) if rel in special)
+    if hit:
+        more = f" (and {len(hit) - 1} more)" if len(hit) > 1 else ""
+        raise Refused(f"{layout.root / hit[0]}: is {special[hit[0]]}, not a regular file{more}; dream neither "
+                      f"writes over nor removes it; the {action} was not applied, nothing written; move it away "
+                      f"and run the {action} again")
 
 
 def write_tree(layout: Layout, live: Tree, files: dict[str, str], action: str, version_source: str,
@@ -184,6 +201,7 @@ def plan_accept(layout: Layout, proposal: Proposal, only: list[str] | None = Non
     base = Versions(layout, proposals.blobs).tree(proposal.base_version)  # one cache: most files are shared
     proposed = proposals.tree(proposal)
     taken = select_files(proposal, only, except_)
+    refuse_special_files(layout, taken, "accept")
     live = read_tree(layout.root)
     merged = merge_trees(base, live, partial_tree(base, proposed, taken))
     written = changed_paths(live, merged.tree)
@@ -369,8 +387,9 @@ def rollback(store: str | Path, number: int, comment: str | None = None) -> Deci
     with LockedStore(layout, "rollback") as locked:
         versions = Versions(layout)
         target = versions.get(number)
-        live = read_tree(layout.root)
         current = versions.current()
+        refuse_special_files(layout, [*target.files, *(versions.get(current).files if current else ())], "rollback")
+        live = read_tree(layout.root)
         if current is None or versions.tree(current) != live:
             with before_the_journal(layout, "rollback"):
                 versions.record(live, "snapshot", note="store as found before rollback")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dream import history
 from dream.errors import BadInput, Refused
-from dream.review.decide import Decision, write_tree
+from dream.review.decide import Decision, refuse_special_files, write_tree
 from dream.store.layout import Layout
 from dream.store.model import TextFile
 from dream.store.tree import INDEX_NAME, read_tree
@@ -28,6 +28,7 @@ def restore(store: str | Path, path: str, comment: str | None = None) -> Decisio
     rel = path.strip().lstrip("./")
     with LockedStore(layout, "restore") as locked:
         versions = Versions(layout)
+        refuse_special_files(layout, [rel], "restore")
         live = read_tree(layout.root)
         if rel in live:
             raise Refused(f"{layout.root / rel}: is in the store already; nothing restored")

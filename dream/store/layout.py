@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dream.errors import BadInput, StoreNotFound
+from dream.store.layouts import LayoutKind, detect
 from dream.store.regular import read_regular
 
 # The names a store's layout gives a meaning of its own at its top, so no memory may take them or look like them
@@ -40,8 +41,9 @@ def store_slug(store: str | Path) -> str:
 
 
 def plainly_a_store(root: Path) -> bool:
-    """A folder that says it is a store: it holds an index (``MEMORY.md``) or dream's own ``.dream/``."""
-    return (root / "MEMORY.md").is_file() or (root / ".dream").is_dir()
+    """A folder that says it is a store: it holds an index (``MEMORY.md``), dream's own ``.dream/``, or it is
+    Codex's memory folder (a git repository of Codex's own: `dream.store.layouts`)."""
+    return (root / "MEMORY.md").is_file() or (root / ".dream").is_dir() or detect(root).kind == LayoutKind.CODEX
 
 
 def _looks_like_store(root: Path) -> bool:

@@ -86,10 +86,11 @@ def _check_part(part: str) -> None:
         raise PathRefused(f"has a name over {MAX_NAME_BYTES} bytes")
 
 
-def check_memory(rel: str) -> None:
+def check_memory(rel: str, reserved: Iterable[str] = NOT_MEMORY_DIRS) -> None:
     """Refuse a canonical path that is not memory: a hidden part, or a top folder that is not memory's or looks it.
 
     The team folder is memory; a name that only looks like it (``tеam`` with a Cyrillic е) is not.
+    `reserved` is the store layout's (`dream.store.layouts`): a Codex folder adds its evidence.
     """
     parts = rel.split("/") if rel else []
     if any(p.startswith(".") for p in parts):
@@ -97,9 +98,10 @@ def check_memory(rel: str) -> None:
     if not parts:
         return
     top, key = parts[0], name_key(parts[0])
-    if top.casefold() in NOT_MEMORY_DIRS:
-        raise PathRefused(f"is under {top}/, which is not memory")
-    if key in {name_key(n) for n in NOT_MEMORY_DIRS} or (key == TEAM_DIR and top.casefold() != TEAM_DIR):
+    reserved = {name.casefold() for name in reserved if not name.startswith(".")} - {TEAM_DIR}
+    if top.casefold() in reserved:
+        raise PathRefused(f"is under {top}/, which is not memory" if len(parts) > 1 else f"is {top}, which is not memory")
+    if key in {name_key(n) for n in reserved} or (key == TEAM_DIR and top.casefold() != TEAM_DIR):
         raise PathRefused(f"starts with {top!r}, a name that reads as a reserved folder of the store "
                           "(team, logs, sessions); use another name")
 

@@ -22,6 +22,7 @@ from typing import Any
 from dream.crashpoints import before_write
 from dream.errors import BadInput
 from dream.store.layout import FORMAT_VERSION, INDEX_NAME, NOT_MEMORY_DIRS, Layout
+from dream.store.layouts import layout_of
 from dream.store.regular import kind_of, read_regular
 
 Tree = dict[str, bytes]
@@ -85,12 +86,15 @@ def scan_memory_paths(root: Path) -> TreeScan:
     """
     scan = TreeScan()
     stack = [""]
+    evidence = layout_of(root).is_evidence  # the agent's own evidence (Codex's rollout summaries): never memory
     while stack:
         rel_dir = stack.pop()
         if rel_dir.count("/") >= MAX_DEPTH:
             raise BadInput(f"{_shown(root / rel_dir)[:200]}…: folders nested deeper than {MAX_DEPTH} levels")
         for entry in _entries(root, rel_dir):
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if not rel_dir and evidence(entry.name):
+                continue
             if entry.is_symlink():  # never followed; reported when it would be memory or a folder of it
                 if is_memory_path(rel) or entry.is_dir(follow_symlinks=True):
                     scan.symlinks.append(rel)

@@ -6,6 +6,8 @@ whoever uses the store next. Format problems of a topic file are errors only
 for files the run created or modified (`changed`); in untouched files they
 are warnings, because a proposal must not be blocked by what was already
 there. A broken pointer is an error only on an index line the run changed.
+A Codex memory folder (`dream.store.layouts`) has neither: its ``MEMORY.md``
+is a handbook of any length and its files carry no frontmatter.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from dream.store.layouts import of_tree
 from dream.store.model import Store, TextFile, parse_index_line, resolve_link
 from dream.store.tree import INDEX_NAME, Tree
 
@@ -49,9 +52,10 @@ def validate_tree(tree: Tree, changed: set[str] | None = None,
     for path, why in sorted(store.unparseable.items()):
         severity = "error" if path in changed else "warning"
         findings.append(Finding(severity, path, "encoding", why))
-    if INDEX_NAME in tree and INDEX_NAME not in store.unparseable:
+    layout = of_tree(tree)
+    if INDEX_NAME in tree and INDEX_NAME not in store.unparseable and layout.index_links_memories:
         findings += _check_index(store, tree, changed, base)
-    for path, topic in sorted(store.topics.items()):
+    for path, topic in sorted(store.topics.items() if layout.frontmatter else ()):
         severity = "error" if path in changed else "warning"
         for problem in topic.format_problems:
             findings.append(Finding(severity, path, "frontmatter", problem))

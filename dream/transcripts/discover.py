@@ -1,8 +1,10 @@
 """Find the memory stores on a machine.
 
-A store is a folder with a ``MEMORY.md``. Claude Code keeps one per project
-at ``~/.claude/projects/<project>/memory``, which is where `discover_stores`
-looks when given no roots. Given roots, it walks each one a few levels deep,
+A store is a folder with a ``MEMORY.md``, or a Codex memory folder
+(`dream.store.layouts.detect`). Claude Code keeps one per project at
+``~/.claude/projects/<project>/memory`` and Codex one at
+``~/.codex/memories``, which is where `discover_stores` looks when given no
+roots. Given roots, it walks each one a few levels deep,
 without following symlinks and without entering hidden folders, a store's
 own folders or folders of dependencies.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from dream.store.layouts import LayoutKind, detect
 
 INDEX_NAME = "MEMORY.md"
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "logs", "sessions", "venv"})
@@ -31,7 +35,8 @@ def codex_home() -> Path:
 
 
 def default_roots() -> list[Path]:
-    return [claude_home() / "projects"]
+    """Claude Code's projects, and Codex's one memory folder (a store itself, found when it exists)."""
+    return [claude_home() / "projects", codex_home() / "memories"]
 
 
 def discover_stores(roots: Iterable[Path] | None = None, max_depth: int = DEFAULT_DEPTH) -> list[Path]:
@@ -49,7 +54,7 @@ def _walk(root: Path, max_depth: int) -> list[Path]:
     pending = [(root, 0)]
     while pending:
         folder, depth = pending.pop()
-        if (folder / INDEX_NAME).is_file():
+        if (folder / INDEX_NAME).is_file() or detect(folder).kind == LayoutKind.CODEX:
             stores.append(folder.resolve())
             continue  # a store's sub-folders (team/, …) belong to it
         if depth >= max_depth:

@@ -14,7 +14,8 @@ plan and the write, or between a crash and the replay. So the journal also
 holds each path's pre-image (its sha256 when planned, or absent), and every
 file is written by compare-and-swap against it (`dream.store.cas`): an edit
 made meanwhile is merged three-way into the new bytes, which the version then
-records. If an edit collides with the write, or a path stops being a plain
+records (the journal is rewritten to expect them, and keeps the bytes planned
+before the merge: undoing the write, now or in a replay, takes out only those). If an edit collides with the write, or a path stops being a plain
 file, nothing more is written: the files this journal already wrote get their
 pre-images back (by the same compare-and-swap, so an edit made to them since
 is kept), the store as found is kept as a version, the journal is dropped,
@@ -43,6 +44,7 @@ from typing import NoReturn
 from dream import history
 from dream.crashpoints import crashpoint
 from dream.errors import BadInput, DiskFull, LockBusy, Refused, is_disk_full
+from dream.store.codex import held_by_codex
 from dream.store.records import CutShortRecord, DamagedRecord, parse_record, read_record_bytes
 from dream.store import litter
 from dream.store.cas import compare_and_swap, observe, put_back, stage, written_then_added_to
@@ -84,6 +86,9 @@ class Journal:
     note: str = ""
     extra: dict = field(default_factory=dict)  # proposal_id, actor, comment, detail (for the audit event)
     before: dict[str, str | None] = field(default_factory=dict)  # path -> sha256 when planned; None: absent
+    # path -> sha256 of the bytes planned there before an agent's edit was merged in (`files` then holds the
+    # merged bytes, which the version records): undoing the write takes out these, never the agent's lines
+    planned: dict[str, str | None] = field(default_factory=dict)  # None: it planned to remove the path
 
     @property
     def paths(self) -> list[str]:
@@ -121,9 +126,14 @@ def _journal_problem(j: Journal) -> str | None:
     for rel in [*j.files, *j.paths]:
         if not isinstance(rel, str) or not is_memory_path(rel) or rel.startswith("/") or "" in rel.split("/"):
             return f"names {rel!r}, which is not a memory file path"
-    if any(not isinstance(d, str) or len(d) != 64 for d in j.files.values()):
+    digests = [*j.files.values(), *(d for d in j.planned.values() if d is not None)]
+    if any(not isinstance(d, str) or len(d) != 64 for d in digests):
         return "has a file digest that is not a sha256"
-    if any(rel not in j.files for rel in j.writes) or any(rel in j.files for rel in j.deletes):
+    if any(rel not in j.paths for rel in j.planned):
+        return "names planned bytes for a file it does not write"
+    # a path it removes is kept only when an agent wrote it again meanwhile (merged: `planned` says so)
+    if any(rel not in j.files for rel in j.writes) or any(rel in j.files and rel not in j.planned
+                                                           for rel in j.deletes):
         return "writes a file it does not list, or deletes one it keeps"
     missing = [rel for rel in j.paths if rel not in j.before]
     if missing:
@@ -160,6 +170,7 @@ def apply_journal(layout: Layout, journal: Journal, replay: bool = False) -> Non
                 leftover.unlink(missing_ok=True)
         try:
             if merged:  # the version must hold what the store holds, and a replay must expect it
+                Blobs(layout).put_tree({rel: new_tree[rel] for rel in merged})  # a replay loads them
                 write_journal(layout, journal)
             crashpoint(f"{journal.action}-after-apply")
             Versions(layout).record(
@@ -264,6 +275,17 @@ def _pre_image(blobs: Blobs, journal: Journal, rel: str) -> bytes | None:
     return None if digest is None else blobs.get(digest)
 
 
+def _planned_digest(journal: Journal, rel: str) -> str | None:
+    """The sha256 this write planned at `rel` before any merge (None: it removes the path)."""
+    return journal.planned[rel] if rel in journal.planned else journal.files.get(rel)
+
+
+def _planned_bytes(blobs: Blobs, journal: Journal, rel: str) -> bytes | None:
+    """What this write planned at `rel` before any merge: what undoing it takes out (None: it removes it)."""
+    digest = _planned_digest(journal, rel)
+    return None if digest is None else blobs.get(digest)
+
+
 def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[str, Path],
                  swapped: dict[str, bytes | None], replay: bool = False) -> list[str]:
     """Compare-and-swap every planned path; returns the paths merged with an edit made meanwhile.
@@ -271,7 +293,7 @@ def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[
     `journal` and `new_tree` take the merged bytes. An edit that collides
     with the write stays in place and the write is given up, taking back
     every path in `swapped` (path -> the bytes this write planned there,
-    before any merge; filled as it goes). `staged` holds the new files already written beside their paths;
+    before any merge, also in a replay; filled as it goes). `staged` holds the new files already written beside their paths;
     each is used up.
     """
     blobs, merged = Blobs(layout), []
@@ -292,8 +314,10 @@ def _write_files(layout: Layout, journal: Journal, new_tree: Tree, staged: dict[
         if result.conflict:
             _give_up(layout, journal, [(rel, "was edited during the write, on the lines the write changes")],
                      swapped, replay)
-        swapped[rel] = planned  # taking it back takes out these bytes, and keeps what was merged in
+        # taking it back takes out these bytes, and keeps what was merged in (a replay's `planned` is merged)
+        swapped[rel] = _planned_bytes(blobs, journal, rel) if rel in journal.planned else planned
         if result.merged and result.data is not None:
+            journal.planned.setdefault(rel, journal.files.get(rel))
             new_tree[rel] = result.data
             journal.files[rel] = sha256(result.data)
             merged.append(rel)
@@ -329,20 +353,21 @@ def _restore_pre_images(layout: Layout, journal: Journal, swapped: dict[str, byt
     Ours are the paths this process swapped (`swapped`: the bytes it planned
     there, which taking back takes out, keeping what another writer added)
     and, in a `replay` of a write a crash interrupted, those holding the
-    journal's bytes (with only lines another writer added since). A path still at its pre-image, or edited by someone
+    journal's planned bytes (with only lines another writer added since, or
+    merged in before the crash: the bytes planned before any merge are what is
+    taken out, so a line merged in is kept). A path still at its pre-image, or edited by someone
     else, is not ours: it is left as it is. Returns the paths that could not
     be put back (they changed shape, or the pre-image cannot be read).
     """
     blobs, stuck = Blobs(layout), []
     for rel in journal.paths:
-        after = journal.files.get(rel)
-        if journal.before[rel] == after or (rel not in swapped and not replay):
+        if journal.before[rel] == _planned_digest(journal, rel) or (rel not in swapped and not replay):
             continue
         try:
             if rel in swapped:
                 written = swapped[rel]
             else:
-                written = blobs.get(after) if after else None
+                written = _planned_bytes(blobs, journal, rel)
                 if not _written_before(layout, rel, written, _pre_image(blobs, journal, rel)):
                     continue
             if not put_back(layout.root / rel, written, _pre_image(blobs, journal, rel)):
@@ -482,6 +507,9 @@ removes the temporary files and staging copies killed processes left.
                 self.cm.__enter__()
         except LockBusy as busy:
             raise Refused(f"{self.layout.root}: {describe_holder(busy.holder)}; try again when it ends") from None
+        if held := held_by_codex(self.layout.root):  # Codex's own consolidation is writing the folder
+            self.cm.__exit__(None, None, None)
+            raise Refused(f"{self.layout.root}: {held}; nothing written, try again when it ends")
         try:
             self.cleaned = recover_and_clean(self.layout)
         except BaseException as exc:

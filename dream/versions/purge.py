@@ -14,6 +14,10 @@ the store itself. Purging replaces every occurrence with `MARKER`, and:
 A purged version's record says when it was purged (``meta.purged``): rolling back to it gives the redacted
 bytes, and the rollback's history line says so. The purge itself is one line of the history.
 
+Files outside ``.dream/`` (memory files, logs) are the agent's too, and it does not take dream's lock: each
+is rewritten by compare-and-swap (`dream.store.cas`), so a line appended meanwhile is merged in, never lost,
+and one that brings the secret back is purged in another round.
+
 Crash safety: the new objects are durable before any record names them, and the records are rewritten
 (atomically, one by one) before any old object is deleted; an interrupted purge leaves a store whose
 records all name objects that exist, and running it again finishes it.
@@ -21,6 +25,7 @@ records all name objects that exist, and running it again finishes it.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
@@ -32,7 +37,9 @@ from typing import Any
 
 from dream import history
 from dream.errors import BadInput
+from dream.store.cas import MAX_SWAPS, compare_and_swap, observe
 from dream.store.layout import Layout
+from dream.store.regular import NotRegular
 from dream.store.records import read_json_object
 from dream.store.tree import DurableBatch, atomic_write
 from dream.versions import packfiles, packing
@@ -55,6 +62,7 @@ class PurgeResult:
     files: list[str] = field(default_factory=list)  # other files rewritten (store-relative)
     renamed: list[str] = field(default_factory=list)  # files whose names held the secret: old -> new
     not_purged: list[str] = field(default_factory=list)  # binary files that hold it: only named
+    changing: list[str] = field(default_factory=list)  # another writer kept changing them: may still hold it
 
     def touched(self) -> bool:
         return bool(self.versions or self.proposals or self.objects_replaced or self.files or self.renamed)
@@ -62,7 +70,8 @@ class PurgeResult:
     def to_json(self) -> dict[str, Any]:
         return {"versions": self.versions, "proposals": self.proposals, "objects_replaced": self.objects_replaced,
                 "objects_stored_whole": self.objects_rewhole, "packs_rewritten": self.packs_rewritten,
-                "files": self.files, "renamed": self.renamed, "not_purged": self.not_purged}
+                "files": self.files, "renamed": self.renamed, "not_purged": self.not_purged,
+                "changing": self.changing}
 
 
 class _Replacer:
@@ -261,6 +270,8 @@ def _rewrite_files(layout: Layout, replacer: _Replacer, result: PurgeResult) -> 
                 result.files.append(rel)
             elif outcome == "binary":
                 result.not_purged.append(rel)
+            elif outcome == "changing":
+                result.changing.append(rel)
         if replacer.text(path.name) != path.name:
             target = path.with_name(replacer.text(path.name))
             os.replace(path, target)
@@ -278,7 +289,8 @@ def _walk(root: Path, skip: set[Path]) -> Iterator[Path]:
 
 
 def _rewrite_file(layout: Layout, path: Path, replacer: _Replacer) -> str:
-    """"rewritten", "binary" (holds the secret, not text) or "" (does not hold it)."""
+    """"rewritten", "binary" (holds the secret, not text), "changing" (another writer kept changing it, or made
+    it something other than a file: it may still hold the secret) or "" (does not hold it)."""
     data = path.read_bytes()
     opened = _gunzip(data)
     text = data if opened is None else opened
@@ -290,9 +302,31 @@ def _rewrite_file(layout: Layout, path: Path, replacer: _Replacer) -> str:
         history.rewrite(layout, replacer.bytes)
     elif opened is not None:
         atomic_write(path, gzip.compress(replacer.bytes(opened), mtime=0))
-    else:
+    elif layout.dream in path.parents:  # dream's own file, under the lock held here
         atomic_write(path, replacer.bytes(data))
+    else:
+        return _rewrite_shared(path, replacer)
     return "rewritten"
+
+
+def _rewrite_shared(path: Path, replacer: _Replacer) -> str:
+    """A file the agent writes too: the secret taken out by compare-and-swap against what was read, each
+    round re-reading it, until it no longer holds the secret (a line the agent added meanwhile is kept)."""
+    for _ in range(MAX_SWAPS):
+        try:
+            now = observe(path).data
+            if now is None or not replacer.holds(now):
+                return "rewritten"
+            result = compare_and_swap(path, now, replacer.bytes(now))
+        except NotRegular:
+            return "changing"
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN:  # EAGAIN: it changed more often than compare-and-swap tries
+                raise
+            return "changing"
+        if not result.conflict and (result.data is None or not replacer.holds(result.data)):
+            return "rewritten"
+    return "changing"
 
 
 def _gunzip(data: bytes) -> bytes | None:

@@ -23,7 +23,8 @@ CATEGORIES = {
     "standing-instructions", "technical-content", "remember-contradicts",
     "people-change", "owner-formats", "forget-across-languages",
     "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
-    "noticed-requests", "withdrawn-later", "split-narrowing", "pointing-back", "chatter-lookalikes", "dates-entangled",
+    "noticed-requests", "layout-codex", "withdrawn-later", "split-narrowing", "pointing-back", "chatter-lookalikes",
+    "dates-entangled",
 }
 
 
@@ -35,6 +36,15 @@ def test_shipped_cases_cover_every_category_in_several_languages():
     words = ("Olvida", "Vergiss", "oublie", "忘れて", "잊어줘", "забудь", "recuerda", "记住", "na verdade", "hatırla", "запомни")
     for word in words:
         assert word in said
+
+
+def test_a_case_layout_is_named_for_the_file_or_the_case(tmp_path):
+    folder = write_case(tmp_path / "cases", "category: c\nlayout: codex\ncases:\n  - id: a\n  - id: b\n"
+                                             "    layout: claude-code\n")
+    assert [c.layout.value for c in load_cases(folder)] == ["codex", "claude-code"]
+    write_case(folder, "category: c\ncases:\n  - id: a\n    layout: cursor\n")
+    with pytest.raises(BadInput, match="`layout:` is one of claude-code, codex, not 'cursor'"):
+        load_cases(folder)
 
 
 def write_case(folder: Path, body: str) -> Path:

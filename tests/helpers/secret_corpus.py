@@ -205,3 +205,11 @@ def everything_written(store: Path) -> list[tuple[str, bytes]]:
         if data[:2] == b"\x1f\x8b":
             found.append((f"{rel} (gunzipped)", gzip.decompress(data)))
     return found
+
+
+def holds(data: bytes, secret: str) -> bool:
+    """Whether `data` holds `secret`; a secret of digits only (a PIN) counts only as a number of its own, not
+    as digits inside a longer number (a file's mtime once held one by chance)."""
+    if not secret.isdigit():
+        return secret.encode() in data
+    return re.search(rb"(?<![0-9])" + secret.encode() + rb"(?![0-9])", data) is not None

@@ -5,10 +5,12 @@ version gives the redacted bytes, and the history says so (issue 38, item 4)."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
 import pytest
+from helpers.agents import Agent
 from helpers.secret_corpus import everything_written
 
 from dream import notes
@@ -113,3 +115,38 @@ def test_purge_names_what_it_cannot_rewrite_and_refuses_a_short_secret(leaky_sto
     result = cli("purge-secret", "--store", str(store), "--json", input=SECRET)
     assert result.code == 0
     assert json.loads(result.stdout)["not_purged"] == [".dream/history.duckdb.migrated"]
+
+
+# ------------------------------------------------------- an agent writing the live files meanwhile
+
+PURGES_UNDER_AN_AGENT = 30
+
+
+@pytest.mark.slow  # an agent process beside each of 30 purges
+def test_purge_beside_an_agent_writing_keeps_every_line_it_wrote(tmp_path, cli):
+    """The live files are rewritten by compare-and-swap: a line the agent appends, or saves through a rename
+    or an in-place rewrite, while the purge rewrites the file stays, and the secret goes."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    (origin / "MEMORY.md").write_text(INDEX)
+    (origin / "project_deploys.md").write_text(memory("Deploys", "Deploys go through the release branch."))
+    log = origin / "logs" / "2026" / "03" / "02" / "s1.md"
+    log.parent.mkdir(parents=True)
+    problems, purged_files = [], 0
+    for trial in range(PURGES_UNDER_AN_AGENT):
+        store = tmp_path / str(trial)
+        shutil.copytree(origin, store)
+        (store / "project_db.md").write_text(memory("DB", "\n".join(
+            f"Line {n}: the staging db password is {SECRET}; port 5432." for n in range(40))))
+        (store / log.relative_to(origin)).write_text(f"> the staging token was {SECRET}\n< Noted.\n")
+        files = [store / "project_db.md", store / "MEMORY.md", store / log.relative_to(origin)]
+        with Agent(files, store.parent / f"agent-{trial}", trial, pause=(0.0, 0.003)) as agent:
+            purged = cli("purge-secret", "--store", str(store), "--json", input=SECRET)
+        assert purged.code == 0, purged.stderr
+        purged_files += len(json.loads(purged.stdout)["files"])
+        for path, how, line in agent.written():
+            if line not in path.read_bytes():
+                problems.append(f"trial {trial}: {path.name} ({how}) lost {line.strip().decode()}")
+        problems += [f"trial {trial}: {f.name} holds the secret" for f in files if SECRET.encode() in f.read_bytes()]
+    assert problems == [], "\n".join(problems[:20])
+    assert purged_files >= 2 * PURGES_UNDER_AN_AGENT  # the secret was in project_db.md and the log each time

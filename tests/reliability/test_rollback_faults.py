@@ -1,12 +1,8 @@
 """`dream rollback` with an agent writing the store the whole time, killed at every write point or not at all.
 
 Each trial copies a store at version 2 (an accept), starts an agent that adds numbered lines to the files
-the rollback changes (and one it does not) in three ways, and runs `dream rollback 1`:
-
-- append: open for appending, write one line;
-- rename: read the file, write it with one more line to a file beside it, rename that over it (an editor's
-  save; it checks the file did not change since it read it, as editors do);
-- truncate: open for writing in place, read, truncate, write it back with one more line.
+the rollback changes (and one it does not) in three ways (append, an editor's rename, an in-place rewrite:
+`helpers.agents`), and runs `dream rollback 1`.
 
 In every other trial the agent also writes one file the rollback removes: an append to it during the write
 makes the rollback refuse (and put back all it wrote), which the trials exercise besides the kills.
@@ -22,16 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers.agents import AGENT_LINE, Agent
 from helpers.cli import console_script
 from helpers.stores import DEMO
 
@@ -42,66 +37,8 @@ from dream.versions.manifests import Versions
 pytestmark = pytest.mark.slow
 
 NAMED = ["rollback-before-journal", "rollback-after-journal", "swap-temp-written", "rollback-after-first-write",
-         "rollback-after-version"]
-# Known hole (test below, xfail): killed after every file is written (merged with the agent's lines, the journal
-# rewritten with the merged bytes) but before the version is recorded, a replay that then gives up takes the
-# merged bytes for its own and loses agent lines. The journal needs the bytes planned before any merge.
-KNOWN_HOLE = "rollback-after-apply"
+         "rollback-after-apply", "rollback-after-version"]
 ROUNDS = int(os.environ.get("DREAM_FAULT_ROUNDS", "6"))  # every fault this many times (another agent seed)
-AGENT_LINE = re.compile(rb"^- agent line \d+-\d+$")
-
-AGENT = r"""
-import os, random, sys, time
-files, stop, log, seed = sys.argv[1].split("|"), sys.argv[2], sys.argv[3], int(sys.argv[4])
-rnd = random.Random(seed)
-
-def identity(path):
-    info = os.stat(path)
-    return info.st_ino, info.st_size, info.st_mtime_ns
-
-def append(path, line):
-    with open(path, "ab") as fh:
-        fh.write(line)
-    return True
-
-def rename(path, line):
-    before = identity(path)
-    with open(path, "rb") as fh:
-        data = fh.read()
-    tmp = f"{path}.agent-{seed}.swp"
-    with open(tmp, "wb") as fh:
-        fh.write(data + line)
-    if identity(path) != before:  # changed since read: an editor asks; this one tries again later
-        os.unlink(tmp)
-        return False
-    os.rename(tmp, path)
-    return True
-
-def truncate(path, line):
-    with open(path, "r+b") as fh:
-        data = fh.read()
-        fh.seek(0)
-        fh.truncate()
-        fh.write(data + line)
-    return True
-
-n = 0
-with open(log, "ab") as out:
-    while not os.path.exists(stop):
-        path = rnd.choice(files)
-        line = f"- agent line {seed}-{n}\n".encode()
-        how = rnd.choice([append, rename, truncate])
-        try:
-            wrote = how(path, line)
-        except FileNotFoundError:
-            wrote = False
-        if wrote:
-            out.write(f"{path}\t{how.__name__}\t".encode() + line); out.flush()
-            n += 1
-        time.sleep(rnd.uniform(0.005, 0.04))
-"""
-
-
 def dream(store: Path, *args: str, fault: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     if fault and fault.startswith("write "):
@@ -158,24 +95,20 @@ def _trial(origin: Path, where: Path, fault: str | None, seed: int, old: dict, t
     """One rollback under the agent; (outcome, problems)."""
     store = where / "store"
     shutil.copytree(origin, store)
-    files = [str(store / rel) for rel in _agents_files(old, target, with_removed=seed % 2 == 1)]
-    stop, log = where / "stop", where / "written.tsv"
-    agent = subprocess.Popen([sys.executable, "-c", AGENT, "|".join(files), str(stop), str(log), str(seed)])
-    while not log.exists() or not log.read_bytes():
-        time.sleep(0.002)
-    res = dream(store, "rollback", "1", "--json", fault=fault)
-    outcome = {0: "rolled back", 1: "refused", -signal.SIGKILL: "killed"}.get(res.returncode, f"exit {res.returncode}")
-    problems = [] if outcome != f"exit {res.returncode}" else [res.stderr.strip()]
-    if outcome == "killed":
-        later = dream(store, "status", "--json")
-        problems += [] if later.returncode == 0 else [f"status after the kill: {later.stderr.strip()}"]
-        outcome += ", then " + ("finished" if read_tree(store) and Versions(Layout.open(store)).get(
-            Versions(Layout.open(store)).current()).source == "rollback" else "not applied")
-    if outcome == "refused" and "nothing was lost" not in res.stderr:
-        problems.append(f"refusal without its sentence: {res.stderr.strip()}")
-    time.sleep(0.05)  # the agent writes on after the command, as it does
-    stop.touch()
-    assert agent.wait(timeout=30) == 0
+    files = [store / rel for rel in _agents_files(old, target, with_removed=seed % 2 == 1)]
+    with Agent(files, where / "agent", seed) as agent:
+        res = dream(store, "rollback", "1", "--json", fault=fault)
+        outcome = {0: "rolled back", 1: "refused", -signal.SIGKILL: "killed"}.get(res.returncode,
+                                                                                  f"exit {res.returncode}")
+        problems = [] if outcome != f"exit {res.returncode}" else [res.stderr.strip()]
+        if outcome == "killed":
+            later = dream(store, "status", "--json")
+            problems += [] if later.returncode == 0 else [f"status after the kill: {later.stderr.strip()}"]
+            outcome += ", then " + ("finished" if read_tree(store) and Versions(Layout.open(store)).get(
+                Versions(Layout.open(store)).current()).source == "rollback" else "not applied")
+        if outcome == "refused" and "nothing was lost" not in res.stderr:
+            problems.append(f"refusal without its sentence: {res.stderr.strip()}")
+        time.sleep(0.05)  # the agent writes on after the command, as it does
     now = read_tree(store)
     core = _core(now)
     if core != _core(old) and core != _core(target):
@@ -186,12 +119,11 @@ def _trial(origin: Path, where: Path, fault: str | None, seed: int, old: dict, t
     # A rollback that ran (or was finished) rolls back the lines written before it read the store: they are
     # kept in the version of the store as found. After a refusal every line is in the live files.
     kept = _kept_in_versions(store, since=2) if outcome.startswith(("rolled back", "killed, then finished")) else b""
-    for row in log.read_bytes().splitlines(keepends=True):
-        path, how, line = row.split(b"\t", 2)
-        rel = Path(path.decode()).relative_to(store).as_posix()
+    for path, how, line in agent.written():
+        rel = path.relative_to(store).as_posix()
         if line not in now.get(rel, b"") and line not in kept:
             where = "the live files or any version" if kept else "the live files"
-            problems.append(f"{fault}: a line is in none of {where}: {rel} ({how.decode()}): {line.strip().decode()}")
+            problems.append(f"{fault}: a line is in none of {where}: {rel} ({how}): {line.strip().decode()}")
     if list(store.rglob("*~dream-*")):
         problems.append(f"{fault}: temporary files left: {list(store.rglob('*~dream-*'))}")
     return outcome, problems
@@ -202,9 +134,28 @@ def test_rollback_under_faults_and_an_agent_leaves_old_or_target_and_every_line(
     _run_trials(origin, tmp_path, [None, *NAMED, *(f"write {n}" for n in range(1, writes + 1))], writes)
 
 
-@pytest.mark.xfail(reason=f"known hole: {KNOWN_HOLE} (see KNOWN_HOLE above)", strict=False)
-def test_rollback_killed_after_apply_under_an_agent_keeps_every_line(origin, tmp_path):
-    _run_trials(origin, tmp_path, [KNOWN_HOLE] * 4, 0)
+def test_replay_given_up_after_a_merge_keeps_the_lines_merged_before_the_kill(origin, tmp_path):
+    """Killed after every file was written (an agent's line merged into one) and before the version; then
+    an edit collides with the replay, which gives up: the merged line stays in the live file. (Taking out
+    the merged bytes, not the bytes planned before the merge, lost it.)"""
+    store = tmp_path / "store"
+    shutil.copytree(origin, store)
+    layout = Layout.open(store)
+    before = read_tree(store)
+    assert dream(store, "rollback", "1", fault="rollback-after-journal").returncode == -signal.SIGKILL
+    merged_into, collides = [rel for rel in json.loads(layout.journal.read_text())["writes"] if rel in before][:2]
+    with open(store / merged_into, "ab") as fh:
+        fh.write(b"- agent line merged before the kill\n")
+    assert dream(store, "status", fault="rollback-after-apply").returncode == -signal.SIGKILL
+    journal = json.loads(layout.journal.read_text())
+    assert merged_into in journal["planned"] and journal["planned"][merged_into] != journal["files"][merged_into]
+    (store / collides).write_bytes(b"the agent rewrote this file after the kill\n")
+
+    status = dream(store, "status", "--json")
+    assert status.returncode == 0 and json.loads(status.stdout)["interrupted_accept"] is True, status.stderr
+    assert not layout.journal.exists()
+    assert read_tree(store) == {**before, merged_into: before[merged_into] + b"- agent line merged before the kill\n",
+                                collides: b"the agent rewrote this file after the kill\n"}
 
 
 def _run_trials(origin: Path, tmp_path: Path, faults: list, writes: int) -> None:

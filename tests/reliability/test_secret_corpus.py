@@ -129,12 +129,27 @@ def test_a_name_for_no_credential_keeps_its_value(line):
     assert redact(line) == (line, 0)
 
 
-@pytest.mark.parametrize("line", [f"FOO={HEX64}", f"note: SECRET_KEY_BASE={RANDOM32}{RANDOM32}",
-                                  f"CACHE_KEY_SECRET={RANDOM32}"])
+@pytest.mark.parametrize("line", [f"note: SECRET_KEY_BASE={RANDOM32}{RANDOM32}", f"CACHE_KEY_SECRET={RANDOM32}",
+                                  f"export VENDOR_THING={RANDOM32}"])
 def test_a_long_random_value_of_any_other_name_is_redacted(line):
-    """Observed on main: `FOO=<64 hex>` at a line's start, and any `word: ` before an assignment, were kept."""
+    """Observed on main: any `word: ` before an assignment was kept."""
     text, count = redact(line)
-    assert count == 1 and HEX64 not in text and RANDOM32 not in text, text
+    assert count == 1 and RANDOM32 not in text, text
+
+
+@pytest.mark.parametrize("name", ["FOO", "CHECKSUM", "COMMIT", "LICENSE_DATA", "ARTIFACT_SHA", "export BUILD_ID"])
+def test_a_bare_hex_value_without_a_secret_word_is_kept(name):
+    """Issue 38: a bare hex string is a secret only with a secret word beside it; else a checksum or a commit."""
+    for value in (HEX64, HEX64[:40], HEX64[:32]):
+        assert redact(f"{name}={value}") == (f"{name}={value}", 0)
+
+
+@pytest.mark.parametrize("name", ["KEY", "API_KEY", "GITHUB_TOKEN", "CLIENT_SECRET", "DB_PASSWORD", "export PASSWD",
+                                  "PASSWORT", "SCHLUESSEL", "CONTRASENA", "CLAVE", "MOT_DE_PASSE", "CLE_API", "JETON",
+                                  "CHIAVE", "SENHA", "WACHTWOORD", "HASLO", "PAROL", "SIFRE", "LOSENORD"])
+def test_a_bare_hex_value_after_a_secret_word_in_any_shipped_language_is_redacted(name):
+    text, count = redact(f"{name}={HEX64}")
+    assert count == 1 and HEX64 not in text, text
 
 
 # ---------------------------------------------------------------- end to end

@@ -53,6 +53,7 @@ from anthropic.types.beta import (
 
 from dream.engines.claude.paging import capped
 from dream.engines.claude.secrets import SecretTable
+from dream.store.layouts import detect
 from dream.store.paths import PathRefused, canonical, check_memory, check_new, in_team, resolve
 from dream.store.tree import atomic_write, is_reserved_dir
 
@@ -78,6 +79,7 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
         super().__init__()
         self.root = Path(staging).resolve()
         self.secrets = SecretTable() if secrets is None else secrets
+        self.reserved = detect(self.root).reserved  # a Codex folder's evidence names too (dream.store.layouts)
         self.refusals: list[str] = []  # every refused call, for the run's log and the tests
 
     # -- input -----------------------------------------------------------------
@@ -112,7 +114,7 @@ class StagingMemoryTool(BetaAbstractMemoryTool):
             if not unicodedata.normalize("NFKC", path).startswith("/") or full.split("/")[0] != ROOT[1:]:
                 raise ToolError(f"Refused: {path!r} is outside {ROOT}; every path starts with {ROOT}/")
             rel = full[len(ROOT):]
-            check_memory(rel)
+            check_memory(rel, self.reserved)
         except PathRefused as err:
             raise ToolError(f"Refused: {path!r} {err}") from None
         if "[REDACTED:" in rel:

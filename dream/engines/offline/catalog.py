@@ -1,22 +1,17 @@
 """The memories, indexed by word, kept current while requests edit the store.
 
-Applying a request asks the store one of three questions: does a memory
-already say this (remember), which memory is meant (forget), which memory
-states the value a correction contradicts. Answering each by re-parsing the
-index and re-normalizing every memory made a log of N requests cost N times
-the store, and the store grows with every request filed. The catalog reads
-the store once, keeps each memory's normalized texts in inverted word
-indexes, and is updated in place as requests add, edit and remove memories,
-so a question looks only at the memories that share a rare enough word with
-it, plus exact lookups where a wrong answer would remove the wrong memory.
+Applying a request asks the store one of three questions: does a memory already say this (remember), which memory is
+meant (forget), which memory states the value a correction contradicts. Answering each by re-parsing the index and
+re-normalizing every memory made a log of N requests cost N times the store, and the store grows with every request
+filed. The catalog reads the store once, keeps each memory's normalized texts in inverted word indexes, and is
+updated in place as requests add, edit and remove memories, so a question looks only at the memories that share a
+rare enough word with it, plus exact lookups where a wrong answer would remove the wrong memory.
 
-Words are looked up by their first five letters (`key`), so that "deploys
-happen on Fridays" is still a candidate for "deploy happens on friday"; the
-rapidfuzz score then decides, as it did when every memory was scored.
+Words are looked up by their first five letters (`key`), so that "deploys happen on Fridays" is still a candidate for
+"deploy happens on friday"; the rapidfuzz score then decides, as it did when every memory was scored.
 
-A memory's *rank* is its place in `orient.memories()` order, which decides
-between equal candidates: indexed memories by their first index line (the
-lines of filed memories are appended), then topics no line points to.
+A memory's *rank* is its place in `orient.memories()` order, which decides between equal candidates: indexed memories
+by their first index line (the lines of filed memories are appended), then topics no line points to.
 """
 
 from __future__ import annotations
@@ -219,6 +214,20 @@ class Catalog:
         self._note_line(number, parse_index_line(line))
         memory = Memory("topic", path, topic_text(self.ws.store.topics[path]), path, number, "personal")
         self._add(memory, self._rank(memory))
+
+    def file_rule(self, line: str, heading: str) -> None:
+        """Add an inline rule at the end of the index, under `heading` (added once): for a layout whose index
+        holds the memories themselves (Codex's handbook), where a new topic file would be found by nobody."""
+        lines = self.ws.store.index_lines
+        if heading not in lines:
+            lines += [*([""] if lines and lines[-1].strip() else []), heading, ""]
+        lines.append(line)
+        number = self.next_line
+        self.next_line += 1
+        parsed = parse_index_line(line)
+        self._note_line(number, parsed)
+        self._add(Memory("rule", line, parsed.hook, f"{INDEX_NAME} line {len(lines)}", number, "personal"),
+                  (INDEXED, number, line))
 
     def replace_line(self, old: str, new: str) -> None:
         """An index line's text changed in place (a correction): same place, new meaning."""

@@ -44,7 +44,10 @@ from dream.store.model import (
     parse_index_line,
     resolve_link,
 )
+from dream.store.layouts import named
 from dream.store.tree import INDEX_NAME
+
+REMEMBERED_HEADING = "## Remembered on request"  # where a Codex handbook gets what the user asked to remember
 
 # ---------------------------------------------------------------- duplicates
 
@@ -418,6 +421,12 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
     if existing is not None:  # nothing to change: said so once, as a note
         ws.note(f"{request.kind} “{shorten(text, 80)}” (session {request.session}): already covered by "
                 f"{catalog.label(existing)}; nothing changed")
+        return
+    if not named(ws.settings.layout).index_links_memories:  # Codex: its handbook holds each memory as a bullet
+        line = f"- {stated[:1].upper()}{stated[1:]} (remembered {request.date.isoformat()}, session {request.session})"
+        catalog.file_rule(line, REMEMBERED_HEADING)
+        ws.requested(ChangeAction.CREATED, INDEX_NAME, f"{request.kind} request in session {request.session}", line,
+                     request.evidence)
         return
     type_ = memory_type(request, text)
     path = store.free_path(f"{type_}_{short_slug(spoken)}")

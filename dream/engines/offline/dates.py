@@ -1,15 +1,12 @@
 """Relative dates ("yesterday", "上周", "gestern" …) made absolute.
 
-A note that says "the deploy broke yesterday" is wrong a day later. We find
-relative expressions with a curated regex per language (so that we know
-exactly what we touch; the rows, weekday names and the words a date is
-written with are data, the [dates] table of each file in data/phrases), let `dateparser` compute the date from the note's
-source date (`RELATIVE_BASE`), and write it in ISO form at the granularity
-the phrase had: a day (2026-03-03), a week (2026-W09), a month (2026-02)
-or a year (2026). Code spans, code blocks, link targets and URLs are left
-alone. A phrase that names no one date ("next Friday" said on a Tuesday is
-read as 3 days on and as 10) is left as written and returned apart, for the
-report to name.
+A note that says "the deploy broke yesterday" is wrong a day later. We find relative expressions with a curated regex
+per language (so that we know exactly what we touch; the rows, weekday names and the words a date is written with are
+data, the [dates] table of each file in data/phrases), let `dateparser` compute the date from the note's source date
+(`RELATIVE_BASE`), and write it in ISO form at the granularity the phrase had: a day (2026-03-03), a week (2026-W09),
+a month (2026-02) or a year (2026). Code spans, code blocks, link targets and URLs are left alone. A phrase that
+names no one date ("next Friday" said on a Tuesday is read as 3 days on and as 10) is left as written and returned
+apart, for the report to name.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Request phrases as data: one file per language under ``data/phrases/``.
 
-Each file lists the leads people start a request with (remember, forget,
-correction, rule), the words around them (``that``, ``about``, negations,
-the verbs of a change), what makes a sentence *not* a request (a task, a
-scope, a hypothetical, small talk), and whole patterns for languages whose
-verb comes last; and, under [dates], the relative dates dates.py makes
-absolute. The request patterns and the pre-filter are built here from
-the same lists, so they cannot drift apart: every line a pattern accepts
-holds one of the words the pre-filter looks for (tests/engines/offline
-checks it with generated lines). Adding a language is adding a file.
+Each file lists the leads people start a request with (remember, forget, correction, rule), the words around them
+(``that``, ``about``, negations, the verbs of a change), what makes a sentence *not* a request (a task, a scope, a
+hypothetical, small talk), and whole patterns for languages whose verb comes last; and, under [dates], the relative
+dates dates.py makes absolute. The request patterns and the pre-filter are built here from the same lists, so they
+cannot drift apart: every line a pattern accepts holds one of the words the pre-filter looks for
+(tests/engines/offline checks it with generated lines). Adding a language is adding a file.
 """
 
 from __future__ import annotations

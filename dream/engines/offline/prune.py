@@ -37,10 +37,14 @@ from dream.engines.offline.text import ELLIPSIS, MAX_LINE, fit_line, one_line, p
 from dream.store.model import MARKDOWN_LINK, IndexLine, new_topic_text, parse_index_line, resolve_link
 from dream.store.paths import PathRefused, check_new_in_tree
 from dream.store.tree import INDEX_NAME
+from dream.store.layouts import named
 from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES
 
 
 def prune(ws: Workspace) -> None:
+    if not named(ws.settings.layout).index_links_memories:  # Codex's handbook: no pointers, no budget of lines
+        drop_repeated_lines(ws)
+        return
     repair_pointers(ws)
     drop_repeated_lines(ws)
     retitle_slugs(ws)

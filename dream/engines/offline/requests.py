@@ -1,14 +1,11 @@
 """Explicit requests in what the user said: remember, forget, rules, corrections.
 
-Only the user's own lines count (the assistant may quote or propose things
-the user never asked for). Each line is split into sentences, and a sentence
-is a request only if it *starts* with a request phrase (dream.engines.offline
-.phrases: one data file per language) and its intent is plain. None of these
-is a request: a question, a hypothetical, a quote; something scoped to "this
-test", "this PR" or "for now"; a task ("remember to squash"); small talk
-("never seen that before", "sorry, was away"). A rule that might be meant but
-is not plainly a lasting preference ("never push on Fridays, I guess") is
-kept as a *doubtful* request: a person sees it, no file is written.
+Only the user's own lines count (the assistant may quote or propose things the user never asked for). Each line is
+split into sentences, and a sentence is a request only if it *starts* with a request phrase (dream.engines.offline
+.phrases: one data file per language) and its intent is plain. None of these is a request: a question, a
+hypothetical, a quote; something scoped to "this test", "this PR" or "for now"; a task ("remember to squash"); small
+talk ("never seen that before", "sorry, was away"). A rule that might be meant but is not plainly a lasting
+preference ("never push on Fridays, I guess") is kept as a *doubtful* request: a person sees it, no file is written.
 """
 
 from __future__ import annotations

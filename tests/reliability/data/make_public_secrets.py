@@ -6,7 +6,7 @@ sshpass, docker, redis-cli and sqlcmd, Go DSNs, PHP `define`, .netrc, Google
 OAuth client secrets, Discord and Teams webhooks, Sentry DSNs, Linear,
 Postman and Grafana tokens, age keys, values continued on the next line, GCP
 service-account JSON, letters-only passwords after ``password:``, Twilio
-auth tokens, assignments behind a ``word: `` prefix, ``FOO=<64 hex>``) and
+auth tokens, assignments behind a ``word: `` prefix, ``LICENSE_KEY=<64 hex>``) and
 further vendors' tokens. Every value is random (seeded, reproducible) in the
 documented shape of its kind; none is a real credential and none was copied
 from a leak. Run ``python tests/reliability/data/make_public_secrets.py`` to
@@ -73,7 +73,8 @@ KINDS = {
     "prefixed-assignment": (lambda: r(ALNUM, 40) + r(DIGITS, 4), ["note: SECRET_KEY_BASE={s}",
                                                                    "todo: rotate RAILS_MASTER_KEY={s}",
                                                                    "remember: SIGNING_KEY={s}"]),
-    "shell-hex-value": (lambda: r(HEX, 64), ["FOO={s}", "LICENSE_DATA={s} in .env"]),
+    # a hex value is a secret only under a name with a secret word (issue 38): FOO=<hex> is a checksum
+    "shell-hex-value": (lambda: r(HEX, 64), ["LICENSE_KEY={s}", "WEBHOOK_TOKEN={s} in .env"]),
     "vault-token": (lambda: "hvs." + r(URLSAFE, 90), ["VAULT_TOKEN for CI is {s}"]),
     "doppler-token": (lambda: "dp.st.prd." + r(ALNUM, 43), ["doppler uses {s}"]),
     "terraform-cloud-token": (lambda: r(ALNUM, 14) + ".atlasv1." + r(URLSAFE, 67), ["the TFC token is {s}"]),

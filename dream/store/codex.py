@@ -1,0 +1,168 @@
+"""Codex's memory folder (``~/.codex/memories``): its evidence as activity logs, and its consolidation lease.
+
+Read from Codex's source (openai/codex, ``codex-rs/memories`` and
+``codex-rs/state``). Phase 1 distils each session ("rollout") into
+``rollout_summaries/<slug>.md`` and a raw memory, merged into
+``raw_memories.md``; phase 2, one consolidation agent at a time, rewrites
+``MEMORY.md``, ``skills/`` and ``memory_summary.md``. Phase 2 first claims a
+lease: the row ``kind = 'memory_consolidate_global'`` (or ``…_scoped``) of the
+``jobs`` table in Codex's state database (``state_<n>.sqlite``, in
+``$CODEX_SQLITE_HOME`` or the Codex home, the memory folder's parent), with
+``status = 'running'`` until ``lease_until`` (Unix seconds). dream never runs
+while that lease is held.
+
+The evidence is read only. A user's own words appear in it as Codex's phase 1
+writes them, ``the user said / asked / corrected: "<quote>"``, or as markdown
+quote lines (``> …``); each becomes a user line (``> ``) of an activity log
+kept under ``.dream/codex-evidence/`` (the store's `logs_path`), so the run
+reads Codex's evidence exactly as it reads Claude Code's logs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import time
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+from dream.store.layouts import LayoutKind, detect
+from dream.store.tree import atomic_write
+
+EVIDENCE_LOGS = ".dream/codex-evidence"  # where the evidence is rendered as logs (the store's logs_path)
+SUMMARIES = "rollout_summaries"
+RAW_MEMORIES = "raw_memories.md"
+_LEASE_KINDS = ("memory_consolidate_global", "memory_consolidate_scoped")
+_STATE_DBS = ("state_*.sqlite", "memories_*.sqlite")  # the jobs table moved between them across Codex versions
+_QUOTE = re.compile(r"\buser\b[^\"“\n]{0,40}?\b(?:said|asked|corrected|requested|wrote|replied|added)\b[^\"“\n]{0,20}"
+                    r"[\"“](?P<quote>[^\"”\n]+)[\"”]", re.IGNORECASE)
+_HEADER = re.compile(r"^(?P<key>thread_id|updated_at|cwd|rollout_path)\s*[:=]\s*`?(?P<value>[^`\n]*)`?\s*$",
+                     re.MULTILINE)
+_THREAD = re.compile(r"^## Thread `?(?P<id>[^`\s]+)`?\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    session: str  # the thread id, or the summary's file name
+    day: date
+    text: str  # the log: one ``> `` line per thing the user said
+    mtime: float
+
+
+def user_words(text: str) -> list[str]:
+    """What the user said, as a Codex summary quotes it, in order."""
+    found = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("> "):
+            found.append(stripped[2:].strip())
+        found += [m.group("quote").strip() for m in _QUOTE.finditer(line)]
+    return [words for words in found if words]
+
+
+def render_log(text: str) -> str:
+    return "".join(f"> {words}\n" for words in user_words(text))
+
+
+def _day(headers: dict[str, str], mtime: float) -> date:
+    try:
+        return datetime.fromisoformat(headers["updated_at"].replace("Z", "+00:00")).date()
+    except (KeyError, ValueError):
+        return datetime.fromtimestamp(mtime).date()
+
+
+def _headers(text: str) -> dict[str, str]:
+    return {m.group("key"): m.group("value").strip() for m in _HEADER.finditer(text)}
+
+
+def evidence(root: Path) -> list[Evidence]:
+    """Each rollout summary, and each thread of ``raw_memories.md`` that has none, as a log."""
+    found: list[Evidence] = []
+    threads: set[str] = set()
+    folder = root / SUMMARIES
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        if not path.is_file() or path.is_symlink():
+            continue
+        text = path.read_text("utf-8", "replace")
+        headers, mtime = _headers(text), path.stat().st_mtime
+        threads.add(headers.get("thread_id", ""))
+        found.append(Evidence(headers.get("thread_id") or path.stem, _day(headers, mtime), render_log(text), mtime))
+    raw = root / RAW_MEMORIES
+    if raw.is_file() and not raw.is_symlink():
+        found += _raw_threads(raw.read_text("utf-8", "replace"), raw.stat().st_mtime, threads)
+    return [e for e in found if e.text]
+
+
+def _raw_threads(text: str, mtime: float, seen: set[str]) -> list[Evidence]:
+    marks = list(_THREAD.finditer(text))
+    found = []
+    for mark, following in zip(marks, [*marks[1:], None]):
+        if mark.group("id") in seen:
+            continue  # its rollout summary says the same, and more
+        body = text[mark.end():following.start() if following else len(text)]
+        found.append(Evidence(mark.group("id"), _day(_headers(body), mtime), render_log(body), mtime))
+    return found
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:80] or "thread"
+
+
+def write_evidence_logs(root: Path) -> list[str]:
+    """Render the evidence under `EVIDENCE_LOGS` (``YYYY/MM/DD/<thread>-codex.md``); a log whose thread is gone
+    from the evidence is removed, an unchanged one left as it is. Returns the logs written."""
+    logs = root / EVIDENCE_LOGS
+    wanted = {f"{e.day:%Y/%m/%d}/{_safe(e.session)}-codex.md": e for e in evidence(root)}
+    written = []
+    for rel, item in wanted.items():
+        path = logs / rel
+        data = item.text.encode()
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+        os.utime(path, (item.mtime, item.mtime))
+        written.append(rel)
+    for path in logs.rglob("*-codex.md") if logs.is_dir() else []:
+        if path.relative_to(logs).as_posix() not in wanted:
+            path.unlink()
+    return written
+
+
+def _state_dbs(root: Path) -> list[Path]:
+    homes = [Path(os.environ["CODEX_SQLITE_HOME"]).expanduser()] if os.environ.get("CODEX_SQLITE_HOME") else []
+    homes.append(root.parent)
+    return [db for home in homes for pattern in _STATE_DBS for db in sorted(home.glob(pattern))]
+
+
+def consolidation_lease(root: Path, now: float) -> str | None:
+    """Why dream may not touch the folder now: Codex's consolidation holds its lease (or its state cannot be read)."""
+    for db in _state_dbs(root):
+        try:
+            held = _running_lease(db, now)
+        except sqlite3.Error as exc:
+            return f"cannot read Codex's state database {db} to see whether its memory consolidation runs ({exc}); " \
+                   f"not run, so as not to write beside it"
+        if held is not None:
+            until = datetime.fromtimestamp(held, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            return f"Codex's memory consolidation holds its lease ({db.name}, jobs table) until {until}; " \
+                   f"dream runs once it has finished"
+    return None
+
+
+def held_by_codex(root: Path) -> str | None:
+    """For a write into a Codex folder (accept, rollback): why not now, or None (any other layout: None)."""
+    return consolidation_lease(root, time.time()) if detect(root).kind == LayoutKind.CODEX else None
+
+
+def _running_lease(db: Path, now: float) -> int | None:
+    with closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)) as conn:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs'").fetchone() is None:
+            return None
+        row = conn.execute(
+            f"SELECT max(lease_until) FROM jobs WHERE kind IN ({', '.join('?' * len(_LEASE_KINDS))}) "
+            "AND status = 'running' AND lease_until > ?", (*_LEASE_KINDS, int(now))).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
