@@ -254,8 +254,8 @@ def _joined(side: str) -> re.Pattern[str]:
     """What joins a relative date to a longer one: [dates] `joined_*`, weekday names, an apostrophe after it."""
     joined, days = ("|".join(sorted({re.escape(w) for lang in _langs() for w in lang.dates.get(key, [])}, key=len,
                                     reverse=True)) or "(?!)" for key in (f"joined_{side}", "weekdays"))
-    return re.compile(rf"(?<!\w)(?:(?:{joined})\W*|(?:{days})\w*\W*(?:\w+\W+)?)$" if side == "before"
-                      else rf"['’]|\s*(?:{joined}|{days})", re.I)  # a weekday may stand a word away: "Tuesday of"
+    return re.compile(rf"(?<!\w)(?:(?:{joined})\W*|(?:{days})\w*\W*(?:\w{{1,3}}\W+)?)$" if side == "before"
+                      else rf"['’]|\s*(?:{joined}|{days})", re.I)  # a weekday a short word away: "Tuesday of"
 
 
 def ambiguous(phrase: str, base: date) -> bool:
