@@ -49,7 +49,7 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 from helpers.fleet_factory import make_fleet  # noqa: E402
 
 sys.path.insert(0, str(REPO / "bench"))
-from benchlib import Case, alternate, median_wall, print_cases, run_process, spread  # noqa: E402
+from benchlib import Case, alternate, load_average, median_wall, print_cases, run_process, spread  # noqa: E402
 
 from dream.pipeline.fleet import check_store, scan_fleet  # noqa: E402
 from dream.transcripts.discover import discover_stores  # noqa: E402
@@ -91,7 +91,8 @@ def gate_figures(root: Path, stores: int, due: int, runs: int) -> None:
     print(f"  discovery + gate (scan_fleet):            {t_scan * per_k:7.3f} s / 1,000 stores")
 
 
-def prefect_figures(root: Path, stores: int, dues: list[int], runs: int, shard_size: int, threads: int) -> None:
+def prefect_figures(root: Path, stores: int, dues: list[int], runs: int, shard_size: int, threads: int,
+                    loop_runs: int | None = None) -> None:
     """The fleet deployment on a real server with one process worker, beside `dream run --all` and a plain loop.
 
     For each number of due stores, all three dream identical fresh fleets
@@ -99,7 +100,9 @@ def prefect_figures(root: Path, stores: int, dues: list[int], runs: int, shard_s
     time is from asking to a final state. From the figures at two numbers of
     due stores each way's cost splits into a fixed cost per night and a cost
     per dreamed store (the line through the two medians). The server, pool,
-    deployment and worker are started once beforehand and not counted.
+    deployment and worker are started once beforehand and not counted. The
+    plain loop, by far the longest, runs `loop_runs` times (default `runs`),
+    after the others. Each run's figures are printed as it ends.
     """
     from helpers.prefect_server import WORKER_QUERY_SECONDS, Server
 
@@ -144,14 +147,20 @@ def prefect_figures(root: Path, stores: int, dues: list[int], runs: int, shard_s
         worker = server.start_worker()  # one worker, as docs/prefect.md describes
         server.wait_for_worker("dream", timeout=300)
         deployment(make_fleet(root / "warmup", total=10, due=2).root, 2)  # the worker's imports, the server's warm-up
+        def keep(way: str, due: int, i: int, wall: float, cpu: float) -> None:
+            walls.setdefault((way, due), []).append(wall)
+            cpus.setdefault((way, due), []).append(cpu)
+            print(f"  run {i + 1}: {way:28} {due:4d} due: wall {wall:8.2f} s, CPU {cpu:7.2f} s "
+                  f"(load average {load_average()})", flush=True)
+
         for i in range(runs):
             for due in dues:
-                cli, loop, pf = fresh(f"cli-{due}-{i}", due), fresh(f"loop-{due}-{i}", due), fresh(f"pf-{due}-{i}", due)
-                for way, (wall, cpu) in (("dream run --all", run_all(cli.root, due)),
-                                         ("loop of dream run --store", plain_loop(loop.due)),
-                                         ("dream-nightly deployment", (deployment(pf.root, due), float("nan")))):
-                    walls.setdefault((way, due), []).append(wall)
-                    cpus.setdefault((way, due), []).append(cpu)
+                keep("dream run --all", due, i, *run_all(fresh(f"cli-{due}-{i}", due).root, due))
+                deployed = deployment(fresh(f"pf-{due}-{i}", due).root, due)
+                keep("dream-nightly deployment", due, i, deployed, float("nan"))
+        for i in range(runs if loop_runs is None else loop_runs):
+            for due in dues:
+                keep("loop of dream run --store", due, i, *plain_loop(fresh(f"loop-{due}-{i}", due).due))
     finally:
         if worker is not None:
             worker.terminate()
@@ -163,7 +172,7 @@ def prefect_figures(root: Path, stores: int, dues: list[int], runs: int, shard_s
         server.stop()
     print(f"prefect: {stores} stores, {' and '.join(map(str, dues))} due (offline engine), real server, process pool "
           f"with one worker (PREFECT_WORKER_QUERY_SECONDS={WORKER_QUERY_SECONDS:g}), shards of {shard_size}, "
-          f"{threads} thread(s) per process; wall seconds, median (min-max) of {runs} run(s); CPU of the CLI's "
+          f"{threads} thread(s) per process; wall seconds, median (min-max) of the runs above; CPU of the CLI's "
           "own processes (the deployment's runs in the worker's children: not counted)")
     low, high = min(dues), max(dues)
     for way in ("dream run --all", "loop of dream run --store", "dream-nightly deployment"):
@@ -256,6 +265,7 @@ def main() -> None:
     parser.add_argument("--prefect-due", type=int, nargs="+", default=[20, 100],
                         help="due stores, at least two numbers: fixed cost and cost per store (default 20 100)")
     parser.add_argument("--prefect-runs", type=int, default=1, help="runs of the Prefect part (each ~minutes)")
+    parser.add_argument("--loop-runs", type=int, help="runs of the plain loop (default: --prefect-runs); the longest")
     parser.add_argument("--shard-size", type=int, default=50)
     parser.add_argument("--threads", type=int, default=2, help="threads per shard, and for dream run --all")
     parser.add_argument("--no-prefect", action="store_true", help="skip the Prefect overhead figures")
@@ -265,7 +275,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         if args.prefect_only:
             prefect_figures(Path(tmp) / "prefect", args.prefect_stores, args.prefect_due, args.prefect_runs,
-                            args.shard_size, args.threads)
+                            args.shard_size, args.threads, args.loop_runs)
             return
         report_figures(Path(tmp) / "report", args.stores, 30, args.runs)
         if args.report_only:
@@ -273,7 +283,7 @@ def main() -> None:
         gate_figures(Path(tmp) / "gate", args.stores, args.due, args.runs)
         if not args.no_prefect:
             prefect_figures(Path(tmp) / "prefect", args.prefect_stores, args.prefect_due, args.prefect_runs,
-                            args.shard_size, args.threads)
+                            args.shard_size, args.threads, args.loop_runs)
 
 
 if __name__ == "__main__":

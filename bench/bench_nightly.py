@@ -14,6 +14,12 @@ files the dream reads (index, topics, logs), all three alternating in the
 same run. Targets: 0.8 s CPU, 2 s wall.
 
     python bench/bench_nightly.py [--runs 5] [--profile /tmp/nightly.prof]
+    python bench/bench_nightly.py --against /tmp/main-ref   # also the same dream with the code of another checkout
+
+`--against DIR` (a checkout, e.g. `git worktree add /tmp/main-ref main`)
+runs the same dream with that checkout's `dream` package first on
+PYTHONPATH (same venv, same libraries), alternating with the others: a
+before/after in one run.
 """
 
 from __future__ import annotations
@@ -88,6 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", type=Path, help="also run the dream once under cProfile and save its stats here")
+    parser.add_argument("--against", type=Path, help="also the same dream with the code of this checkout (before/after)")
     args = parser.parse_args()
     dream = str(Path(sys.executable).with_name("dream"))
     rng = random.Random(7)
@@ -110,9 +117,12 @@ def main() -> None:
         def dream_run() -> list[str]:
             return [dream, "run", "--store", str(fresh_store()), "--engine", "offline", "--force", "--json"]
 
+        against = [Case(f"the same, code of {args.against}",
+                        lambda: ["env", f"PYTHONPATH={args.against.resolve()}", *dream_run()])] if args.against else []
         cases = alternate([
             Case("python -c pass", lambda: [sys.executable, "-c", "pass"]),
             Case(f"python reading the same {len(files)} files", lambda: [sys.executable, "-c", READ_ALL, *files]),
+            *against,
             Case("dream run --engine offline", dream_run),
         ], args.runs)
         outcome = json.loads(cases[-1].runs[-1].stdout)

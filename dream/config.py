@@ -87,6 +87,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # review policy
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?
+    # the Anthropic memory store this folder mirrors, "anthropic:memstore_…" (in the store's own config): each run
+    # pulls its edits first, and accept, rollback and auto_accept push (dream/remote/configured.py)
+    store: Annotated[str, Meta(pattern=r"^anthropic:memstore_[A-Za-z0-9_-]+$")] | None = None
     # the memory folder's layout (docs/layouts.md): unset, the folder's shape says (memory_summary.md: codex)
     layout: Literal["claude-code", "codex"] | None = None
     # transcripts (activity logs derived from agent sessions)
@@ -97,6 +100,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # where a store that imports transcripts keeps its activity logs, instead of <store>/logs: absolute, `~`, or
     # relative to the store (`.dream/logs` leaves the memory folder untouched); `{store}` becomes the store's name
     logs_path: str | None = None
+    # where the user's own instruction files are looked for (<home>/.claude/CLAUDE.md, <home>/.codex/AGENTS.md);
+    # unset: $CLAUDE_CONFIG_DIR and $CODEX_HOME, else the home directory (dream/engines/instructions.py)
+    instructions_home: str | None = None
     # the project the memories describe (configured_project): lint checks against it, and a Codex import
     # takes only the sessions that ran in it
     project: str | None = None
@@ -253,6 +259,9 @@ def load_settings(store: Path | None = None, overrides: dict[str, Any] | None = 
     for where, layer in _layers(store, overrides):
         if not layer:  # most stores have no config file: nothing new to check
             continue
+        if "store" in layer and where == str(global_config_path()):  # every store would mirror the same one
+            raise ConfigError(f"{where}: setting 'store' names the memory store one folder mirrors; set it in "
+                              "that folder's .dream/config.toml")
         merged.update(layer)
         if "transcripts" in layer:
             transcripts_from = where

@@ -75,8 +75,8 @@ def _stage_task(stage: Callable, name: str):
 
 # Each stage of `pipeline.run` and the task that runs it, named as the terminal names it.
 STAGE_TASKS = {stage: _stage_task(stage, STAGE_NAMES[stage.__name__]) for stage in [
-    pipeline.recover_interrupted_write, pipeline.import_logs, pipeline.gate, pipeline.snapshot, pipeline.gather,
-    pipeline.consolidate, pipeline.validate, pipeline.propose, pipeline.finish, pipeline.apply_policy,
+    pipeline.recover_interrupted_write, pipeline.import_logs, pipeline.mirror_remote, pipeline.gate, pipeline.snapshot,
+    pipeline.gather, pipeline.consolidate, pipeline.validate, pipeline.propose, pipeline.finish, pipeline.apply_policy,
 ]}
 
 

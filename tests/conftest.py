@@ -25,6 +25,11 @@ def _isolated_config(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("DREAM_STORE", raising=False)
     monkeypatch.delenv("DREAM_CRASHPOINT", raising=False)
+    # The developer's own ~/.claude/CLAUDE.md and ~/.codex/AGENTS.md are instruction files a dream reads:
+    # point both homes at empty folders (the `home` fixture moves HOME itself and takes these away).
+    agents_home = tmp_path_factory.mktemp("agent-homes")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(agents_home / ".claude"))
+    monkeypatch.setenv("CODEX_HOME", str(agents_home / ".codex"))
 
 
 @pytest.fixture

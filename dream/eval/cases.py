@@ -15,6 +15,11 @@ One file per category (``duplicates.yaml``, ``forget.yaml`` …)::
           - date: 2026-11-20
             text: |
               > forget the slack alerts, we retired them
+        instructions:               # optional: the instruction files the agent loads with the store
+          CLAUDE.md: |              # a path in the project (`CLAUDE.md`, `AGENTS.md`, `CLAUDE.local.md`,
+            - Use pnpm, never npm   # `.claude/CLAUDE.md`, `packages/api/AGENTS.md` …) or in the user's
+          ~/.codex/AGENTS.md: |     # home (`~/.claude/CLAUDE.md`, `~/.codex/AGENTS.md`); see
+            - Answer in English     # dream.eval.runner and docs/eval.md
         steps: [run, accept]        # the default
         known_miss:                 # optional: why an engine misses this case by design; still
           offline: needs the model  # scored as a miss, but `dream eval` does not exit 1 for it
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -71,6 +76,7 @@ class Case:
     settings: dict[str, Any] = field(default_factory=dict)
     project: list[dict[str, str | None]] = field(default_factory=list)  # commits of a git project (dream.eval.project)
     known_miss: dict[str, str] = field(default_factory=dict)  # engine -> why it misses this case, by design
+    instructions: dict[str, str] = field(default_factory=dict)  # instruction file ("CLAUDE.md", "~/…") -> text
 
     chatter: bool = False  # its user lines ask for nothing: a note for a person about them is noise
     layout: LayoutKind = LayoutKind.CLAUDE_CODE  # the store's layout; `codex`: logs become rollout summaries
@@ -145,6 +151,7 @@ def _case(path: Path, category: str, number: int, raw: Any, chatter: Any = None,
         today=_date(where, raw["today"]) if raw.get("today") else None, settings=dict(raw.get("settings") or {}),
         project=check_commits(where, raw["project"]) if "project" in raw else [],
         known_miss=_known_miss(where, raw.get("known_miss")),
+        instructions=_instructions(where, raw.get("instructions")),
         chatter=_chatter(where, raw.get("chatter", chatter), expect),
         layout=_layout(where, raw.get("layout", layout)),
     )
@@ -170,6 +177,20 @@ def _chatter(where: str, raw: Any, expect: list[dict[str, Any]]) -> bool:
     if isinstance(raw, bool):
         return raw
     raise BadInput(f"{where}: `chatter:` is true or false")
+
+
+def _instructions(where: str, raw: Any) -> dict[str, str]:
+    """`instructions: {CLAUDE.md: text, ~/.claude/CLAUDE.md: text}`: a relative path inside the project, or
+    `~/` for the user's home; nothing may climb out of either."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise BadInput(f"{where}: `instructions:` maps instruction file paths to their text")
+    for name in raw:
+        parts = PurePosixPath(name.removeprefix("~/")).parts
+        if not parts or name.startswith("/") or ".." in parts or (name.startswith("~") and not name.startswith("~/")):
+            raise BadInput(f"{where}: instruction file {name!r} is not a path inside the project or `~/`")
+    return dict(raw)
 
 
 def _known_miss(where: str, raw: Any) -> dict[str, str]:

@@ -55,6 +55,7 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
     if case.project:  # a lint case: the git project its memories describe, beside the store
         build_project(store.parent / "project", case.project)
         settings["project"] = str(store.parent / "project")
+    settings.update(_write_instructions(store.parent, case.instructions))
     day = case.today or max((log.date for log in case.logs), default=None)
     base = datetime.combine(day, time(12)).timestamp() if day else _time.time()
     summaries = _write_logs(store, case, case.logs, base - 60, first=0)
@@ -81,7 +82,9 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
             outcome.errors.append(f"step {name}: {exc}")
         except Exception as exc:  # an engine's bug fails its case, not the whole scorecard
             outcome.errors.append(f"step {name}: internal error: {type(exc).__name__}: {exc}")
-    outcome.after = {p: d.decode("utf-8", "replace") for p, d in {**read_tree(store), **_evidence(store)}.items()}
+    evidence = _evidence(store)
+    outcome.evidence = set(evidence) | set(summaries)
+    outcome.after = {p: d.decode("utf-8", "replace") for p, d in {**read_tree(store), **evidence}.items()}
     return outcome
 
 
@@ -91,6 +94,19 @@ def _write_store(store: Path, files: dict[str, str]) -> None:
         path = store / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+def _write_instructions(scratch: Path, files: dict[str, str]) -> dict[str, str]:
+    """The case's instruction files: `~/…` into a scratch home, the rest into the project beside the store.
+    The home is always the scratch one, so the user's own global CLAUDE.md never changes a case's result."""
+    home, project = scratch / "home", scratch / "project"
+    home.mkdir(exist_ok=True)
+    for name, text in files.items():
+        path = home / name[2:] if name.startswith("~/") else project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    wrote_project = any(not name.startswith("~/") for name in files)
+    return {"instructions_home": str(home), **({"project": str(project)} if wrote_project else {})}
 
 
 def _said(case: Case, logs: list[Log]) -> list[str]:

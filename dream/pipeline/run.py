@@ -17,7 +17,6 @@ waits for review (or for the `auto_accept` policy).
 
 from __future__ import annotations
 
-import shutil
 import time
 import uuid
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -60,15 +59,14 @@ from dream.store import codex
 from dream.store.layout import Layout
 from dream.store.layouts import LayoutKind, layout_of, named, over_budget
 from dream.store.lock import store_lock
+from dream.store.staging import Staging
 from dream.store.tree import (
     INDEX_NAME,
     MAX_MEMORY_FILE_BYTES,
     Tree,
-    atomic_write,
     changed_paths,
     has_own_size_rule,
     mark_format,
-    materialize,
     read_tree,
     scan_memory_paths,
     sha256,
@@ -179,6 +177,13 @@ def import_logs(ctx: RunContext) -> ImportResult | None:
     return result
 
 
+def mirror_remote(ctx: RunContext) -> None:
+    """A store configured as an Anthropic memory store takes the service's edits first (dream.remote.configured)."""
+    from dream.remote.configured import mirror_before_run  # start-up: only mirrored stores need the SDK
+
+    ctx.warnings += mirror_before_run(ctx.layout, ctx.settings)
+
+
 def gate(ctx: RunContext) -> GateDecision:
     decision = check_gate(ctx.layout, ctx.settings, force=ctx.force, now=ctx.started_at, state=ctx.state,
                           engine=ctx.engine)
@@ -262,7 +267,7 @@ def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
     return gathered
 
 
-def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list[str] | None = None,
+def _engine_input(ctx: RunContext, gathered: Gathered, staging: Staging, lint: list[str] | None = None,
                   snap: Snapshot | None = None) -> EngineInput:
     inp = EngineInput(
         store_root=ctx.layout.root, staging=staging, sessions=gathered.sessions,
@@ -277,17 +282,16 @@ def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list
 
 
 @contextmanager
-def staging_copy(ctx: RunContext, snap: Snapshot) -> Iterator[Path]:
-    """A private copy of the base version for the engine, removed afterwards."""
-    staging = ctx.layout.staging / ctx.run_id
-    materialize(snap.tree, staging)
+def staging_copy(ctx: RunContext, snap: Snapshot) -> Iterator[Staging]:
+    """A private copy of the base version for the engine (written only where it changes), removed afterwards."""
+    staging = Staging(ctx.layout.staging / ctx.run_id, snap.tree)
     try:
         yield staging
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.discard()
 
 
-def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path) -> Staged:
+def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Staging) -> Staged:
     engine = select_engine(ctx.engine)
     checked = lint.lint_store(ctx.layout.root, snap.tree, ctx.settings)  # the engine sees what the project refutes
     stale = lint.needs_person(checked)
@@ -299,7 +303,7 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     protect_pinned(ctx, snap, staging, result)
     if checked is not None and ctx.settings.lint_verified_at:
         record_verified(ctx, snap, staging, result, checked)
-    tree = read_tree(staging)
+    tree = staging.tree()
     if over := over_budget(named(ctx.settings.layout), tree):  # cut by a person, never by dream
         result.needs_person.append(over)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,
@@ -316,7 +320,7 @@ def defer(ctx: RunContext, result: EngineResult) -> None:
                                    f"runs once this proposal is decided: {listed}")
 
 
-def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult) -> None:
+def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Staging, result: EngineResult) -> None:
     """After any engine: pinned memories as they were, the engine's changes to them struck from its account."""
     restored = pinned.keep_pinned(snap.tree, staging, ctx.settings.pinned)
     unread = pinned.keep_unread(snap.tree, staging, snap.unread)
@@ -328,18 +332,18 @@ def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: Engin
                              detail=what, source="finish") for path, what in unread]
 
 
-def record_verified(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult,
+def record_verified(ctx: RunContext, snap: Snapshot, staging: Staging, result: EngineResult,
                     checked: lint.LintReport) -> None:
     """`verified_at: <commit>` where every claim held and the memory does not already say so (lint_verified_at)."""
-    staged = read_tree(staging)
+    staged = staging.tree()
     found = verified.stamps(Path(checked.project), checked.head, checked.verified, snap.tree, staged, ctx.settings,
                             pinned.pinned_paths(snap.tree, ctx.settings.pinned))
     for rel, (data, why) in found.items():
-        atomic_write(staging / rel, data, sync=False)
+        staging.write(rel, data)
         result.changes.append(Change("verified", rel, why, f"verified_at: {checked.head}", "lint", kind=HOUSEKEEPING))
 
 
-def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path, staged: Staged) -> list:
+def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Staging, staged: Staged) -> list:
     """Check the staged tree; give the engine one corrective pass before failing."""
     findings = validate_tree(staged.tree, set(staged.changed), base=snap.tree)
     errors = validation_errors(findings)
@@ -351,7 +355,7 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     staged.result.changes += fix.changes
     staged.result.finish += fix.finish
     staged.result.usage.add(fix.usage)
-    staged.tree = read_tree(staging)
+    staged.tree = staging.tree()
     staged.changed = changed_paths(snap.tree, staged.tree)
     findings = validate_tree(staged.tree, set(staged.changed), base=snap.tree)
     errors = validation_errors(findings)
@@ -526,9 +530,17 @@ def apply_policy(ctx: RunContext, outcome: RunOutcome) -> RunOutcome:
         decision = policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id)
         if decision is not None:
             outcome.accepted_version = decision.version
+            outcome.needs_person += _push_mirror(ctx, decision.version)
         if decision is not None and decision.skipped:
             outcome.needs_person += held_requests(ctx, decision.skipped)
     return outcome
+
+
+def _push_mirror(ctx: RunContext, version: int | None) -> list[str]:
+    """What auto_accept took goes to the memory store a mirror was pulled from, as an accept by hand does."""
+    from dream.remote.configured import push_accepted  # start-up: only mirrored stores need the SDK
+
+    return push_accepted(ctx.layout, version)
 
 
 def held_requests(ctx: RunContext, skipped: list[str]) -> list[str]:
@@ -586,6 +598,8 @@ def run(store: str | Path, *, engine: str | None = None, force: bool = False,
     ctx = begin(store, engine=engine, force=force, every_log=every_log, again=again, overrides=overrides, now=now)
     call(recover_interrupted_write, ctx)
     call(import_logs, ctx)
+    if ctx.settings.store:  # a mirror of an Anthropic memory store: a stage (and a Prefect task) of its own
+        call(mirror_remote, ctx)
     decision = call(gate, ctx)
     if not decision.open:
         return call(finish, ctx, skipped(ctx, decision.reason, decision.message), holds_lock=False)

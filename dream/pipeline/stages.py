@@ -10,6 +10,7 @@ from __future__ import annotations
 STAGE_NAMES: dict[str, str] = {
     "recover_interrupted_write": "recover",
     "import_logs": "import",
+    "mirror_remote": "pull",
     "gate": "gate",
     "snapshot": "snapshot",
     "gather": "gather",

@@ -198,14 +198,29 @@ REDACT_MARGIN = 8192
 # without any hint (one fast multi-literal scan) needs no further work.
 _HINT_LIST = list(dict.fromkeys(p.hint for p in PATTERNS))
 HINTS = "|".join(_HINT_LIST)
-_HINT_RE = re.compile(HINTS)
 # Rows that match neither dream's hints nor the detectors' need no look (`redact_column`). A hint with a
 # bounded repetition ("token … is") is scanned on its own: in one union with the others it makes Rust's
 # lazy DFA run out of cache and the scan of a nightly run's logs 50 times slower.
 @cache
 def _gates() -> list[str]:
     return ["|".join([*(h for h in _HINT_LIST if "{" not in h), hint()]), *(h for h in _HINT_LIST if "{" in h)]
-_COMPILED = tuple((re.compile(p.python_regex()), p.python_replacement()) for p in PATTERNS)
+
+
+# Python's `re` forms, each compiled when first needed: all of dream's patterns cost 0.05 s of CPU to compile,
+# which a nightly run (its logs redacted as columns, `redact_column`; a few notes as strings) would pay for nothing.
+@cache
+def _hints() -> re.Pattern[str]:
+    return re.compile(HINTS)
+
+
+@cache
+def _hint(index: int) -> re.Pattern[str]:
+    return re.compile(PATTERNS[index].hint)
+
+
+@cache
+def _regex(index: int) -> tuple[re.Pattern[str], str]:
+    return re.compile(PATTERNS[index].python_regex()), PATTERNS[index].python_replacement()
 
 
 # (kind, the secret's text) -> the marker that stands for it; see `redact`.
@@ -224,8 +239,11 @@ def redact(text: str, marker: Marker | None = None) -> tuple[str, int]:
     pattern matches it.
     """
     total = 0
-    if _HINT_RE.search(text):
-        for (regex, replacement), pattern in zip(_COMPILED, PATTERNS):
+    if _hints().search(text):
+        for index, pattern in enumerate(PATTERNS):
+            if not _hint(index).search(text):
+                continue  # every match holds its pattern's hint, as in `redact_column`
+            regex, replacement = _regex(index)
             text, n = regex.subn(replacement if marker is None else _replacer(pattern, marker), text)
             total += n
     text, n = _redact_detected(text, marker)

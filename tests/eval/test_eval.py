@@ -23,8 +23,8 @@ CATEGORIES = {
     "standing-instructions", "technical-content", "remember-contradicts",
     "people-change", "owner-formats", "forget-across-languages",
     "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
-    "noticed-requests", "layout-codex", "withdrawn-later", "split-narrowing", "pointing-back", "chatter-lookalikes",
-    "dates-entangled",
+    "noticed-requests", "layout-codex", "instruction-files", "withdrawn-later", "split-narrowing", "pointing-back",
+    "chatter-lookalikes", "dates-entangled",
 }
 
 
@@ -116,6 +116,9 @@ def test_a_known_miss_never_excuses_a_wrong_change_nor_another_engines_miss(tmp_
     ("category: x\ncases:\n  - id: a\n    logs: [{date: someday, text: hi}]\n", "is not a date"),
     ("category: [x\n", "cannot read eval cases"),
     ("category: x\ncases:\n  - id: a\n    known_miss: [1]\n", "is a reason, or a map"),
+    ("category: x\ncases:\n  - id: a\n    instructions: [CLAUDE.md]\n", "maps instruction file paths"),
+    ("category: x\ncases:\n  - id: a\n    instructions: {../CLAUDE.md: x}\n", "is not a path inside"),
+    ("category: x\ncases:\n  - id: a\n    instructions: {~root/CLAUDE.md: x}\n", "is not a path inside"),
 ])
 def test_bad_case_files_are_named_in_one_line(tmp_path, body, message):
     folder = write_case(tmp_path / "cases", body)

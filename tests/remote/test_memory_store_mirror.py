@@ -5,21 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 
-import pytest
 
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
 from dream.versions.proposals import Proposals
-from helpers.fake_memory_store import memory_store  # noqa: F401  (fixture)
 from helpers.stores import DEMO, snapshot_bytes
-
-
-@pytest.fixture
-def seeded(memory_store):
-    """The service holds the demo store's memories; returns (server, {path: text} as seeded)."""
-    for rel, data in sorted(read_tree(DEMO).items()):
-        memory_store.put("/" + rel, data.decode())
-    return memory_store, memory_store.files()
 
 
 def _mirror(cli, server, tmp_path):

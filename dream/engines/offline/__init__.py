@@ -28,12 +28,15 @@ class OfflineEngine:
     name = "offline"
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        from dream.engines.offline import consolidate, lint_notes, notice, orient, prune  # start-up: see above
+        from dream.engines.offline import consolidate, instructed, lint_notes, notice, orient, prune  # see above
         from dream.engines.offline import requests as gather  # start-up: see the comment above
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
-        requests = notice.withdrawn(gather.gather_requests(inp.sessions), inp.sessions)
+        known = instructed.load(inp)  # what CLAUDE.md / AGENTS.md already say (dream/engines/instructions.py)
+        requests = instructed.drop_said(ws, known, notice.withdrawn(gather.gather_requests(inp.sessions),
+                                                                    inp.sessions))
         consolidate.merge_duplicates(ws)
+        instructed.tidy(ws, known, inp.pinned)
         consolidate.absolute_dates(ws)
         consolidate.apply_requests(ws, requests)
         notice.note_unread(ws, inp.sessions)

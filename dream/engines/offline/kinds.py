@@ -23,6 +23,7 @@ class RequestKind(StrEnum):
 class ChangeAction(StrEnum):
     CREATED = "created"
     FORGOTTEN = "forgotten"
+    DELETED = "deleted"  # a memory that only repeats an instruction file the agent loads (instructed.py)
     UPDATED = "updated"
     ARCHIVED = "archived"
     DATED = "dated"  # relative dates made absolute

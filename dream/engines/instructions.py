@@ -1,0 +1,170 @@
+"""Instruction files: what the agent already loads beside its memory, so memory need not say it again.
+
+dream reads them as the agents find them, read-only, and never writes them:
+
+- Claude Code reads ``CLAUDE.md``, ``CLAUDE.local.md`` and ``.claude/CLAUDE.md`` in its working
+  directory and in every folder above it (not ``/``), and the user's own ``~/.claude/CLAUDE.md``
+  (``$CLAUDE_CONFIG_DIR`` moves ``~/.claude``).
+- Codex reads ``AGENTS.override.md``, else ``AGENTS.md``, in its home (``$CODEX_HOME``, else
+  ``~/.codex``), then one of the two in each folder from the project's git root down to the working
+  directory.
+
+The working directory is the project's: the ``project`` setting, else the folder the store's transcripts
+ran in (`dream.lint.project.find_project`, as lint finds it). ``instructions_home`` stands for the home
+folder (the eval and tests point it at a scratch one). The offline engine drops memories and requests
+that only repeat a line and lists contradictions for a person (dream/engines/offline/instructed.py);
+the Claude engine shows the lines in its first message (`prompt_section`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dream.config import Settings
+
+CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
+CODEX_NAMES = ("AGENTS.override.md", "AGENTS.md")  # the first that is there and not empty, per folder
+MAX_FILE_BYTES = 64 * 1024  # Codex stops at 32 KiB of them all; a larger file is read this far
+_LIST_MARK = ("- ", "* ", "+ ")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    file: str  # as a person finds it: `CLAUDE.md` in the project, `~/.claude/CLAUDE.md`, else absolute
+    line: int  # 1-based
+    text: str  # the statement: the line without its list marker
+
+    @property
+    def where(self) -> str:
+        return f"{self.file} line {self.line}"
+
+
+def load_instructions(store_root: Path, settings: Settings) -> list[Instruction]:
+    """Every statement of the instruction files the agent loads with this store; none when no project is known."""
+    from dream.lint.project import find_project  # start-up: lists transcripts only when a dream runs
+
+    found = find_project(store_root, settings)
+    project = found[0] if found else None
+    home, claude_home, codex_home = _homes(settings)
+    files = instruction_files(project, claude_home, codex_home)
+    return [rule for path in files for rule in read_file(path, project, home)]
+
+
+def instruction_files(project: Path | None, claude_home: Path, codex_home: Path) -> list[Path]:
+    """The files, global ones first, each once; only files that exist and hold something."""
+    candidates = [claude_home / "CLAUDE.md", *_first_of(codex_home, CODEX_NAMES)]
+    if project is not None:
+        for folder in reversed([project, *project.parents][:-1]):  # from the top down, not `/`
+            candidates += [folder / name for name in CLAUDE_NAMES]
+        for folder in _from_git_root(project):
+            candidates += _first_of(folder, CODEX_NAMES)
+    seen: set[Path] = set()
+    files = []
+    for path in candidates:
+        real = path.resolve()
+        if real not in seen and _has_text(path):
+            seen.add(real)
+            files.append(path)
+    return files
+
+
+def read_file(path: Path, project: Path | None, home: Path) -> list[Instruction]:
+    """Its statements: list items and prose lines, not headings, comments, code blocks or `@imports`."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return []
+    name, found, fenced = _shown(path, project, home), [], False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line or line.startswith(("#", "<!--", "@", "|", ">")):
+            continue
+        statement = _without_mark(line)
+        if statement:
+            found.append(Instruction(name, number, statement))
+    return found
+
+
+def prompt_section(rules: list[Instruction], room_tokens: int) -> str:
+    """The section of the Claude engine's first message (prompts/instruction_files.md.j2); '' with no lines.
+
+    The lines go file by file, numbered as in the file, and stop at `room_tokens` (the estimate the first
+    message is budgeted with, dream/engines/claude/budget.py)."""
+    if not rules:
+        return ""
+    import jinja2  # start-up: only the Claude engine renders it
+
+    from dream.engines.claude import tokens
+
+    lines: list[str] = []
+    current = ""
+    for rule in rules:
+        if rule.file != current:
+            lines.append(f"{rule.file}:")
+            current = rule.file
+        lines.append(f"  {rule.line}: {rule.text}")
+    text = "\n".join(lines)
+    cut = tokens.chars_within(text, room_tokens)
+    if cut < len(text):
+        text = text[:cut].rsplit("\n", 1)[0] + "\n  … (more lines, not shown for room)"
+    files = list(dict.fromkeys(rule.file for rule in rules))
+    template = jinja2.Environment(loader=jinja2.PackageLoader("dream.prompts", "."), undefined=jinja2.StrictUndefined,
+                                  keep_trailing_newline=True, autoescape=False)
+    return template.get_template("instruction_files.md.j2").render(files=files, lines=text)
+
+
+def _homes(settings: Settings) -> tuple[Path, Path, Path]:
+    """The home folder, Claude Code's and Codex's: `instructions_home` names all three, else the environment."""
+    if settings.instructions_home:
+        home = Path(settings.instructions_home).expanduser()
+        return home, home / ".claude", home / ".codex"
+    home = Path.home()
+    claude_home = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    return home, claude_home, Path(os.environ.get("CODEX_HOME") or home / ".codex")
+
+
+def _first_of(folder: Path, names: tuple[str, ...]) -> list[Path]:
+    for name in names:
+        if _has_text(folder / name):
+            return [folder / name]
+    return []
+
+
+def _from_git_root(project: Path) -> list[Path]:
+    """The folders from the git root down to the project; only the project when it is in no repository."""
+    chain = [project, *project.parents]
+    for depth, folder in enumerate(chain):
+        if (folder / ".git").exists():
+            return list(reversed(chain[: depth + 1]))
+    return [project]
+
+
+def _has_text(path: Path) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _shown(path: Path, project: Path | None, home: Path) -> str:
+    for base, prefix in ((project, ""), (home, "~/")):
+        if base is not None and path.is_relative_to(base):
+            return prefix + path.relative_to(base).as_posix()
+    return str(path)
+
+
+def _without_mark(line: str) -> str:
+    if line.startswith(_LIST_MARK):
+        line = line[2:].strip()
+    head, dot, rest = line.partition(". ")
+    if dot and head.isdigit():
+        line = rest.strip()
+    if line.startswith(("[ ] ", "[x] ")):
+        line = line[4:]
+    return line

@@ -1,0 +1,62 @@
+"""Which instruction files dream reads, found as Claude Code and Codex find them (dream/engines/instructions.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dream.config import Settings
+from dream.engines.instructions import instruction_files, load_instructions, read_file
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_claude_code_reads_every_folder_up_codex_from_the_git_root_down(tmp_path):
+    repo = tmp_path / "work" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    project = repo / "packages" / "api"
+    project.mkdir(parents=True)
+    home = tmp_path / "home"
+    expected = [
+        write(home / ".claude" / "CLAUDE.md", "- global claude\n"),
+        write(home / ".codex" / "AGENTS.override.md", "- global override\n"),  # wins over AGENTS.md
+        write(tmp_path / "work" / "CLAUDE.md", "- above the repo: Claude Code reads it\n"),
+        write(repo / "CLAUDE.md", "- repo claude\n"),
+        write(project / "CLAUDE.local.md", "- local\n"),
+        write(project / ".claude" / "CLAUDE.md", "- dot claude\n"),
+        write(repo / "AGENTS.md", "- repo agents\n"),
+        write(project / "AGENTS.md", "- api agents\n"),
+    ]
+    write(home / ".codex" / "AGENTS.md", "- shadowed by the override\n")
+    write(tmp_path / "work" / "AGENTS.md", "- above the git root: Codex stops at the root\n")
+    write(repo / "packages" / "web" / "CLAUDE.md", "- a sibling: loaded by neither\n")
+    write(project / "src" / "CLAUDE.md", "- below: loaded only when Claude reads there\n")
+    write(repo / "packages" / "CLAUDE.md", "")  # empty: nothing to read
+
+    assert instruction_files(project, home / ".claude", home / ".codex") == expected
+
+
+def test_the_environment_moves_the_homes_unless_instructions_home_is_set(tmp_path, monkeypatch):
+    moved_claude = write(tmp_path / "cc" / "CLAUDE.md", "- moved claude\n")
+    moved_codex = write(tmp_path / "cx" / "AGENTS.md", "- moved codex\n")
+    pinned = write(tmp_path / "pinned" / ".claude" / "CLAUDE.md", "- pinned\n")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved_claude.parent))
+    monkeypatch.setenv("CODEX_HOME", str(moved_codex.parent))
+    store = tmp_path / "store"
+    store.mkdir()
+
+    found = load_instructions(store, Settings(transcripts=None))
+    assert [(r.file, r.text) for r in found] == [(str(moved_claude), "moved claude"), (str(moved_codex), "moved codex")]
+    pinned_home = Settings(transcripts=None, instructions_home=str(pinned.parent.parent))
+    assert [(r.file, r.text) for r in load_instructions(store, pinned_home)] == [("~/.claude/CLAUDE.md", "pinned")]
+
+
+def test_statements_are_list_items_and_prose_not_headings_code_or_imports(tmp_path):
+    path = write(tmp_path / "CLAUDE.md", "# Rules\n\nUse pnpm.\n- Run tests first.\n1. Keep PRs small.\n"
+                 "<!-- a comment -->\n@docs/more.md\n```sh\npnpm test\n```\n| a | b |\n> quoted\n")
+    assert [(r.line, r.text, r.where) for r in read_file(path, tmp_path, tmp_path / "home")] == [
+        (3, "Use pnpm.", "CLAUDE.md line 3"), (4, "Run tests first.", "CLAUDE.md line 4"),
+        (5, "Keep PRs small.", "CLAUDE.md line 5")]
