@@ -165,7 +165,8 @@ def _remove(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]]) 
     evidence = "; ".join(f"“{shorten(line, 60)}” is {rule.where}" for line, rule in hits)
     if memory.kind == "rule":
         ws.store.index_lines.remove(memory.key)  # not archived: the instruction file keeps its words
-        ws.change(ChangeAction.MERGED, INDEX_NAME, f"inline rule only repeats {hits[0][1].where}", evidence, hits[0][1].file)
+        ws.change(ChangeAction.MERGED, INDEX_NAME, f"inline rule only repeats {hits[0][1].where}", evidence,
+                  hits[0][1].file)
         return
     topic: TopicFile = ws.store.topics[memory.key]
     links = [line for line in ws.store.parsed_index() if resolve_link(INDEX_NAME, line.target) == memory.key]
