@@ -17,6 +17,7 @@ from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
 from dream.engines.instructions import Instruction, load_instructions
+from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
@@ -164,7 +165,8 @@ def _remove(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]]) 
     evidence = "; ".join(f"“{shorten(line, 60)}” is {rule.where}" for line, rule in hits)
     if memory.kind == "rule":
         ws.store.index_lines.remove(memory.key)  # not archived: the instruction file keeps its words
-        ws.change("merged", INDEX_NAME, f"inline rule only repeats {hits[0][1].where}", evidence, hits[0][1].file)
+        ws.change(ChangeAction.MERGED, INDEX_NAME, f"inline rule only repeats {hits[0][1].where}", evidence,
+                  hits[0][1].file)
         return
     topic: TopicFile = ws.store.topics[memory.key]
     links = [line for line in ws.store.parsed_index() if resolve_link(INDEX_NAME, line.target) == memory.key]
@@ -172,7 +174,7 @@ def _remove(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]]) 
         if line.text in ws.store.index_lines:
             ws.store.index_lines.remove(line.text)
     ws.store.remove(topic.path)
-    ws.change("deleted", memory.key, f"only repeats {hits[0][1].where}, which the agent loads every session",
+    ws.change(ChangeAction.DELETED, memory.key, f"only repeats {hits[0][1].where}, which the agent loads every session",
               evidence, hits[0][1].file)
 
 

@@ -13,6 +13,7 @@ from datetime import date
 
 from dream.config import Settings
 from dream.engines.base import HOUSEKEEPING, REQUEST, Change, EngineInput, Evidence
+from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.similarity import content_keys, word_keys
 from dream.engines.offline.text import MAX_LINE, shorten
 from dream.errors import EngineFailed
@@ -47,11 +48,11 @@ class Workspace:
     _noted: set[str] = field(default_factory=set, repr=False)  # thousands of requests may each add one
     keep_first: dict[str, tuple] = field(default_factory=dict)  # memory -> rank to stay in a shrinking index
 
-    def change(self, action: str, path: str, reason: str, detail: str = "", source: str = "") -> None:
+    def change(self, action: ChangeAction, path: str, reason: str, detail: str = "", source: str = "") -> None:
         """A housekeeping change: deterministic upkeep that reads no intent."""
         self.changes.append(Change(action, path, reason, detail, source, kind=HOUSEKEEPING))
 
-    def requested(self, action: str, path: str, reason: str, detail: str, evidence: Evidence) -> None:
+    def requested(self, action: ChangeAction, path: str, reason: str, detail: str, evidence: Evidence) -> None:
         """A change made because someone asked for it, with the sentence that asked."""
         self.changes.append(Change(action, path, reason, detail, evidence.session, kind=REQUEST, evidence=evidence))
 
@@ -180,7 +181,7 @@ def ensure_frontmatter(ws: Workspace, topic: TopicFile, reason: str) -> None:
         return
     name = topic.heading or topic.stem
     topic.add_frontmatter(name, shorten(describe(ws, topic, name), MAX_LINE), guess_type(topic.path))
-    ws.change("updated", topic.path, f"added frontmatter (name, description, type) because {reason}")
+    ws.change(ChangeAction.UPDATED, topic.path, f"added frontmatter (name, description, type) because {reason}")
 
 
 def describe(ws: Workspace, topic: TopicFile, name: str) -> str:
