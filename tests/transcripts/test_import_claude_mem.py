@@ -245,3 +245,22 @@ def test_a_wal_database_is_read_while_its_writer_is_mid_write_and_the_writer_is_
     assert result.code == 0, result.stderr
     text = "".join(logs(store).values())
     assert "> set up the ledger export" in text and "not committed yet" not in text  # one committed snapshot
+
+
+def test_the_default_database_without_a_project_is_refused_rather_than_every_project_imported(cli, db, store, home):
+    (home / ".claude-mem").mkdir()
+    (home / ".claude-mem" / "claude-mem.db").write_bytes(db.read_bytes())
+    line = refused(cli("import", "--from", "claude-mem", "--store", str(store)))
+    assert "claude-mem.db holds the sessions of every project" in line and "project = " in line
+    assert not (store / "logs").exists()
+
+
+def test_a_dream_run_imports_the_database_first_and_proposes_the_remember_request(cli, db, store):
+    (store / ".dream").mkdir()
+    (store / ".dream" / "config.toml").write_text(f'transcripts = "claude-mem"\ntranscripts_path = "{db}"\n')
+    run = cli("run", "--store", str(store), "--engine", "offline", "--force", "--json")
+    assert run.code == 0, run.stderr
+    diff = cli("diff", "--store", str(store))
+    assert "+Invoices are exported as CSV every Monday." in diff.stdout
+    assert SECRET not in diff.stdout
+    assert "cron" not in diff.stdout  # observations and summaries are evidence, never requests
