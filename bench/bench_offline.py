@@ -212,6 +212,7 @@ def engine_runs(count: int, requests: int) -> dict:
     """Generate a store (and requests), then time baseline and engine runs on fresh copies."""
     from dream.config import Settings
     from dream.engines.base import EngineInput
+    from dream.store.staging import Staging
     from dream.engines.offline import OfflineEngine, consolidate
 
     applying = consolidate.apply_requests
@@ -235,7 +236,7 @@ def engine_runs(count: int, requests: int) -> dict:
             staging = Path(tmp) / f"staging{run}"
             shutil.copytree(source, staging)
             base_times.append(baseline(staging))
-            inp = EngineInput(staging, staging, rows, [], Settings(), date(2026, 12, 1))
+            inp = EngineInput(staging, Staging(staging), rows, [], Settings(), date(2026, 12, 1))
             start, cpu = time.perf_counter(), time.process_time()
             result = OfflineEngine().consolidate(inp)
             engine_times.append(time.perf_counter() - start)

@@ -457,6 +457,8 @@ def _print_history(found: hist.History, fleet: bool) -> None:
         out.print(table(f"runs{under}", [*where, "started", "status", "engine", "sessions", "changes", "proposal",
                                           "tokens in/out", "cache read", "cost $", "secs"],
                         [_store(r, names) + _run_row(r) for r in found.runs]))
+        if not fleet and found.runs[0]["status"] == "failed" and found.runs[0].get("error"):
+            out.print(f"the last run failed: {found.runs[0]['error']}")  # why, and what the next run does
     if found.events:
         out.print(table(f"review actions{under}",
                         [*where, "at", "action", "proposal", "version", "who", "comment", "detail"],

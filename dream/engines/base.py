@@ -1,8 +1,8 @@
 """The contract between the pipeline and an engine.
 
-The pipeline hands an engine a private *staging* folder holding the base
-version's memory files, plus the redacted activity of the sessions that
-changed since the last dream. The engine edits files in the staging folder
+The pipeline hands an engine a private *staging* copy of the base
+version's memory files (`dream.store.staging.Staging`), plus the redacted activity of the sessions that
+changed since the last dream. The engine edits the staging copy
 only, and returns what it changed and why. The pipeline then validates the
 staged tree and turns it into a proposal; the live store is never touched.
 """
@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # start-up: polars takes ~1 s to import; `dream diff` reaches
     import polars as pl
 
 from dream.config import Settings
+from dream.store.staging import Staging
 from dream.outcomes import Usage
 
 
@@ -63,7 +64,7 @@ class Change:
 @dataclass
 class EngineInput:
     store_root: Path  # the live store: read-only context (e.g. transcripts), never written
-    staging: Path  # the engine's writable copy of the base version
+    staging: Staging  # the engine's writable copy of the base version
     sessions: pl.DataFrame  # redacted rows: session, date, seq, role, text (see dream.pipeline.gather)
     catalog: list  # list[dream.store.sessions.SessionFile] for the sessions in `sessions`
     settings: Settings

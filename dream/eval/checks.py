@@ -48,9 +48,14 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     needs: list[str] = field(default_factory=list)  # every run's "needs a person" items
     said: list[str] = field(default_factory=list)  # the users' entries in every session the runs read
+    evidence: set[str] = field(default_factory=set)  # the agent's evidence files (Codex's rollout summaries)
+
+    def memories(self, files: dict[str, str]) -> dict[str, str]:
+        """`files` without the evidence: what a session said is not what the store remembers."""
+        return {p: t for p, t in files.items() if p not in self.evidence}
 
     def live(self) -> dict[str, str]:
-        return {p: t for p, t in self.after.items() if not _archive(p)}
+        return {p: t for p, t in self.memories(self.after).items() if not _archive(p)}
 
     def index(self) -> str:
         return self.after.get(INDEX_NAME, "")
@@ -119,9 +124,9 @@ def anywhere(o: Outcome, text: str) -> str | None:
     Losing a fact the store held is a wrong change; a fact only a session
     said, never saved, is a miss (nothing was removed).
     """
-    if any(_has(t, text) for t in o.after.values()):
+    if any(_has(t, text) for t in o.memories(o.after).values()):
         return None
-    if any(_has(t, text) for t in o.before.values()):
+    if any(_has(t, text) for t in o.memories(o.before).values()):
         return Wrong(f"no memory file says {text!r} any more")
     return f"no memory file says {text!r}"
 
@@ -133,7 +138,7 @@ def live_lacks(o: Outcome, text: str) -> str | None:
 
 def nowhere(o: Outcome, text: str) -> str | None:
     """Not in any memory file, report or diff (secrets)."""
-    where = [p for p, t in o.after.items() if _has(t, text)]
+    where = [p for p, t in o.memories(o.after).items() if _has(t, text)]
     if _has(o.artefacts, text):
         where.append("a proposal's report or diff")
     return Wrong(f"{text!r} found in {', '.join(where)}") if where else None

@@ -82,7 +82,9 @@ def _play(case: Case, engine: str, store: Path) -> Outcome:
             outcome.errors.append(f"step {name}: {exc}")
         except Exception as exc:  # an engine's bug fails its case, not the whole scorecard
             outcome.errors.append(f"step {name}: internal error: {type(exc).__name__}: {exc}")
-    outcome.after = {p: d.decode("utf-8", "replace") for p, d in {**read_tree(store), **_evidence(store)}.items()}
+    evidence = _evidence(store)
+    outcome.evidence = set(evidence) | set(summaries)
+    outcome.after = {p: d.decode("utf-8", "replace") for p, d in {**read_tree(store), **evidence}.items()}
     return outcome
 
 

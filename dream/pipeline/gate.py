@@ -116,7 +116,8 @@ def check_gate(layout: Layout, settings: Settings, *, force: bool = False,
         if state.backoff_until and now < state.backoff_until and _backs_off(state, engine or settings.engine):
             left = (state.backoff_until - now) / 60
             which = f"{state.failed_engine} " if state.failed_engine else ""
-            return closed(SkipReason.BACKOFF, f"backing off after {state.failures} failed {which}run(s), "
+            why = f" (the last: {state.last_error})" if state.last_error else ""
+            return closed(SkipReason.BACKOFF, f"backing off after {state.failures} failed {which}run(s){why}, "
                                               f"{left:.0f} min left; {FORCE_HINT}")
         if state.next_part:  # a dream in parts: the next part runs once no part waits for a person
             return _next_part(count_waiting(), hours, count_waiting, warnings)

@@ -17,7 +17,6 @@ waits for review (or for the `auto_accept` policy).
 
 from __future__ import annotations
 
-import shutil
 import time
 import uuid
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -60,15 +59,14 @@ from dream.store import codex
 from dream.store.layout import Layout
 from dream.store.layouts import LayoutKind, layout_of, named, over_budget
 from dream.store.lock import store_lock
+from dream.store.staging import Staging
 from dream.store.tree import (
     INDEX_NAME,
     MAX_MEMORY_FILE_BYTES,
     Tree,
-    atomic_write,
     changed_paths,
     has_own_size_rule,
     mark_format,
-    materialize,
     read_tree,
     scan_memory_paths,
     sha256,
@@ -269,7 +267,7 @@ def gather(ctx: RunContext, on_progress: Progress | None = None) -> Gathered:
     return gathered
 
 
-def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list[str] | None = None,
+def _engine_input(ctx: RunContext, gathered: Gathered, staging: Staging, lint: list[str] | None = None,
                   snap: Snapshot | None = None) -> EngineInput:
     inp = EngineInput(
         store_root=ctx.layout.root, staging=staging, sessions=gathered.sessions,
@@ -284,17 +282,16 @@ def _engine_input(ctx: RunContext, gathered: Gathered, staging: Path, lint: list
 
 
 @contextmanager
-def staging_copy(ctx: RunContext, snap: Snapshot) -> Iterator[Path]:
-    """A private copy of the base version for the engine, removed afterwards."""
-    staging = ctx.layout.staging / ctx.run_id
-    materialize(snap.tree, staging)
+def staging_copy(ctx: RunContext, snap: Snapshot) -> Iterator[Staging]:
+    """A private copy of the base version for the engine (written only where it changes), removed afterwards."""
+    staging = Staging(ctx.layout.staging / ctx.run_id, snap.tree)
     try:
         yield staging
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.discard()
 
 
-def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path) -> Staged:
+def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Staging) -> Staged:
     engine = select_engine(ctx.engine)
     checked = lint.lint_store(ctx.layout.root, snap.tree, ctx.settings)  # the engine sees what the project refutes
     stale = lint.needs_person(checked)
@@ -306,7 +303,7 @@ def consolidate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Pa
     protect_pinned(ctx, snap, staging, result)
     if checked is not None and ctx.settings.lint_verified_at:
         record_verified(ctx, snap, staging, result, checked)
-    tree = read_tree(staging)
+    tree = staging.tree()
     if over := over_budget(named(ctx.settings.layout), tree):  # cut by a person, never by dream
         result.needs_person.append(over)
     return Staged(tree, result, changed_paths(snap.tree, tree), engine, checked.as_json() if checked else None,
@@ -323,7 +320,7 @@ def defer(ctx: RunContext, result: EngineResult) -> None:
                                    f"runs once this proposal is decided: {listed}")
 
 
-def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult) -> None:
+def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Staging, result: EngineResult) -> None:
     """After any engine: pinned memories as they were, the engine's changes to them struck from its account."""
     restored = pinned.keep_pinned(snap.tree, staging, ctx.settings.pinned)
     unread = pinned.keep_unread(snap.tree, staging, snap.unread)
@@ -335,18 +332,18 @@ def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Path, result: Engin
                              detail=what, source="finish") for path, what in unread]
 
 
-def record_verified(ctx: RunContext, snap: Snapshot, staging: Path, result: EngineResult,
+def record_verified(ctx: RunContext, snap: Snapshot, staging: Staging, result: EngineResult,
                     checked: lint.LintReport) -> None:
     """`verified_at: <commit>` where every claim held and the memory does not already say so (lint_verified_at)."""
-    staged = read_tree(staging)
+    staged = staging.tree()
     found = verified.stamps(Path(checked.project), checked.head, checked.verified, snap.tree, staged, ctx.settings,
                             pinned.pinned_paths(snap.tree, ctx.settings.pinned))
     for rel, (data, why) in found.items():
-        atomic_write(staging / rel, data, sync=False)
+        staging.write(rel, data)
         result.changes.append(Change("verified", rel, why, f"verified_at: {checked.head}", "lint", kind=HOUSEKEEPING))
 
 
-def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path, staged: Staged) -> list:
+def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Staging, staged: Staged) -> list:
     """Check the staged tree; give the engine one corrective pass before failing."""
     findings = validate_tree(staged.tree, set(staged.changed), base=snap.tree)
     errors = validation_errors(findings)
@@ -358,7 +355,7 @@ def validate(ctx: RunContext, snap: Snapshot, gathered: Gathered, staging: Path,
     staged.result.changes += fix.changes
     staged.result.finish += fix.finish
     staged.result.usage.add(fix.usage)
-    staged.tree = read_tree(staging)
+    staged.tree = staging.tree()
     staged.changed = changed_paths(snap.tree, staged.tree)
     findings = validate_tree(staged.tree, set(staged.changed), base=snap.tree)
     errors = validation_errors(findings)
@@ -492,15 +489,27 @@ def _update_state(ctx: RunContext, outcome: RunOutcome) -> None:
         state.failures, state.backoff_until, state.failed_engine = 0, None, None
         state.next_part = bool(ctx.deferred)
         state.part_sessions = state.part_sessions if state.next_part else None  # a part keeps its size to the end
+        state.last_error = None
     elif outcome.status == Status.FAILED:
         tried = ctx.tried or outcome.sessions_read
         if shrinks_next_part(outcome.reason) and tried:
             state.part_sessions = max(1, tried // 2)
+            outcome.error = f"{outcome.error}; {_next_run(tried, state.part_sessions)}"
+        state.last_error = outcome.error
         state.failures = state.failures + 1 if state.failed_engine in (None, ctx.engine) else 1
         state.failed_engine = ctx.engine
         wait = backoff_seconds(state.failures, ctx.settings.backoff_minutes, ctx.settings.backoff_max_hours)
         state.backoff_until = time.time() + wait
     save_state(ctx.layout, state)
+
+
+def _next_run(tried: int, part: int) -> str:
+    """What the run after one that failed at a budget or the model's window, with nothing proposed, does instead."""
+    if part < tried:
+        return (f"nothing was proposed, so the next run takes at most {part} of these {tried} sessions, oldest first, "
+                "and the rest wait for the parts after it")
+    return ("nothing was proposed, and the next run cannot take fewer than this one session: raise the budget that "
+            "stopped it, or dream it with `--engine offline`, rather than pay for the same run again")
 
 
 def skipped(ctx: RunContext, reason: SkipReason, message: str) -> RunOutcome:

@@ -10,11 +10,11 @@ back, and its index line comes back if the engine dropped it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from dream.errors import BadInput
 from dream.store.model import TextFile, TopicFile, parse_index_line, resolve_link
-from dream.store.tree import INDEX_NAME, Tree, atomic_write, read_tree
+from dream.store.staging import Staging
+from dream.store.tree import INDEX_NAME, Tree
 
 TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
 
@@ -38,44 +38,44 @@ def pinned_paths(tree: Tree, configured: Iterable[str] = ()) -> set[str]:
             if rel != INDEX_NAME and (rel in named or is_pinned_text(rel, data))}
 
 
-def keep_pinned(base: Tree, staging: Path, configured: Iterable[str] = ()) -> list[tuple[str, str]]:
+def keep_pinned(base: Tree, staging: Staging, configured: Iterable[str] = ()) -> list[tuple[str, str]]:
     """Put back every pinned file of `base` that the engine changed or removed, and its index line.
 
     Returns (path, what was put back) for the report.
     """
-    staged = read_tree(staging)
+    staged = staging.tree()
     restored: list[tuple[str, str]] = []
     pinned = pinned_paths(base, configured)
     for rel in sorted(pinned):
         if staged.get(rel) != base[rel]:
-            atomic_write(staging / rel, base[rel])
+            staging.write(rel, base[rel])
             restored.append((rel, "removed" if rel not in staged else "changed"))
     return restored + _put_back_index_lines(base, staged, staging, pinned)
 
 
-def keep_unread(base: Tree, staging: Path, unread: Iterable[str]) -> list[tuple[str, str]]:
+def keep_unread(base: Tree, staging: Staging, unread: Iterable[str]) -> list[tuple[str, str]]:
     """Memory paths dream could not read (a FIFO, a socket …) stay out of every engine's reach.
 
     The engine never saw them, so it may take their index lines for broken
     pointers: whatever it wrote at those paths goes, and the lines come back.
     Returns (path, what was undone) for the report."""
-    staged = read_tree(staging)
+    staged = staging.tree()
     undone = []
     for rel in sorted(unread):
         if rel in staged:
-            (staging / rel).unlink()
+            staging.remove(rel)
             undone.append((rel, "created"))
     return undone + _put_back_index_lines(base, staged, staging, set(unread))
 
 
-def _put_back_index_lines(base: Tree, staged: Tree, staging: Path, kept: set[str]) -> list[tuple[str, str]]:
+def _put_back_index_lines(base: Tree, staged: Tree, staging: Staging, kept: set[str]) -> list[tuple[str, str]]:
     lines = _missing_index_lines(base, staged, kept)
     if not lines:
         return []
     index = TextFile.decode(staged.get(INDEX_NAME, b""))
     index.lines += lines
     index.final_newline = True
-    atomic_write(staging / INDEX_NAME, index.encode())
+    staging.write(INDEX_NAME, index.encode())
     return [(INDEX_NAME, f"index line {line!r}") for line in lines]
 
 

@@ -22,6 +22,7 @@ class StoreState:
     failed_engine: str | None = None  # the engine whose runs failed (None in a state written before it was kept)
     last_run_id: str | None = None
     last_status: str | None = None
+    last_error: str | None = None  # why the last run failed and what the next one does: status shows it while backing off
     # Logs whose requests are offered again, as kept before `dream.store.ledger`: read once, when
     # the ledger is first made, then emptied.
     replay: list[str] = field(default_factory=list)

@@ -15,9 +15,10 @@ import re
 import stat
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dream.crashpoints import before_write
 from dream.errors import BadInput
@@ -26,6 +27,7 @@ from dream.store.layouts import layout_of
 from dream.store.regular import kind_of, read_regular
 
 Tree = dict[str, bytes]
+Flush = TypeVar("Flush", bound=Callable[[], None])
 
 ARCHIVE_NAME = "archive.md"
 ROLLED_ARCHIVE_PREFIX = "archive-"  # archive-2026-12-01.md: what archive.md held when it rolled over that day
@@ -348,11 +350,15 @@ class DurableBatch:
     syncfs (not Linux) each file and folder is fsynced, as `atomic_write`
     does. Leaving the `with` block without a commit removes the temporary
     files, so a failed write leaves every target as it was.
+
+    A writer that gathers what it adds and writes it in one file (the new
+    objects of a version, as one pack) keeps that in `gathered`, which the
+    commit flushes into the batch first.
     """
 
     def __init__(self) -> None:
         self._pending: list[tuple[Path, Path]] = []  # (temporary, target)
-        self._targets: set[Path] = set()
+        self._flushes: dict[object, Callable[[], None]] = {}  # owner -> writes what it gathered (`gathered`)
 
     def __enter__(self) -> "DurableBatch":
         return self
@@ -360,20 +366,25 @@ class DurableBatch:
     def __exit__(self, *exc) -> None:
         self.discard()
 
-    def holds(self, path: Path) -> bool:
-        return path in self._targets
+    def gathered(self, owner: object, make: Callable[[], Flush]) -> Flush:
+        """What `owner` gathers for this batch (made on the first call); called at commit to write it here."""
+        if owner not in self._flushes:
+            self._flushes[owner] = make()
+        return self._flushes[owner]  # type: ignore[return-value]  # made by `make` for this owner
 
     def write(self, path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
         self._pending.append((Path(tmp), path))
-        self._targets.add(path)
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), _mode_for(path))  # as `atomic_write`: a replaced file keeps its mode
             before_write(path)
             fh.write(data)
 
     def commit(self) -> None:
+        for flush in self._flushes.values():
+            flush()
+        self._flushes.clear()
         if not self._pending:
             return
         folders = {target.parent for _, target in self._pending}
@@ -381,7 +392,6 @@ class DurableBatch:
         for tmp, target in self._pending:
             os.replace(tmp, target)
         self._pending.clear()
-        self._targets.clear()
         self._sync([], folders)
 
     def discard(self) -> None:
@@ -391,7 +401,7 @@ class DurableBatch:
             except FileNotFoundError:
                 pass
         self._pending.clear()
-        self._targets.clear()
+        self._flushes.clear()
 
     @staticmethod
     def _sync(files: list[Path], folders: set[Path]) -> None:

@@ -21,8 +21,8 @@ loose ones into a pack of this month, and a pack holding objects no longer
 needed is written again without them.
 
 After an accept, `collect_if_due` does all this unasked (`auto_gc`,
-default on) when a version has aged out of the window or `LOOSE_MAX`
-objects are loose; its failure never fails the accept.
+default on) when a version has aged out of the window, `LOOSE_MAX`
+objects are loose or `SMALL_PACKS_MAX` small packs wait to be merged; its failure never fails the accept.
 
 Crash safety: the ledger is written before anything is deleted. A proposal
 leaves `.dream/proposals/` in one atomic rename into `.dream/gc-trash/` (so
@@ -56,6 +56,7 @@ DAY_SECONDS = 86_400.0
 LOOSE_MAX = 64  # loose objects an accept leaves before it packs them (each takes a 4 KB block on disk)
 MERGE_LIMIT = 8 << 20  # a pack this large is not rewritten to add a day's objects, only to drop dead ones
 DEAD_SHARE = 8  # ... and only once 1/DEAD_SHARE of its bytes are dead
+SMALL_PACKS_MAX = 8  # small packs (runs that added many objects write one each) an accept leaves before it merges them
 
 
 @dataclass
@@ -129,7 +130,7 @@ def collect_if_due(layout: Layout) -> GcResult | None:
         keep_days = settings.keep_days
         check_keep_days(keep_days)
         if not (_version_due(Versions(layout), time.time() - keep_days * DAY_SECONDS)
-                or loose_count(layout) >= LOOSE_MAX):
+                or loose_count(layout) >= LOOSE_MAX or small_pack_count(layout) >= SMALL_PACKS_MAX):
             return None
         return collect(layout, 1, False, keep_days)
     except (DreamError, OSError) as exc:
@@ -224,6 +225,17 @@ def loose_count(layout: Layout) -> int:
     return len(Blobs(layout).loose())
 
 
+def small_pack_count(layout: Layout) -> int:
+    """Packs below `MERGE_LIMIT`: the ones a gc merges into one."""
+    count = 0
+    for path in packfiles.pack_paths(layout.packs):
+        try:
+            count += path.stat().st_size < MERGE_LIMIT
+        except FileNotFoundError:
+            continue  # deleted by a gc since the listing
+    return count
+
+
 def repack(layout: Layout, referenced: set[str], now: float) -> tuple[int, int, int, int]:
     """Delete the objects not `referenced`, pack the loose ones that are; (deleted, freed bytes, packed, packs).
 
@@ -247,7 +259,7 @@ def repack(layout: Layout, referenced: set[str], now: float) -> tuple[int, int, 
     for pack in blobs.packs():
         groups.setdefault(pack.group, []).append(pack)
         packed.update(pack.index)
-    this_month = time.strftime("%Y-%m", time.gmtime(now))
+    this_month = packfiles.month_of(now)
     incoming = [d for d in loose if d not in packed]
     moved = 0
     for group in sorted(set(groups) | ({this_month} if incoming else set())):

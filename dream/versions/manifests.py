@@ -13,7 +13,8 @@ list again under a new number.
 
 Durability is paid once per version: every new object is written without
 fsync and made durable together (`DurableBatch`), then the record, whose
-atomic write is the commit point.
+atomic write is the commit point. A version adding many objects writes them
+as one pack file in that batch (`packfiles.PACK_AT`), not a file each.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ class Blobs:
         new object, and an object it does not see writes a spare loose copy,
         which the next gc drops.
         """
-        return self.path(digest).is_file() or digest in self.packed()
+        return os.path.isfile(f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}") or digest in self.packed()
 
     # ---------------------------------------------------------------- reading
 
@@ -262,10 +263,14 @@ class Blobs:
     def add(self, batch: DurableBatch, data: bytes, base: str | None = None) -> str:
         """Stage one object in `batch` unless it is stored already; its sha256."""
         digest = sha256(data)
-        target = self.path(digest)
-        if not batch.holds(target) and not self._stored(digest):
-            batch.write(target, packing.pack(data, self._base(base)))
+        new = batch.gathered(self, lambda: _NewObjects(self, batch))
+        if digest not in new.stored and not self._stored(digest):
+            new.stored[digest] = packing.pack(data, self._base(base))
         return digest
+
+    def forget_packs(self) -> None:
+        """List the packs again on the next lookup (a new pack is being written)."""
+        self._packed = None
 
     def add_tree(self, batch: DurableBatch, tree: Tree, base: dict[str, str] | None = None) -> dict[str, str]:
         base = base or {}
@@ -335,6 +340,24 @@ class Blobs:
                 return digest
             digest = base
         raise DamagedRecord(f"{self.path(digest)}: delta chain longer than {packing.MAX_CHAIN}")
+
+
+class _NewObjects:
+    """The objects one batch adds, written when it commits: one pack for many, a loose file each for a few."""
+
+    def __init__(self, blobs: Blobs, batch: DurableBatch) -> None:
+        self.blobs, self.batch = blobs, batch
+        self.stored: dict[str, bytes] = {}  # sha256 -> stored bytes
+
+    def __call__(self) -> None:
+        if len(self.stored) >= packfiles.PACK_AT:
+            pack = packfiles.new_path(self.blobs.packs_folder, packfiles.month_of(time.time()))
+            self.batch.write(pack, packfiles.encode(self.stored.items()))
+            self.blobs.forget_packs()
+        else:
+            for digest, stored in self.stored.items():
+                self.batch.write(self.blobs.path(digest), stored)
+        self.stored.clear()
 
 
 def record_json(record: Any) -> bytes:

@@ -1,9 +1,11 @@
 """Pack files: many stored objects in one file, so a year of versions is not thousands of small files.
 
-Every run and accept writes its new objects as loose files
-(``.dream/objects/ab/cdef…``: one durable batch, see `Blobs.add`). A file
-of 300 bytes still takes a 4 KB block, and a year of nightly dreams wrote
-5,500 of them. `dream.versions.gc` therefore moves the objects still needed
+A version or proposal that adds many objects (`PACK_AT` or more: a
+snapshot of a big store, a night that changes hundreds of files) writes
+them as one new pack in its durable batch, not one file each (`Blobs.add`);
+one adding a few writes them as loose files (``.dream/objects/ab/cdef…``).
+A file of 300 bytes still takes a 4 KB block, and a year of nightly dreams
+wrote 5,500 of them. `dream.versions.gc` therefore moves the objects still needed
 into pack files, ``.dream/objects/packs/<YYYY-MM>.<random>.pack``, one
 group per month of packing, and deletes the loose copies after the pack is
 durable.
@@ -34,6 +36,7 @@ import os
 import secrets
 import stat
 import struct
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -45,6 +48,7 @@ END = b"dpk1end\n"
 SUFFIX = ".pack"
 _ENTRY = 32 + 8 + 4
 _TRAILER = 8 + 4 + len(END)
+PACK_AT = 16  # new objects in one batch from which they go into one pack rather than a loose file each
 
 
 class Pack:
@@ -126,9 +130,19 @@ def encode(objects: Iterable[tuple[str, bytes]]) -> bytes:
 
 def write(folder: Path, group: str, objects: Iterable[tuple[str, bytes]]) -> Path:
     """A new pack in `folder` for `group` (a month), written atomically and durably; its path."""
-    path = folder / f"{group}.{secrets.token_hex(4)}{SUFFIX}"
+    path = new_path(folder, group)
     atomic_write(path, encode(objects))
     return path
+
+
+def new_path(folder: Path, group: str) -> Path:
+    """A fresh pack name in `folder` for `group`: the month, then random."""
+    return folder / f"{group}.{secrets.token_hex(4)}{SUFFIX}"
+
+
+def month_of(when: float) -> str:
+    """The group of a pack written at `when` (seconds since the epoch): its month, in UTC."""
+    return time.strftime("%Y-%m", time.gmtime(when))
 
 
 def pack_paths(folder: Path) -> list[Path]:

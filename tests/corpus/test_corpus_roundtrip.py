@@ -13,6 +13,7 @@ import pytest
 
 from dream.config import Settings
 from dream.engines.base import EngineInput
+from dream.store.staging import Staging
 from dream.engines.offline import OfflineEngine
 from dream.engines.offline.similarity import normalize
 from dream.store.model import Store
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.skipif(not STORES, reason=f"no corpus at {CORPUS}")
 def _run(store: Path, staging: Path):
     tree = read_tree(store)
     materialize(tree, staging)
-    inp = EngineInput(store, staging, EMPTY, [], Settings(), date(2026, 7, 1))
+    inp = EngineInput(store, Staging(staging), EMPTY, [], Settings(), date(2026, 7, 1))
     result = OfflineEngine().consolidate(inp)
     return tree, read_tree(staging), result
 
@@ -70,6 +71,6 @@ def test_engine_output_is_valid_idempotent_and_deterministic(store, tmp_path):
 
 def _run_on(tree, staging: Path):
     materialize(tree, staging)
-    inp = EngineInput(staging, staging, EMPTY, [], Settings(), date(2026, 7, 1))
+    inp = EngineInput(staging, Staging(staging), EMPTY, [], Settings(), date(2026, 7, 1))
     result = OfflineEngine().consolidate(inp)
     return tree, read_tree(staging), result

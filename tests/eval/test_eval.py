@@ -23,7 +23,8 @@ CATEGORIES = {
     "standing-instructions", "technical-content", "remember-contradicts",
     "people-change", "owner-formats", "forget-across-languages",
     "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
-    "noticed-requests", "layout-codex", "instruction-files",
+    "noticed-requests", "layout-codex", "instruction-files", "withdrawn-later", "split-narrowing", "pointing-back",
+    "chatter-lookalikes", "dates-entangled",
 }
 
 

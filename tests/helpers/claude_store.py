@@ -14,6 +14,7 @@ import polars as pl
 
 from dream.config import Settings
 from dream.engines.base import EngineInput
+from dream.store.staging import Staging
 from helpers.fake_anthropic import Reply, memory, text, tool_use
 
 INDEX = (
@@ -69,7 +70,7 @@ def engine_input(root: Path, **settings: object) -> EngineInput:
     staging, store = make_store(root)
     return EngineInput(
         store_root=store,
-        staging=staging,
+        staging=Staging(staging),
         sessions=sessions_frame(),
         catalog=[Catalog("s1", date(2025, 3, 2), "tests", 60), Catalog("s2", date(2025, 3, 2), "deploy", 30)],
         settings=Settings(**settings),

@@ -9,6 +9,7 @@ import polars as pl
 
 from dream.config import Settings
 from dream.engines.base import EngineInput
+from dream.store.staging import Staging
 from dream.engines.offline import OfflineEngine
 from dream.store.tree import materialize, read_tree
 
@@ -33,7 +34,7 @@ def run(tmp_path: Path, tree: dict[str, bytes], rows: pl.DataFrame | None = None
     staging = tmp_path / "staging"
     staging.mkdir(parents=True, exist_ok=True)
     materialize(tree, staging)
-    inp = EngineInput(tmp_path, staging, rows if rows is not None else sessions(), [],
+    inp = EngineInput(tmp_path, Staging(staging), rows if rows is not None else sessions(), [],
                       Settings(), TODAY)
     result = OfflineEngine().consolidate(inp)
     return read_tree(staging), result

@@ -98,10 +98,10 @@ def test_two_packs_holding_the_same_objects_are_served_and_merged_by_the_next_gc
 
 def test_a_gc_that_cannot_write_its_pack_leaves_every_object_where_it_was(tmp_path, cli):
     layout, trees = store_with_versions(tmp_path, 3)
-    loose = set(Blobs(layout).loose())
+    loose, packs = set(Blobs(layout).loose()), pack_files(layout)  # the first version's objects: one pack
     res = cli("gc", "--keep", "1", "--store", str(tmp_path), env={"DREAM_DISK_FULL_AFTER": "0"})
     assert res.code == 2 and len(res.stderr.strip().splitlines()) == 1 and "disk full" in res.stderr
-    assert set(Blobs(layout).loose()) == loose and pack_files(layout) == []
+    assert set(Blobs(layout).loose()) == loose and pack_files(layout) == packs
     assert_every_version_reads_back(layout, trees)
 
 
@@ -129,13 +129,46 @@ def test_a_damaged_pack_is_one_line_naming_it(tmp_path, cli, damage):
 def test_a_packs_folder_that_is_a_symlink_is_refused(tmp_path, cli):
     layout, _ = store_with_versions(tmp_path, 2)
     elsewhere = tmp_path.parent / f"{tmp_path.name}-packs"
-    elsewhere.mkdir()
+    os.rename(layout.packs, elsewhere)  # with the pack the first version wrote
     os.symlink(elsewhere, layout.packs)
+    before = sorted(elsewhere.iterdir())
     res = cli("gc", "--keep", "1", "--store", str(tmp_path))
     assert res.code == 2 and len(res.stderr.strip().splitlines()) == 1 and "symlink" in res.stderr
-    assert list(elsewhere.iterdir()) == []
+    assert sorted(elsewhere.iterdir()) == before
 
 
 def test_pack_round_trip_keeps_each_object_once():
     data = packfiles.encode([("a" * 64, b"one"), ("b" * 64, b"two"), ("a" * 64, b"one again")])
     assert data.count(b"one") == 1
+
+
+def many_topics(count: int) -> dict[str, bytes]:
+    return {f"t{i:03d}.md": f"---\nname: t{i}\n---\n- fact {i}\n".encode() for i in range(count)}
+
+
+def test_a_version_adding_many_objects_writes_one_pack_and_one_adding_a_few_loose_files(tmp_path, cli):
+    (tmp_path / "MEMORY.md").write_text("")
+    layout = Layout.open(tmp_path)
+    layout.ensure()
+    trees = {Versions(layout).record(many_topics(200), "snapshot").number: many_topics(200)}
+    assert Blobs(layout).loose() == {} and len(pack_files(layout)) == 1  # 200 files and their tree: one file
+    few = dict(many_topics(200), **{"t000.md": b"changed\n"})
+    trees[Versions(layout).record(few, "snapshot").number] = few
+    assert 0 < len(Blobs(layout).loose()) < packfiles.PACK_AT and len(pack_files(layout)) == 1
+    assert_every_version_reads_back(layout, trees)
+    res = cli("fsck", "--store", str(tmp_path))
+    assert res.code == 0 and "whole: versions 1-2" in res.stdout, res.stdout + res.stderr
+
+
+def test_a_damaged_byte_in_a_versions_pack_is_found_by_fsck(tmp_path, cli):
+    (tmp_path / "MEMORY.md").write_text("")
+    layout = Layout.open(tmp_path)
+    layout.ensure()
+    files = Versions(layout).record(many_topics(40), "snapshot").files
+    (pack,) = packfiles.pack_paths(layout.packs)
+    offset, _ = Blobs(layout).packed()[files["t007.md"]].index[files["t007.md"]]
+    data = bytearray(pack.read_bytes())
+    data[offset + 8] ^= 0xFF  # inside the object's deflate stream
+    pack.write_bytes(bytes(data))
+    res = cli("fsck", "--store", str(tmp_path))
+    assert res.code == 2 and pack.name in res.stdout and "version 1: cannot read t007.md" in res.stdout, res.stdout

@@ -89,7 +89,7 @@ from dream.errors import BudgetExceeded, ConfigError, EngineFailed, RunFailed
 from dream.limits import model_call_slot
 from dream.lint.signal import lint_signal
 from dream.outcomes import Usage
-from dream.store.tree import Tree, read_tree
+from dream.store.tree import Tree
 
 # Stop reasons that end a run with nothing proposed: (failure reason, what it means).
 _FAILURES = {
@@ -171,14 +171,14 @@ class ClaudeEngine:
 
     def _start(self, inp: EngineInput, first_text: str) -> None:
         self._budget = Budget(inp.settings)
-        largest = max((len(d) for d in read_tree(inp.staging).values()), default=0)
+        largest = max((len(d) for d in inp.staging.tree().values()), default=0)
         self._limits = Limits.for_store(inp.settings, largest)
         self._first = {"role": "user", "content": [{"type": "text", "text": first_text}]}
         self._transcript = [self._first]
         self._done, self._previous_end, self._opening = [], None, 0
         self._window = prompt_tokens_for(inp.settings.model, inp.settings.prices)
         self._rereads = Rereads(first_text, _entries(inp.sessions))
-        self._rereads.remember_views(StagingMemoryTool(inp.staging, self._secrets))  # before any edit
+        self._rereads.remember_views(StagingMemoryTool(inp.staging.folder(), self._secrets))  # before any edit
 
     def _fit(self, inp: EngineInput) -> tuple[EngineInput, str]:
         """Tonight's first message within its room, and the input narrowed to the sessions it holds.
@@ -205,7 +205,7 @@ class ClaudeEngine:
     def _first_request_tokens(self, client: anthropic.Anthropic, inp: EngineInput, text: str, room: int) -> int:
         """The first request's prompt tokens: the local count, or the server's when the local one nears `room`."""
         params = {"model": inp.settings.model, "system": [{"type": "text", "text": render_system()}],
-                  "tools": self._toolbox(inp, StagingMemoryTool(inp.staging, self._secrets)).declarations(),
+                  "tools": self._toolbox(inp, StagingMemoryTool(inp.staging.folder(), self._secrets)).declarations(),
                   "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
         local = tokens.estimate_request(params)
         if local <= room * ASK_SHARE:
@@ -216,21 +216,21 @@ class ClaudeEngine:
     def _toolbox(self, inp: EngineInput, memory: StagingMemoryTool) -> Toolbox:
         return Toolbox([memory, *make_log_tools(inp.sessions, inp.catalog, session_page_chars(inp.settings)),
                         *make_transcript_tools(inp.store_root, inp.settings)], inp.settings.memory_tool,
-                       local_paths={inp.staging: ROOT, inp.store_root: "the store", Path.home(): "~"},
+                       local_paths={inp.staging.folder(): ROOT, inp.store_root: "the store", Path.home(): "~"},
                        rereads=self._rereads)
 
     # -- one conversation ------------------------------------------------------
 
     def _converse(self, inp: EngineInput, preamble_nudge: bool = False) -> EngineResult:
         assert self._budget is not None
-        before = read_tree(inp.staging)
+        before = inp.staging.tree()
         spent_before = Usage(**vars(self._budget.usage))
-        memory = StagingMemoryTool(inp.staging, self._secrets)
+        memory = StagingMemoryTool(inp.staging.folder(), self._secrets)
         self._ended_on_final_reply = False
         try:
             final = self._conversation(inp, memory, preamble_nudge)
         except BudgetExceeded as err:
-            if read_tree(inp.staging) == before:  # nothing staged: nothing to propose
+            if inp.staging.tree() == before:  # nothing staged: nothing to propose
                 raise self._with_usage(err) from None
             final = self._stopped_short(err, inp)
         except RunFailed as err:
@@ -240,7 +240,7 @@ class ClaudeEngine:
         self._ended_on_final_reply = not self._partial
         summary = without_numbers(final)  # the report names a kept secret's kind, never its number
         dropped = drop_notes(inp, before, summary)  # a note to self is neither the model's change nor kept
-        after = read_tree(inp.staging)
+        after = inp.staging.tree()
         changes = describe_changes(before, after, summary)
         unsaid = provenance.attribute(changes, before, after, inp.sessions)  # what auto_accept may take alone
         done = dropped + prune_staged(inp, before)
@@ -454,8 +454,9 @@ class ClaudeEngine:
 
     def _dream_prompt(self, inp: EngineInput, room: Room, part: SessionPart) -> str:
         hide = self._secrets.hide
-        since = since_last_dream(inp.store_root, read_tree(inp.staging), hide)
-        return render_dream(inp.staging, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
+        since = since_last_dream(inp.store_root, inp.staging.tree(), hide)
+        staged = inp.staging.folder()
+        return render_dream(staged, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
                             hide=hide, room=room, part=part) + hide(lint_signal(_claims_within(inp.lint, room.lint))) \
             + hide(prompt_section(load_instructions(inp.store_root, inp.settings), room.lint))  # CLAUDE.md: lint's room
 
@@ -466,6 +467,8 @@ class ClaudeEngine:
         if last is not None and last["role"] == "user" and isinstance(last["content"], list):
             last["content"].append(block)
         else:
+            if last is not None and last["role"] == "assistant":
+                _drop_thinking_of_text_reply(last)
             self._transcript.append({"role": "user", "content": [block]})
 
 
@@ -562,6 +565,23 @@ def _summary_line_for(path: str, summary: str) -> str:
         if path in line or name in line:
             return line.strip().lstrip("-* ").strip()
     return ""
+
+
+def _drop_thinking_of_text_reply(message: dict[str, Any]) -> None:
+    """Leave out the thinking of a reply without tool calls that a user text answers (a preamble, a question, a
+    summary sent back for a correction), before it is first sent back.
+
+    The API needs thinking back only with the tool results of its turn (docs: extended thinking with tool use,
+    "the only case where you have to return thinking blocks"); sent anyway, it is cache-written once and read
+    by every later request: 0.01x the single-prompt bound on the reference store. It was never sent, so no
+    prefix changes.
+    """
+    content = message["content"] if isinstance(message.get("content"), list) else []
+    if any(b.get("type") == "tool_use" for b in content):
+        return
+    kept = [b for b in content if b.get("type") not in ("thinking", "redacted_thinking")]
+    if kept:  # a message may not be empty
+        message["content"] = kept
 
 
 def _text_of(message: Any) -> str:

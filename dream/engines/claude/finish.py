@@ -29,7 +29,7 @@ from dream.engines.base import Change, EngineInput
 from dream.engines.offline import orient, prune
 from dream.errors import BadInput
 from dream.store.model import TopicFile
-from dream.store.tree import INDEX_NAME, Tree, read_tree
+from dream.store.tree import INDEX_NAME, Tree
 
 # What a note to self calls itself (in its name or description), after the memory tool's own protocol.
 _NOTE_WORDS = re.compile(r"\b(progress|status|to-?do|scratch|work ?log|next steps|notes? to self)\b", re.IGNORECASE)
@@ -56,12 +56,13 @@ def drop_notes(inp: EngineInput, base: Tree, summary: str) -> list[Change]:
     memory, and validation (then the corrective turn) asks for its frontmatter.
     """
     dropped = []
-    for path in sorted(set(read_tree(inp.staging)) - set(base)):
+    staged = inp.staging.tree()
+    for path in sorted(set(staged) - set(base)):
         named = path in summary or posixpath.basename(path) in summary
-        why = _note_reason(path, (inp.staging / path).read_bytes(), named)
+        why = _note_reason(path, staged[path], named)
         if why is None:
             continue
-        (inp.staging / path).unlink()
+        inp.staging.remove(path)
         dropped.append(Change("dropped", path, f"created by the model but {why}: a note to self, not a memory"))
     return dropped
 

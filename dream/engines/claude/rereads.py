@@ -69,6 +69,7 @@ class Rereads:
         self._views: dict[str, str] = {}  # a shown file's full view as the run began, by its digest
         self._segment: dict[str, tuple[str, int]] = {}  # a read-only call -> its result's digest and turn
         self.turn = 0
+        self._explained = -1  # the turn whose re-read notes already say why they carry no bytes
 
     def remember_views(self, memory: Any) -> None:
         """The full view of every file shown in full, before any edit: what "unchanged" is measured against."""
@@ -107,16 +108,23 @@ class Rereads:
         args = use.input if isinstance(use.input, dict) else {}
         if use.name == "read_session" and args.get("session_id") in self.sessions:
             first, last = self.sessions[args["session_id"]]
-            return (f"Session {args['session_id']} is shown in full in your first message, lines {first}-{last}: "
-                    f"every entry, as its log shows it. {EVERYTHING_SHOWN}")
+            return self._note(f"Session {args['session_id']} is shown in full in your first message, lines "
+                              f"{first}-{last}, every entry.")
         path = args.get("path")
         if use.name == "memory" and path in self._views:
             view = _quiet_view(tool, path)
             if view is not None and _digest(view) == self._views[path]:
                 first, last = self.files[path]
-                return (f"{path} is shown in full in your first message, lines {first}-{last}, and is unchanged "
-                        f"since: edit it from that text. {EVERYTHING_SHOWN}")
+                return self._note(f"{path} is shown in full in your first message, lines {first}-{last}, "
+                                  "and is unchanged since: edit it from there.")
         return None
+
+    def _note(self, where: str) -> str:
+        """`where`, and once a turn why no bytes follow: every later request carries each note, so it is short."""
+        if self._explained == self.turn:
+            return where
+        self._explained = self.turn
+        return f"{where} {EVERYTHING_SHOWN}"
 
     def unread(self, sessions: list[str]) -> list[str]:
         """The sessions of `sessions` some entry of which the model has not seen."""

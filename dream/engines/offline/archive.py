@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 
+from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import (
     ARCHIVE_NAME,
     Workspace,
@@ -44,7 +45,7 @@ def archive_lines(ws: Workspace, lines: list[str], reason: str) -> str:
                 "Lines dream moved out of MEMORY.md, word for word, with the reason."]
         topic = store.add_topic(path, new_topic_text("archive", ARCHIVE_DESCRIPTION, "reference", body,
                                                      newline=store.newline))
-        ws.change("created", path, "archive for index entries that cannot stay in the index")
+        ws.change(ChangeAction.CREATED, path, "archive for index entries that cannot stay in the index")
     else:
         ensure_frontmatter(ws, topic, "index entries were archived into it")
     topic.append_body([f"## {ws.today.isoformat()} — {reason}", ""] + lines)
@@ -57,7 +58,7 @@ def _ensure_archive_indexed(ws: Workspace, path: str) -> None:
         if any(resolve_link(INDEX_NAME, t) == path for t in line.links):
             return
     add_line(ws.store.index_lines, fit_line("Archive", path, ARCHIVE_HOOK), "reference")
-    ws.change("indexed", INDEX_NAME, f"index line for the archive file {path}")
+    ws.change(ChangeAction.INDEXED, INDEX_NAME, f"index line for the archive file {path}")
 
 # ---------------------------------------------------------------- rolling over
 
@@ -92,7 +93,7 @@ def roll_over(ws: Workspace) -> None:
             ["# Archived index entries", "", f"Moved out of [{path}]({path}) on {ws.today.isoformat()}, "
              "word for word: it had outgrown its size.", "", *part], newline=ws.store.newline))
         links.append(f"- [Older entries, rolled over on {ws.today.isoformat()}]({rolled})")
-        ws.change("archived", rolled, f"{path} was over {ROLL_BYTES:,} bytes: its older entries rolled over",
+        ws.change(ChangeAction.ARCHIVED, rolled, f"{path} was over {ROLL_BYTES:,} bytes: its older entries rolled over",
                   f"{sum(1 for line in part if line.strip() and not line.startswith('## '))} line(s) moved "
                   f"from {path}, word for word", path)
     while head and not head[-1].strip():

@@ -1,22 +1,17 @@
 """The memories, indexed by word, kept current while requests edit the store.
 
-Applying a request asks the store one of three questions: does a memory
-already say this (remember), which memory is meant (forget), which memory
-states the value a correction contradicts. Answering each by re-parsing the
-index and re-normalizing every memory made a log of N requests cost N times
-the store, and the store grows with every request filed. The catalog reads
-the store once, keeps each memory's normalized texts in inverted word
-indexes, and is updated in place as requests add, edit and remove memories,
-so a question looks only at the memories that share a rare enough word with
-it, plus exact lookups where a wrong answer would remove the wrong memory.
+Applying a request asks the store one of three questions: does a memory already say this (remember), which memory is
+meant (forget), which memory states the value a correction contradicts. Answering each by re-parsing the index and
+re-normalizing every memory made a log of N requests cost N times the store, and the store grows with every request
+filed. The catalog reads the store once, keeps each memory's normalized texts in inverted word indexes, and is
+updated in place as requests add, edit and remove memories, so a question looks only at the memories that share a
+rare enough word with it, plus exact lookups where a wrong answer would remove the wrong memory.
 
-Words are looked up by their first five letters (`key`), so that "deploys
-happen on Fridays" is still a candidate for "deploy happens on friday"; the
-rapidfuzz score then decides, as it did when every memory was scored.
+Words are looked up by their first five letters (`key`), so that "deploys happen on Fridays" is still a candidate for
+"deploy happens on friday"; the rapidfuzz score then decides, as it did when every memory was scored.
 
-A memory's *rank* is its place in `orient.memories()` order, which decides
-between equal candidates: indexed memories by their first index line (the
-lines of filed memories are appended), then topics no line points to.
+A memory's *rank* is its place in `orient.memories()` order, which decides between equal candidates: indexed memories
+by their first index line (the lines of filed memories are appended), then topics no line points to.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Callable
 from dream.engines.offline import corrections, dates, polarity
 from dream.engines.offline.archive import archive_lines
 from dream.engines.offline.catalog import Catalog, Entry
+from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import (
     Memory,
     Workspace,
@@ -262,7 +263,8 @@ def _merge_topics(ws: Workspace, pointers: _IndexPointers, keep_path: str, dup_p
     pointers.replace(dup_path, keep_path)
     store.remove(dup_path)
     detail = f"removed {dup_path}; carried over {len(carry)} line(s) it had that {keep_path} lacked"
-    ws.change("merged", keep_path, f"near-duplicate of {dup_path} (similarity {score:.0f}%)", detail, dup_path)
+    ws.change(ChangeAction.MERGED, keep_path, f"near-duplicate of {dup_path} (similarity {score:.0f}%)", detail,
+              dup_path)
 
 
 def _merge_rules(ws: Workspace, keep: Memory, dup: Memory, score: float) -> None:
@@ -272,7 +274,7 @@ def _merge_rules(ws: Workspace, keep: Memory, dup: Memory, score: float) -> None
     lines.remove(dup.key)
     if normalize(dup.text) != normalize(keep.text):
         archive_lines(ws, [dup.key], f"near-duplicate of the rule “{shorten(keep.text, 60)}”")
-    ws.change("merged", INDEX_NAME, f"inline rule duplicates an earlier one (similarity {score:.0f}%)",
+    ws.change(ChangeAction.MERGED, INDEX_NAME, f"inline rule duplicates an earlier one (similarity {score:.0f}%)",
               f"removed: {dup.key.strip()}", INDEX_NAME)
 
 
@@ -312,7 +314,7 @@ def absolute_dates(ws: Workspace) -> None:
         topic.reparse()
         key = next(k for k, v in found.items() if v == base)
         detail = "; ".join(f"{r.phrase} → {r.absolute}" for r in rewrites)
-        ws.change("dated", path, f"relative dates made absolute from its {key} date {base}", detail)
+        ws.change(ChangeAction.DATED, path, f"relative dates made absolute from its {key} date {base}", detail)
 
 
 # ---------------------------------------------------------------- requests
@@ -423,7 +425,7 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
     if not named(ws.settings.layout).index_links_memories:  # Codex: its handbook holds each memory as a bullet
         line = f"- {stated[:1].upper()}{stated[1:]} (remembered {request.date.isoformat()}, session {request.session})"
         catalog.file_rule(line, REMEMBERED_HEADING)
-        ws.requested("created", INDEX_NAME, f"{request.kind} request in session {request.session}", line,
+        ws.requested(ChangeAction.CREATED, INDEX_NAME, f"{request.kind} request in session {request.session}", line,
                      request.evidence)
         return
     type_ = memory_type(request, text)
@@ -437,7 +439,7 @@ def file_memory(ws: Workspace, catalog: Catalog, request: Request) -> None:
                                          extra, store.newline))
     hook = body if normalize(body) != normalize(title) else ""
     catalog.file_topic(path, fit_line(title, path, hook), type_)
-    ws.requested("created", path, f"{request.kind} request in session {request.session}",
+    ws.requested(ChangeAction.CREATED, path, f"{request.kind} request in session {request.session}",
                  f"{type_}: {shorten(body, 120)}", request.evidence)
 
 
@@ -493,7 +495,7 @@ def correct_existing(ws: Workspace, catalog: Catalog, request: Request) -> bool:
             return False
         changed = _rewrite_topic(ws, catalog, topic, correction, day)
         path = topic.path
-    ws.requested("updated", path, f"correction in session {request.session}",
+    ws.requested(ChangeAction.UPDATED, path, f"correction in session {request.session}",
                  f"{changed} place(s) said “{correction.wrong}”, now “{correction.value}” "
                  f"(was {correction.wrong} until {day})", request.evidence)
     return True
@@ -593,7 +595,7 @@ def forget(ws: Workspace, catalog: Catalog, request: Request) -> None:
         return
     catalog.remove(memory)
     path = memory.key if memory.kind == "topic" else INDEX_NAME
-    ws.requested("forgotten", path, f"user asked to forget “{request.text}” (match {score:.0f}%)",
+    ws.requested(ChangeAction.FORGOTTEN, path, f"user asked to forget “{request.text}” (match {score:.0f}%)",
                  f"removed {label}", request.evidence)
 
 

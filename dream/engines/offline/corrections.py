@@ -1,10 +1,8 @@
 """Corrections: "actually, X is 16 now, not 15" rewrites the memory that says 15.
 
-A correction names a stale value (`wrong`) and says what holds now. The
-memory stating the stale value about the same thing is rewritten in place:
-its body lines, its description and its index lines now say the new value,
-and the old one stays only as history ("(was 15 until 2026-11-20)"). No new
-file is made, so the store never says both.
+A correction names a stale value (`wrong`) and says what holds now. The memory stating the stale value about the same
+thing is rewritten in place: its body lines, its description and its index lines now say the new value, and the old
+one stays only as history ("(was 15 until 2026-11-20)"). No new file is made, so the store never says both.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """Relative dates ("yesterday", "上周", "gestern" …) made absolute.
 
-A note that says "the deploy broke yesterday" is wrong a day later. We find
-relative expressions with a curated regex per language (so that we know
-exactly what we touch; the rows, weekday names and the words a date is
-written with are data, the [dates] table of each file in data/phrases), let `dateparser` compute the date from the note's
-source date (`RELATIVE_BASE`), and write it in ISO form at the granularity
-the phrase had: a day (2026-03-03), a week (2026-W09), a month (2026-02)
-or a year (2026). Code spans, code blocks, link targets and URLs are left
-alone. A phrase that names no one date ("next Friday" said on a Tuesday is
-read as 3 days on and as 10) is left as written and returned apart, for the
-report to name.
+A note that says "the deploy broke yesterday" is wrong a day later. We find relative expressions with a curated regex
+per language (so that we know exactly what we touch; the rows, weekday names and the words a date is written with are
+data, the [dates] table of each file in data/phrases), let `dateparser` compute the date from the note's source date
+(`RELATIVE_BASE`), and write it in ISO form at the granularity the phrase had: a day (2026-03-03), a week (2026-W09),
+a month (2026-02) or a year (2026). Code spans, code blocks, link targets and URLs are left alone. A phrase that
+names no one date ("next Friday" said on a Tuesday is read as 3 days on and as 10) is left as written and returned
+apart, for the report to name.
 """
 
 from __future__ import annotations
@@ -33,13 +30,9 @@ class Row:
     own_text_only: bool  # read only in text that reads as its language ("hier": French yesterday, German here)
 
 
-def _dates(lang: Language) -> dict[str, Any]:
-    return lang.dates
-
-
 @cache
 def _langs() -> tuple[Language, ...]:
-    return tuple(lang for lang in languages() if _dates(lang))
+    return tuple(lang for lang in languages() if lang.dates)
 
 
 @cache
@@ -47,7 +40,7 @@ def rows() -> tuple[Row, ...]:
     """Every language's date rows, in the order of the phrase files (English first)."""
     found = []
     for lang in _langs():
-        table = _dates(lang)
+        table = lang.dates
         fill = {"weekdays": "|".join(table.get("weekdays", [])) or "(?!)", "number": table.get("number", "(?!)")}
         for row in table.get("row", []):
             regex = re.sub(r"\{(weekdays|number)\}", lambda m: fill[m.group(1)], row["regex"])
@@ -57,7 +50,7 @@ def rows() -> tuple[Row, ...]:
 
 def _table(key: str) -> dict[str, Any]:
     """One [dates] key of every language that has it, by language code."""
-    return {lang.code: _dates(lang)[key] for lang in _langs() if key in _dates(lang)}
+    return {lang.code: lang.dates[key] for lang in _langs() if key in lang.dates}
 
 
 @cache
@@ -92,16 +85,16 @@ def _pattern(text_lang: str | None) -> tuple[re.Pattern[str], tuple[Row, ...]]:
     return _compile(chosen), chosen
 
 
-# Spans never rewritten: inline code, link targets, URLs, dotted names ("Tomorrow.io", "next.config.js"),
+# Spans never rewritten: inline code, link targets, URLs, paths, dotted names ("Tomorrow.io", "next.config.js"),
 # and quotations: "we'll fix it tomorrow" in a quote is what someone said then, not a date to resolve.
-_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|{QUOTATION}")
+_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|[^\s/]*/[^\s/]+/?|{QUOTATION}")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
 @cache
 def _protected() -> re.Pattern[str]:
     """What no rewrite touches: `_PROTECTED`, and the phrases [dates] `unresolved` of every language."""
-    phrases = sorted({p for lang in _langs() for p in _dates(lang).get("unresolved", [])}, key=len, reverse=True)
+    phrases = sorted({p for lang in _langs() for p in lang.dates.get("unresolved", [])}, key=len, reverse=True)
     unresolved = "|".join(re.escape(p) for p in phrases) or "(?!)"
     return re.compile(rf"{_PROTECTED.pattern}|(?P<unresolved>{unresolved})", re.I)  # after: `\1` stays the backticks
 
@@ -121,10 +114,6 @@ def text_language(text: str) -> str | None:
         if count > max(3, 2 * others):
             return code
     return None
-
-
-def _patterned(text: str) -> tuple[re.Pattern[str], tuple[Row, ...]]:
-    return _pattern(text_language(text))
 
 
 @dataclass
@@ -239,6 +228,10 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
         row = chosen[int((match.lastgroup or "g0")[1:])]  # the pattern is all named groups: one matched
         lang, granularity = row.lang, row.means
         phrase = match.group(0)
+        if _joined("before").search(segment, max(0, match.start() - 40), match.start()) or _joined("after").match(
+                segment, match.end()):  # "two weeks from tomorrow", "next week Monday": rewritten alone, wrong
+            left.append(Unresolved(phrase, "is part of a longer date phrase"))
+            return phrase
         if ambiguous(phrase, base):  # a wrong date is worse than a relative one: kept, and said why
             left.append(Unresolved(phrase, "may be " + " or ".join(readings(phrase, base))))
             return phrase
@@ -254,6 +247,15 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
     return pattern.sub(replace, segment)
 
 
+
+
+@cache
+def _joined(side: str) -> re.Pattern[str]:
+    """What joins a relative date to a longer one: [dates] `joined_*`, weekday names, an apostrophe after it."""
+    joined, days = ("|".join(sorted({re.escape(w) for lang in _langs() for w in lang.dates.get(key, [])}, key=len,
+                                    reverse=True)) or "(?!)" for key in (f"joined_{side}", "weekdays"))
+    return re.compile(rf"(?<!\w)(?:(?:{joined})\W*|(?:{days})\w*\W*(?:\w{{1,3}}\W+)?)$" if side == "before"
+                      else rf"['’]|\s*(?:{joined}|{days})", re.I)  # a weekday a short word away: "Tuesday of"
 
 
 def ambiguous(phrase: str, base: date) -> bool:
@@ -301,7 +303,7 @@ def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[
 def rewrite_lines(lines: list[str], base: date, start: int = 0
                   ) -> tuple[list[str], list[Rewrite], list[Unresolved]]:
     """Rewrite every line from `start` on, skipping fenced code blocks."""
-    patterned = _patterned("\n".join(lines))
+    patterned = _pattern(text_language("\n".join(lines)))
     out = list(lines)
     rewrites: list[Rewrite] = []
     unresolved: list[Unresolved] = []
@@ -323,13 +325,13 @@ def rewrite_lines(lines: list[str], base: date, start: int = 0
 def _anchors() -> tuple[str, ...]:
     """Words one of which every date phrase holds (each row's `needs`): checking them with `in` first spares
     the big regex on most files and lines, which matters at 10,000 files."""
-    return tuple(sorted({w.lower() for lang in _langs() for row in _dates(lang).get("row", [])
+    return tuple(sorted({w.lower() for lang in _langs() for row in lang.dates.get("row", [])
                          for w in row.get("needs", [])}))
 
 
 @cache
 def _relative_words() -> re.Pattern[str]:
-    words = sorted({w for lang in _langs() for w in _dates(lang).get("relative", [])}, key=len, reverse=True)
+    words = sorted({w for lang in _langs() for w in lang.dates.get("relative", [])}, key=len, reverse=True)
     return re.compile(rf"(?:{'|'.join(re.escape(w) for w in words) or '(?!)'})\w*", re.I)  # CJK: no edges
 
 
@@ -347,7 +349,7 @@ def has_relative_dates(lines: list[str]) -> bool:
     text = "\n".join(lines)
     if not might_have_relative_dates(text):
         return False
-    pattern, _ = _patterned(text)
+    pattern, _ = _pattern(text_language(text))
     in_fence = False
     for line in lines:
         if _FENCE.match(line):
@@ -356,7 +358,3 @@ def has_relative_dates(lines: list[str]) -> bool:
               and any(pattern.search(seg) for seg in _PROTECTED.split(line) if seg)):
             return True
     return False
-
-
-def shift(day: date, days: int) -> date:
-    return day + timedelta(days=days)

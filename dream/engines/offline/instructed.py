@@ -17,6 +17,7 @@ from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
 from dream.engines.instructions import Instruction, load_instructions, nested_instructions
+from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
@@ -61,7 +62,8 @@ class Known:
         if found is None:
             return None
         rule = self.rules[found[2]]
-        if not (adding or adds_nothing(norm, found[0])) or disagree(text, rule.text):  # "port 5433" is no repeat of "port 5432"
+        # "port 5433" is no repeat of "port 5432"
+        if not (adding or adds_nothing(norm, found[0])) or disagree(text, rule.text):
             return None
         return rule
 
@@ -138,7 +140,8 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
                 ws.ask(f"{memory.label} says “{shorten(line, 80)}” but {contra.where} says "
                        f"“{shorten(contra.text, 80)}”; nothing changed: a person decides which holds")
             elif rule is None and (near := known.touching(line)) is not None:
-                ws.ask(f"{memory.label} says “{shorten(line, 80)}” and {near.where} says “{shorten(near.text, 80)}”, "
+                ws.ask(f"{memory.label} says “{shorten(line, 80)}” and {near.where} says "
+                       f"“{shorten(near.text, 80)}”, "
                        "on the same subject; nothing changed: a person checks that they agree")
 
 
@@ -204,7 +207,8 @@ def _statements(ws: Workspace, memory: Memory) -> list[str]:
     lines = [_bare(line) for line in topic.body_lines]
     lines = [line for line in lines if line and not line.startswith("#") and not _provenance(line)]
     description, name = topic.description.strip(), topic.name.strip()
-    if description and says_something(description) and not adds_nothing(normalize(description), normalize(" ".join(lines))):
+    body = normalize(" ".join(lines))
+    if description and says_something(description) and not adds_nothing(normalize(description), body):
         lines.append(description)
     if name and not adds_nothing(normalize(name), normalize(" ".join([*lines, description]))):
         lines.append(name)  # a short name may still say where the rule holds ("Staging only")
@@ -225,7 +229,8 @@ def _remove(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]]) 
     evidence = "; ".join(f"“{shorten(line, 60)}” is {rule.where}" for line, rule in hits)
     if memory.kind == "rule":
         ws.store.index_lines.remove(memory.key)  # not archived: the instruction file keeps its words
-        ws.change("merged", INDEX_NAME, f"inline rule only repeats {hits[0][1].where}", evidence, hits[0][1].file)
+        ws.change(ChangeAction.MERGED, INDEX_NAME, f"inline rule only repeats {hits[0][1].where}", evidence,
+                  hits[0][1].file)
         return
     topic: TopicFile = ws.store.topics[memory.key]
     links = [line for line in ws.store.parsed_index() if resolve_link(INDEX_NAME, line.target) == memory.key]
@@ -233,7 +238,7 @@ def _remove(ws: Workspace, memory: Memory, hits: list[tuple[str, Instruction]]) 
         if line.text in ws.store.index_lines:
             ws.store.index_lines.remove(line.text)
     ws.store.remove(topic.path)
-    ws.change("deleted", memory.key, f"only repeats {hits[0][1].where}, which the agent loads every session",
+    ws.change(ChangeAction.DELETED, memory.key, f"only repeats {hits[0][1].where}, which the agent loads every session",
               evidence, hits[0][1].file)
 
 

@@ -11,7 +11,7 @@ takes a note unattended (dream.review.policy): a person reads it first.
 
 from __future__ import annotations
 
-from dream.engines.base import NOTED
+from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Workspace, editable, scope_of
 from dream.lint.claims import memory_claims
 from dream.lint.notes import is_note, note_line, noted_claims
@@ -46,7 +46,7 @@ def _note(ws: Workspace, topic: TopicFile, found: list[dict]) -> None:
         done.add(finding["claim"])
         line = note_line(finding["claim"], finding["evidence"], ws.today, finding.get("major"))
         new.append(line)
-        ws.change(NOTED, topic.path, "the project refutes a claim it makes; noted with today's date "
+        ws.change(ChangeAction.NOTED, topic.path, "the project refutes a claim it makes; noted with today's date "
                   "(lint_notes), the memory kept as it was", line, "lint")
     if new:
         _append_notes(topic, new)

@@ -63,38 +63,66 @@ def note_unread(ws: Workspace, sessions: pl.DataFrame | None) -> None:
 def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Request]:
     """The requests without those a later user line withdraws: "about yesterday: keep the VPN note after all"
     ([not_requests] `keeps`, for a forget), "never mind what I said about the VPN" (a take-back) naming the
-    same thing, or a bare "keep it" a few lines after a forget. The last word wins: nothing is applied."""
+    same thing, or a bare "keep it" a few lines after a forget. The last word wins: nothing is applied, and a
+    request read from the withdrawing line itself is not either."""
     if not requests or sessions is None:
         return requests
     users = sessions.filter(pl.col("role") == "user").select("date", "session", "seq", "text")
+    if _withdrawal_texts():  # a million user lines: only those holding a text a withdrawal needs reach the regexes
+        users = users.filter(pl.col("text").str.contains(_withdrawal_texts()))
     # Only a line that withdraws is looked at further: a long session has a million user lines, and a tuple
     # with the names of each one ran a 150 MB log out of a 2 GB address space (tests/reliability/test_memory_cap.py).
-    later = [(day, str(session), int(seq), kind, _named(text), _bare(text))
+    later = [(day, str(session), int(seq), kind, _named(text))
              for day, session, seq, text in users.iter_rows() for kind in [_withdrawal(text)] if kind]
-    return [r for r in requests if not (r.plain and any(_withdraws(r, line) for line in later))]
+    later += [(r.date, r.session, r.seq, "forget", _named(r.text)) for r in requests if r.kind == "forget" and r.plain]
+    kept, withdrawing = [], set()
+    for request in requests:
+        by = [line[:3] for line in later if request.plain and _withdraws(request, line, _last_before(requests, line))]
+        withdrawing.update(by)
+        kept += [] if by else [request]
+    # "forget what I said about the staging move": a take-back of that request, no forget of the staging memory
+    return [r for r in kept if (r.date, r.session, r.seq) not in withdrawing]
 
 
 def _withdrawal(text: str) -> str:
-    """"keep" when the text keeps a memory, "back" when a clause of it takes something back, else ""."""
-    if phrases.marker("keeps").search(text):
-        return "keep"
-    return "back" if any(retracts(clause) for clause in _CLAUSES.split(text)[1:]) or retracts(text) else ""
+    """"back" when the text or a clause of it takes something back, "keep" when it keeps a memory, else ""."""
+    if phrases.marker("withdraws").search(text) or any(retracts(clause) for clause in [text, *_CLAUSES.split(text)[1:]]):
+        return "back"
+    return "keep" if phrases.marker("keeps").search(text) else ""
 
 
-def _withdraws(request: Request, line: tuple) -> bool:
-    day, session, seq, how, named, bare = line
+@cache
+def _withdrawal_texts() -> str:
+    """For polars: every line `_withdrawal` reads as one holds one of these texts ([leads] `retract`, and what
+    each [not_requests] `keeps` and `withdraws` pattern needs); "" when a pattern needs no text."""
+    texts = {lead for lang in phrases.languages() for lead in lang.leads.get("retract", [])}
+    for regex in (r for lang in phrases.languages() for name in ("keeps", "withdraws")
+                  for r in lang.not_requests.get(name, [])):
+        needed = phrases.required_text(regex)
+        if not needed:
+            return ""
+        texts.update(needed)
+    return "(?i)" + "|".join(sorted(phrases._folded(t) for t in texts))
+
+
+def _withdraws(request: Request, line: tuple, last: Request | None) -> bool:
+    """Whether the line withdraws the request: it names the same memory; or it follows a few lines after in the
+    same session ("wait, keep the gateway one", "hmm no, keep it"); or the request is the last one said before
+    it ("actually don't" the next day). When in doubt, nothing is applied."""
+    day, session, seq, how, named = line
     if (day, session, seq) <= (request.date, request.session, request.seq):
         return False
-    if how == "keep" and request.kind != "forget":
-        return False
-    if named & _named(request.text):
-        return True  # names the same memory
-    return how == "keep" and bare and session == request.session and seq - request.seq <= 4  # "keep it"
+    if how == "keep" and request.kind != "forget" or how == "forget" and request.kind in ("forget", "correction"):
+        return False  # a forget takes back a remember of the same thing, said before ("さっきのは忘れて")
+    if len(named & _named(request.text)) >= (2 if how == "forget" else 1):
+        return True  # names the same memory (a forget, by two words: "forget the gateway dashboard" is another)
+    return last is request and (how != "forget" or len(named) <= 1) or (
+        how != "forget" and session == request.session and seq - request.seq <= 4)
 
 
-def _bare(text: str) -> bool:
-    """It keeps without naming anything: "hmm no, keep it"."""
-    return not _named(phrases.marker("keeps").sub(" ", text))
+def _last_before(requests: list[Request], line: tuple) -> Request | None:
+    said = [r for r in requests if r.plain and (r.date, r.session, r.seq) < line[:3]]
+    return max(said, key=lambda r: (r.date, r.session, r.seq), default=None)
 
 
 def _named(text: str) -> frozenset[str]:

@@ -8,19 +8,19 @@ through the phases, so each phase is a set of plain functions over it.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
 
 from dream.config import Settings
 from dream.engines.base import HOUSEKEEPING, REQUEST, Change, EngineInput, Evidence
+from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.similarity import content_keys, word_keys
 from dream.engines.offline.text import MAX_LINE, shorten
 from dream.errors import EngineFailed
 from dream.store.model import TEAM_DIR, IndexLine, Store, TopicFile, resolve_link
 from dream.store.paths import PathRefused, check_new_beside, tree_siblings
-from dream.store.tree import ARCHIVE_NAME, INDEX_NAME, Tree, atomic_write, is_archive, read_tree
+from dream.store.staging import Staging
+from dream.store.tree import ARCHIVE_NAME, INDEX_NAME, Tree, is_archive
 
 
 @dataclass
@@ -48,11 +48,11 @@ class Workspace:
     _noted: set[str] = field(default_factory=set, repr=False)  # thousands of requests may each add one
     keep_first: dict[str, tuple] = field(default_factory=dict)  # memory -> rank to stay in a shrinking index
 
-    def change(self, action: str, path: str, reason: str, detail: str = "", source: str = "") -> None:
+    def change(self, action: ChangeAction, path: str, reason: str, detail: str = "", source: str = "") -> None:
         """A housekeeping change: deterministic upkeep that reads no intent."""
         self.changes.append(Change(action, path, reason, detail, source, kind=HOUSEKEEPING))
 
-    def requested(self, action: str, path: str, reason: str, detail: str, evidence: Evidence) -> None:
+    def requested(self, action: ChangeAction, path: str, reason: str, detail: str, evidence: Evidence) -> None:
         """A change made because someone asked for it, with the sentence that asked."""
         self.changes.append(Change(action, path, reason, detail, evidence.session, kind=REQUEST, evidence=evidence))
 
@@ -68,9 +68,9 @@ class Workspace:
         self.note(message)
 
 
-def load(staging: Path, settings: Settings, today: date, inp: EngineInput | None = None) -> tuple[Workspace, Tree]:
+def load(staging: Staging, settings: Settings, today: date, inp: EngineInput | None = None) -> tuple[Workspace, Tree]:
     """The staging copy as a workspace; `inp` (the EngineInput) adds what ranks the index: reads, pins."""
-    tree = read_tree(staging)
+    tree = staging.tree()
     ws = Workspace(Store.from_tree(tree), settings, today)
     if inp is not None:
         ws.keep_first = keep_ranks(inp.memory_reads, inp.pinned)
@@ -86,7 +86,7 @@ def keep_ranks(reads: dict[str, dict], pinned: set[str]) -> dict[str, tuple]:
     return ranks
 
 
-def save(ws: Workspace, staging: Path, before: Tree) -> None:
+def save(ws: Workspace, staging: Staging, before: Tree) -> None:
     """Write the files that changed into staging, and delete removed ones.
 
     Every new path is checked as the memory tool checks the model's
@@ -107,12 +107,10 @@ def save(ws: Workspace, staging: Path, before: Tree) -> None:
             raise EngineFailed(f"the offline engine was about to write {path!r}, which {err}; nothing was "
                                "written (a bug of dream's: please report it)") from None
     for path in sorted(set(before) - set(after)):
-        target = staging / path
-        if target.is_file():
-            os.unlink(target)
+        staging.remove(path)
     for path, data in after.items():
         if before.get(path) != data:
-            atomic_write(staging / path, data, sync=False)  # scratch: the proposal's commit makes it durable
+            staging.write(path, data)  # scratch: the proposal's commit makes it durable
 
 
 def scope_of(path: str) -> str:
@@ -183,7 +181,7 @@ def ensure_frontmatter(ws: Workspace, topic: TopicFile, reason: str) -> None:
         return
     name = topic.heading or topic.stem
     topic.add_frontmatter(name, shorten(describe(ws, topic, name), MAX_LINE), guess_type(topic.path))
-    ws.change("updated", topic.path, f"added frontmatter (name, description, type) because {reason}")
+    ws.change(ChangeAction.UPDATED, topic.path, f"added frontmatter (name, description, type) because {reason}")
 
 
 def describe(ws: Workspace, topic: TopicFile, name: str) -> str:

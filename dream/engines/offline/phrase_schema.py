@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
+from dream.engines.offline.kinds import RequestKind
 from dream.errors import BadInput
 
 def _struct(name: str, fields: list[Any]) -> Any:
@@ -30,17 +31,20 @@ _LEADS = _lists("Leads", "asked_forget asked_remember correction correction_mark
                 "remember retract rule")
 _WORDS = _lists("Words", "about and_then asked asked_after before_value but change_verbs dismiss emphasis filler "
                 "final_particles forget_stems function instead_of naming_no_fact naming_nothing negation no_longer "
-                "not_after_value not_forget_after not_instruction not_rule_after notice now please pointer that yes")
-_NOT_REQUESTS = _lists("NotRequests", "about_memory amends chatter doubt hopes hypothetical keeps not_to_keep pending "
-                       "recalls rule_doubt scope set_aside task")
-_PATTERN = _struct("Pattern", [("kind", str), ("regex", str), ("needs", list[str], [])])
-_DATE_ROW = _struct("DateRow", [("regex", str), ("means", str), ("needs", list[str], []),
+                "not_after_value not_forget_after not_instruction not_rule_after notice now please pointer points_back "
+                "that yes")
+_NOT_REQUESTS = _lists("NotRequests", "about_memory amends chatter doubt hopes hypothetical keeps narrows not_to_keep "
+                       "pending recalls rule_doubt scope set_aside task withdraws")
+_PATTERN = _struct("Pattern", [("kind", RequestKind), ("regex", str), ("needs", list[str], [])])
+_DATE_ROW = _struct("DateRow", [("regex", str), ("means", Literal["day", "week", "month", "year", "weekday"]),
+                                ("needs", Annotated[list[str], msgspec.Meta(min_length=1)]),
                                 ("only_in_own_text", bool, False)])
 _DATES = _struct("Dates", [
     ("row", list[_DATE_ROW], []), ("number", str, ""), ("read_as", dict[str, str], {}),  # type: ignore[valid-type]
     ("year_shift", dict[str, int], {}),
     *[(key, str, "") for key in "day_form today_form week_form bare_week_form month_year_form".split()],
-    *[(key, list[str], []) for key in "weekdays this today_words prepositions telltale unresolved relative".split()],
+    *[(key, list[str], []) for key in ("weekdays this today_words prepositions telltale unresolved relative "
+                                       "joined_before joined_after").split()],
 ])
 _TABLES: dict[str, Any] = {"leads": _LEADS, "words": _WORDS, "not_requests": _NOT_REQUESTS,
                                             "dates": _DATES}

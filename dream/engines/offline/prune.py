@@ -23,6 +23,7 @@ import posixpath
 import re
 
 from dream.engines.offline.archive import ARCHIVE_HOOK, archive_lines, archive_path, roll_over
+from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import (
     Workspace,
     editable,
@@ -102,8 +103,8 @@ def repair_pointers(ws: Workspace) -> None:
         line = parse_index_line(text)
         if line.kind == "link" and _is_missing(line.target, present):
             to_archive.append(text)
-            ws.change("archived", INDEX_NAME, f"points to missing file {resolve_link(INDEX_NAME, line.target)}",
-                      one_line(text))
+            ws.change(ChangeAction.ARCHIVED, INDEX_NAME,
+                      f"points to missing file {resolve_link(INDEX_NAME, line.target)}", one_line(text))
         else:
             kept.append(_unlink_missing(ws, text, present))
     store.index_lines[:] = kept
@@ -124,7 +125,7 @@ def _follow_moves(ws: Workspace, text: str, present: set[str], basenames, names)
         moved = find_moved(ws, resolve_link(INDEX_NAME, target) or target, line.title, basenames, names)
         if moved:
             new_text = new_text.replace(f"]({target})", f"]({moved})")
-            ws.change("repaired", INDEX_NAME, f"pointer to missing {target} now points to {moved}",
+            ws.change(ChangeAction.REPAIRED, INDEX_NAME, f"pointer to missing {target} now points to {moved}",
                       one_line(text), moved)
     return new_text
 
@@ -150,8 +151,8 @@ def _restore_from_line(ws: Workspace, line: IndexLine) -> bool:
     text = line.hook.strip() or line.title.strip()
     ws.store.add_topic(path, new_topic_text(name, shorten(text, MAX_LINE), guess_type(path), [one_line(text)],
                                             newline=ws.store.newline))
-    ws.change("created", path, "its index line pointed to it but the file was missing; made from that line's "
-              "text, which stays indexed", shorten(text, 100), INDEX_NAME)
+    ws.change(ChangeAction.CREATED, path, "its index line pointed to it but the file was missing; made from that "
+              "line's text, which stays indexed", shorten(text, 100), INDEX_NAME)
     return True
 
 
@@ -166,7 +167,7 @@ def _unlink_missing(ws: Workspace, text: str, present: set[str]) -> str:
 
     new = MARKDOWN_LINK.sub(unlink, text)
     if new != text:
-        ws.change("repaired", INDEX_NAME, "link to a missing file inside a line, unlinked", one_line(new))
+        ws.change(ChangeAction.REPAIRED, INDEX_NAME, "link to a missing file inside a line, unlinked", one_line(new))
     return new
 
 
@@ -186,7 +187,7 @@ def drop_repeated_lines(ws: Workspace) -> None:
         line = parse_index_line(text)
         key = text.strip()
         if line.is_entry and key in seen:
-            ws.change("merged", INDEX_NAME, "index line repeated an earlier one word for word", key)
+            ws.change(ChangeAction.MERGED, INDEX_NAME, "index line repeated an earlier one word for word", key)
             continue
         seen.add(key)
         kept.append(text)
@@ -209,7 +210,8 @@ def retitle_slugs(ws: Workspace) -> None:
         if not reads_as_title(title) or title == line.title:
             continue
         lines[number] = text.replace(f"[{line.title}]({line.target})", f"[{_bracket_safe(title)}]({line.target})", 1)
-        ws.change("retitled", INDEX_NAME, f"title “{line.title}” was a file name", f"now “{title}”", resolved or "")
+        ws.change(ChangeAction.RETITLED, INDEX_NAME, f"title “{line.title}” was a file name", f"now “{title}”",
+                  resolved or "")
 
 
 def _bracket_safe(title: str) -> str:
@@ -252,7 +254,7 @@ def index_orphans(ws: Workspace) -> None:
         hook = topic.description or next((l.strip("# ") for l in topic.body_lines if l.strip()), "")
         line = fit_line(title_of(topic), path, hook)
         new.append((line, topic.type or guess_type(path)))
-        ws.change("indexed", INDEX_NAME, f"{path} had no index line (orphan)", line, path)
+        ws.change(ChangeAction.INDEXED, INDEX_NAME, f"{path} had no index line (orphan)", line, path)
     add_lines(store.index_lines, new)  # all at once: one at a time re-read the index per orphan
     for path in sorted(store.unparseable):
         if path not in reached:
@@ -276,7 +278,7 @@ def shorten_long_lines(ws: Workspace) -> None:
         elif wrapped:
             # A rule or a paragraph is the whole memory: wrapped, it stays whole in the index.
             out += wrapped
-            ws.change("shortened", INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
+            ws.change(ChangeAction.SHORTENED, INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
                       f"wrapped onto {len(wrapped)} lines, every word kept")
         else:
             out.append(_demote_line(ws, text, line))
@@ -345,7 +347,7 @@ def _shorten_link_line(ws: Workspace, text: str, line: IndexLine) -> str:
         where = topic.path
     else:
         where = archive_lines(ws, [text], "full text of an index line that was shortened")
-    ws.change("shortened", INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
+    ws.change(ChangeAction.SHORTENED, INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
               f"full text kept in {where}", resolved or "")
     return short
 
@@ -365,10 +367,11 @@ def _demote_line(ws: Workspace, text: str, line: IndexLine) -> str:
     title = phrase_title(re.sub(r"[*_`]", "", content), 50)
     store.add_topic(path, new_topic_text(title, shorten(content, MAX_LINE), type_, [content],
                                          newline=store.newline))
-    ws.change("created", path, "holds the full text of an index line over the length limit", shorten(content, 100))
+    ws.change(ChangeAction.CREATED, path, "holds the full text of an index line over the length limit",
+              shorten(content, 100))
     indent = _line_prefix(text) if line.kind == "rule" else ""
     short = indent + fit_line(title, path, content, MAX_LINE - len(indent))
-    ws.change("shortened", INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
+    ws.change(ChangeAction.SHORTENED, INDEX_NAME, f"index line had {len(text)} characters (limit {MAX_LINE})",
               f"full text kept in {path}", path)
     return short
 
@@ -419,6 +422,6 @@ def enforce_budget(ws: Workspace) -> None:
     lines[:] = [t for i, t in enumerate(lines) if i not in moved]
     which = "least read" if ws.keep_first else "oldest"
     archive_lines(ws, archived, f"{which} entries, moved to keep the index within budget")
-    ws.change("archived", INDEX_NAME,
+    ws.change(ChangeAction.ARCHIVED, INDEX_NAME,
               f"index over budget ({MAX_INDEX_LINES} lines / {MAX_INDEX_BYTES} bytes)",
               f"moved the {len(moved)} {which} line(s) to {archive}: " + _named(archived))

@@ -1,14 +1,11 @@
 """Explicit requests in what the user said: remember, forget, rules, corrections.
 
-Only the user's own lines count (the assistant may quote or propose things
-the user never asked for). Each line is split into sentences, and a sentence
-is a request only if it *starts* with a request phrase (dream.engines.offline
-.phrases: one data file per language) and its intent is plain. None of these
-is a request: a question, a hypothetical, a quote; something scoped to "this
-test", "this PR" or "for now"; a task ("remember to squash"); small talk
-("never seen that before", "sorry, was away"). A rule that might be meant but
-is not plainly a lasting preference ("never push on Fridays, I guess") is
-kept as a *doubtful* request: a person sees it, no file is written.
+Only the user's own lines count (the assistant may quote or propose things the user never asked for). Each line is
+split into sentences, and a sentence is a request only if it *starts* with a request phrase (dream.engines.offline
+.phrases: one data file per language) and its intent is plain. None of these is a request: a question, a
+hypothetical, a quote; something scoped to "this test", "this PR" or "for now"; a task ("remember to squash"); small
+talk ("never seen that before", "sorry, was away"). A rule that might be meant but is not plainly a lasting
+preference ("never push on Fridays, I guess") is kept as a *doubtful* request: a person sees it, no file is written.
 """
 
 from __future__ import annotations
@@ -21,6 +18,7 @@ import polars as pl
 
 from dream.engines.base import Evidence
 from dream.engines.offline import phrases
+from dream.engines.offline.kinds import RequestKind
 from dream.engines.offline.text import QUOTATION
 
 # A quotation inside a sentence reports what someone else said (or an error message): masked.
@@ -31,7 +29,7 @@ _CODE_HINTS = re.compile(r"```|^\s*[$#>]\s|[{};]\s*$|=>|\b(?:def|class|import|fu
 
 @dataclass(frozen=True)
 class Request:
-    kind: str  # remember | forget | rule | correction
+    kind: RequestKind
     text: str  # what to remember/forget, as the user said it
     session: str
     date: date
@@ -149,14 +147,11 @@ def retracts(text: str) -> bool:
     return bool(phrases.retraction().match(text.strip()))
 
 
-def _takes_back(sentence: str) -> bool:
-    """It, or one of its clauses, starts by taking back: "hmm wait, never mind"."""
-    return retracts(sentence) or any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence))
-
-
 def _amends(sentence: str) -> bool:
-    """It takes back or amends the request just before it: "scratch that", "sorry, I meant 5433", "*artifacts"."""
-    return _takes_back(sentence) or bool(phrases.marker("amends").search(sentence))
+    """It, or a clause of it, takes back, amends or narrows the request just before it: "hmm wait, never mind",
+    "scratch that", "sorry, I meant 5433", "*artifacts", "not staging though"."""
+    return (retracts(sentence) or any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence))
+            or any(phrases.marker(name).search(sentence) for name in ("amends", "narrows")))
 
 
 def _request_in(sentence: str) -> tuple[str, str, bool] | None:
@@ -247,7 +242,7 @@ def _read_requests(sessions: pl.DataFrame, users: pl.DataFrame) -> list[Request]
             hit = read(sentence)
             if hit:
                 kind, text, plain = hit
-                found.append(Request(kind, text, str(session), day, int(seq), sentence, plain))
+                found.append(Request(RequestKind(kind), text, str(session), day, int(seq), sentence, plain))
         if len(found) > before and phrases.points_ahead().match(found[-1].text):
             found[-1] = _pointing_at(found[-1], block, said_before(sessions, str(session), int(seq)))
     return found

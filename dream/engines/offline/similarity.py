@@ -48,18 +48,31 @@ def says_something(text: str) -> bool:
 
 def names_a_fact(text: str) -> bool:
     """Whether a remember holds a word of a fact: "all of this for next time", "das alles für das nächste
-    Mal" and "今日のこと全部" do not (data/phrases, `naming_nothing` and `naming_no_fact`)."""
-    empty = _no_fact_words()
+    Mal" and "今日のこと全部" do not (data/phrases, `naming_nothing` and `naming_no_fact`), nor does one that
+    points back ([words] `points_back`: "the second one, not the CI thing", "das von eben") with two fact
+    words or fewer beside it, or one of two words or fewer and no number: what it means was said before."""
+    back = _points_back().search(text)
+    if not says_something(text) and not _DIGIT.search(text):
+        return False  # "remember the port", "remember the fix": what it means was said before
+    return _fact_words(_points_back().sub(" ", text)) > (2 if back else 0)
+
+
+def _fact_words(text: str) -> int:
+    """How many words of `text` are no `naming_no_fact` word (a run of CJK counts one per three characters)."""
+    found = 0
     for word in normalize(text).split():
-        if word in empty:
+        if word in _no_fact_words():
             continue
-        if not CJK.search(word):
-            return True
-        for part in _no_fact_parts():  # no spaces to split on: what is left once they are taken out
-            word = word.replace(part, "")
-        if word:
-            return True
-    return False
+        if CJK.search(word):
+            for part in _no_fact_parts():  # no spaces to split on: what is left once they are taken out
+                word = word.replace(part, "")
+        found += len(word) // 3 + 1 if word and CJK.search(word) else bool(word)
+    return found
+
+
+@cache
+def _points_back() -> re.Pattern[str]:
+    return phrases._words_pattern(lambda lang: lang.words.get("points_back", []))
 
 
 @cache

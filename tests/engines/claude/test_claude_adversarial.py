@@ -84,8 +84,8 @@ def hostile(tmp_path: Path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text("secret\n")
-    (inp.staging / "escape.md").symlink_to(outside / "secret.md")
-    (inp.staging / "linkdir").symlink_to(outside, target_is_directory=True)
+    (inp.staging.folder() / "escape.md").symlink_to(outside / "secret.md")
+    (inp.staging.folder() / "linkdir").symlink_to(outside, target_is_directory=True)
     return inp, outside
 
 
@@ -94,7 +94,7 @@ def test_every_adversarial_call_is_refused_and_nothing_changes(
 ) -> None:
     monkeypatch.setenv("DREAM_CONTEXT_EDITING", "off")  # one segment: every refusal stays a tool_result to check
     inp, outside = hostile
-    roots = {"staging": inp.staging, "store": inp.store_root, "outside": outside, "tmp": Path("/tmp")}
+    roots = {"staging": inp.staging.folder(), "store": inp.store_root, "outside": outside, "tmp": Path("/tmp")}
     before = {name: snapshot(p) for name, p in roots.items() if name != "tmp"}
     calls = [call for call, _ in ATTACKS]
     # a few calls per turn, then a closing summary
@@ -131,7 +131,7 @@ def test_a_refused_call_does_not_stop_later_good_calls(hostile, fake_api: FakeAn
     result = ClaudeEngine().consolidate(inp)
     first, second = fake_api.tool_results()
     assert first["is_error"] is True and not second.get("is_error")
-    assert (inp.staging / "deploy.md").read_text().endswith("Tag and push; CI publishes.\n")
+    assert (inp.staging.folder() / "deploy.md").read_text().endswith("Tag and push; CI publishes.\n")
     assert [(c.action, c.path) for c in result.changes] == [("updated", "deploy.md")]
 
 
@@ -144,4 +144,4 @@ def test_team_files_can_be_edited_and_deleted_but_not_created(hostile, fake_api:
     )
     ClaudeEngine().consolidate(inp)
     assert [r.get("is_error", False) for r in fake_api.tool_results()] == [False, False]
-    assert not (inp.staging / "team" / "style.md").exists()
+    assert not (inp.staging.folder() / "team" / "style.md").exists()

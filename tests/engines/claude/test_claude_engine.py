@@ -12,7 +12,7 @@ from helpers.fake_anthropic import FakeAnthropic, Reply, fake_api, memory, text,
 
 def test_four_phase_run_merges_two_files_and_rewrites_the_index(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     inp = engine_input(tmp_path)
-    before = read_tree(inp.staging)
+    before = read_tree(inp.staging.folder())
     fake_api.play(*four_phase_script())
 
     result = ClaudeEngine().consolidate(inp)
@@ -21,7 +21,7 @@ def test_four_phase_run_merges_two_files_and_rewrites_the_index(tmp_path: Path, 
     expected["testing.md"] = MERGED_TESTING.encode()
     expected["MEMORY.md"] = NEW_INDEX.encode()
     del expected["pytest-notes.md"]
-    assert read_tree(inp.staging) == expected
+    assert read_tree(inp.staging.folder()) == expected
     assert fake_api.protocol_errors == []
     results = fake_api.tool_results()
     assert len(results) == 10 and not any(r.get("is_error") for r in results)

@@ -40,7 +40,7 @@ def test_529_overloaded_is_retried(tmp_path: Path, fake_api: FakeAnthropic) -> N
 
 def test_500_until_the_retries_run_out_fails_with_the_api_error(tmp_path: Path, fake_api: FakeAnthropic) -> None:
     inp = engine_input(tmp_path)
-    before = read_tree(inp.staging)
+    before = read_tree(inp.staging.folder())
     script = four_phase_script()
     # two good turns, then a server that keeps failing
     fake_api.play(script[0], script[1], HttpError(500, "api_error", "Internal server error", times=99))
@@ -50,7 +50,7 @@ def test_500_until_the_retries_run_out_fails_with_the_api_error(tmp_path: Path, 
     assert "500" in str(caught.value) and "Internal server error" in str(caught.value)
     assert len(fake_api.requests) == 2 + MAX_RETRIES + 1
     assert caught.value.usage.turns == 2  # what was spent before the failure
-    assert read_tree(inp.staging) == before  # the two good turns only viewed files
+    assert read_tree(inp.staging.folder()) == before  # the two good turns only viewed files
 
 
 def test_a_connection_dropped_mid_response_is_retried(tmp_path: Path, fake_api: FakeAnthropic) -> None:
@@ -66,13 +66,13 @@ def test_streams_dropped_until_the_resumes_run_out_fail_with_api_and_change_noth
     tmp_path: Path, fake_api: FakeAnthropic
 ) -> None:
     inp = engine_input(tmp_path)
-    before = read_tree(inp.staging)
+    before = read_tree(inp.staging.folder())
     fake_api.play(Drop(times=99))
     with pytest.raises(EngineFailed) as caught:
         ClaudeEngine().consolidate(inp)
     assert caught.value.reason == "api" and "stream ended before the reply did" in str(caught.value)
     assert fake_api.url in str(caught.value) and len(fake_api.requests) == 1 + MAX_RETRIES
-    assert read_tree(inp.staging) == before
+    assert read_tree(inp.staging.folder()) == before
 
 
 def test_a_bad_request_is_not_retried(tmp_path: Path, fake_api: FakeAnthropic) -> None:
@@ -147,7 +147,7 @@ def test_a_budget_stops_before_the_tools_of_that_turn_run(tmp_path: Path, fake_a
     fake_api.play(Reply([memory("delete", path="/memories/deploy.md")]))
     with pytest.raises(BudgetExceeded):
         ClaudeEngine().consolidate(inp)
-    assert (inp.staging / "deploy.md").exists()
+    assert (inp.staging.folder() / "deploy.md").exists()
 
 
 # -- the corrective turn -------------------------------------------------------------

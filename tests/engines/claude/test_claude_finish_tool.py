@@ -32,7 +32,8 @@ def test_a_finish_beside_the_last_edits_ends_the_run_without_another_request(
     result = ClaudeEngine().consolidate(inp)
     assert len(fake_api.requests) == 2 and fake_api.protocol_errors == []
     assert result.summary == SUMMARY and result.usage.turns == 2
-    assert not (inp.staging / "pytest-notes.md").exists() and (inp.staging / "MEMORY.md").read_text() == NEW_INDEX
+    staged = inp.staging.folder()
+    assert not (staged / "pytest-notes.md").exists() and (staged / "MEMORY.md").read_text() == NEW_INDEX
     deleted = next(c for c in result.changes if c.path == "pytest-notes.md")
     assert deleted.action == "merged" and "both described running pytest" in deleted.reason
 
@@ -50,7 +51,7 @@ def test_a_finish_whose_sibling_edit_failed_sends_the_results_back_and_the_model
     sent = results_of(fake_api.requests[2])
     assert [r.get("is_error", False) for r in sent] == [False, True, True]
     assert sent[2]["content"].startswith("Not finished: 1 of the other calls")
-    assert (inp.staging / "MEMORY.md").read_text() == NEW_INDEX and result.summary == SUMMARY
+    assert (inp.staging.folder() / "MEMORY.md").read_text() == NEW_INDEX and result.summary == SUMMARY
 
 
 def test_a_finish_as_the_first_act_is_nudged_once(tmp_path: Path, fake_api: FakeAnthropic) -> None:
@@ -60,7 +61,7 @@ def test_a_finish_as_the_first_act_is_nudged_once(tmp_path: Path, fake_api: Fake
     result = ClaudeEngine().consolidate(inp)
     nudge = results_of(fake_api.requests[1])[0]
     assert "is_error" not in nudge and "Go on with tonight's dream" in nudge["content"]
-    assert result.summary == SUMMARY and not (inp.staging / "pytest-notes.md").exists()
+    assert result.summary == SUMMARY and not (inp.staging.folder() / "pytest-notes.md").exists()
 
 
 def test_a_second_lone_finish_after_the_nudge_is_the_summary(tmp_path: Path, fake_api: FakeAnthropic) -> None:
@@ -98,7 +99,8 @@ def test_a_corrective_turn_after_a_finish_sends_its_results_first(tmp_path: Path
     last = fake_api.requests[2]["messages"][-1]["content"]
     assert [b["type"] for b in last] == ["tool_result", "tool_result", "text", "text"]
     assert fake_api.protocol_errors == [] and last[2]["text"].startswith("[budget left: ")
-    assert "does not pass validation" in last[3]["text"] and "-n auto" in (inp.staging / "testing.md").read_text()
+    staged = inp.staging.folder()
+    assert "does not pass validation" in last[3]["text"] and "-n auto" in (staged / "testing.md").read_text()
 
 
 def test_a_gateway_that_knows_only_custom_tools_takes_the_finish_tool(tmp_path: Path,

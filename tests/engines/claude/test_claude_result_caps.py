@@ -47,8 +47,8 @@ def follower(first: dict[str, Any], pointer: str, call) -> Any:
 @pytest.fixture
 def big_store(tmp_path: Path):
     inp = engine_input(tmp_path)
-    (inp.staging / "blob.md").write_text("x" * 350_000 + "\n")  # one line of 350 KB: a pasted blob
-    many = inp.staging / "many"
+    (inp.staging.folder() / "blob.md").write_text("x" * 350_000 + "\n")  # one line of 350 KB: a pasted blob
+    many = inp.staging.folder() / "many"
     many.mkdir()
     for n in range(1000):
         (many / f"note_{n:04d}.md").write_text("---\nname: n\n---\nx\n")

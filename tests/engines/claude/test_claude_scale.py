@@ -243,6 +243,31 @@ def test_a_run_that_failed_at_its_budget_with_nothing_staged_is_not_run_the_same
     assert "one part of several" in second
 
 
+def test_a_failure_with_nothing_staged_says_why_and_what_the_next_run_does(
+    tmp_path: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch, cli
+) -> None:
+    """Each failed run halves the part until a run proposes; run, status and history tell the user so, and a
+    part of one session that still fails says the next run would be the same one."""
+    configure(monkeypatch, tmp_path, window=200_000, extra="max_cost_usd = 0.05\nfirst_message_session_chars = 0\n")
+    store = make_store(tmp_path / "store", topics=3, sessions=4, session_chars=3_000)
+    reader = [Reply([tool_use("read_session", session_id=f"s{n:02d}")], thinking=9_000) for n in range(10)]
+    taken = []
+    for _ in range(3):
+        fake_api.play(*reader)
+        ran = cli("run", "--store", str(store), "--engine", "claude", "--force", "--json")
+        assert ran.code != 0 and ran.json["status"] == "failed" and ran.json["reason"] == "budget_cost", ran.json
+        taken.append(first_text(fake_api.requests[0]).count("\n### `"))
+    assert taken == [4, 2, 1]  # never the same doomed run while a smaller one is left
+    runs = cli("history", "--store", str(store), "--json").json["runs"]  # newest first
+    assert "the next run takes at most 1 of these 2 sessions, oldest first" in runs[1]["error"]
+    last = ran.json["error"]
+    assert "over max_cost_usd=0.05" in last and "cannot take fewer than this one session" in last
+    status = cli("status", "--store", str(store))
+    assert "backing off" in status.stdout and "cannot take fewer than this one session" in " ".join(status.stdout.split())
+    history = cli("history", "--store", str(store))
+    assert "the last run failed:" in history.stdout and "over max_cost_usd=0.05" in " ".join(history.stdout.split())
+
+
 # -- re-reads --------------------------------------------------------------------------------------------------
 
 
@@ -286,6 +311,44 @@ def test_re_reads_are_not_paid_in_full(tmp_path: Path, fake_api: FakeAnthropic) 
     assert len(rereads) == 10  # six files and four sessions
     assert sum(len(str(r["content"])) for r in rereads) < 0.1 * sum(
         len(p.read_text()) for p in store.rglob("*.md") if "logs" in p.parts or p.name.startswith("topic"))
+
+
+def test_a_batch_of_re_reads_says_once_why_its_notes_carry_no_bytes(tmp_path: Path, fake_api: FakeAnthropic) -> None:
+    """Every later request carries each note: the reason is given once a turn, each note is the pointer alone."""
+    fake_api.play(
+        Reply([memory("view", path="/memories/deploy.md"), memory("view", path="/memories/MEMORY.md"),
+               tool_use("read_session", session_id="s1")]),
+        Reply([memory("view", path="/memories/MEMORY.md")]),
+        Reply([text("Nothing needed changing.")]),
+    )
+    ClaudeEngine().consolidate(engine_input(tmp_path, model="claude-sonnet-5-5"))
+    notes = [r["content"] for r in fake_api.tool_results()]
+    assert all("shown in full in your first message, lines" in n for n in notes)
+    explained = [n for n in notes if "re-reading one returns only a note" in n]
+    assert explained == [notes[0], notes[3]]  # the first of each turn
+    assert all(len(n) < 120 for n in notes[1:3])  # the pointer alone
+    assert fake_api.protocol_errors == []
+
+
+def test_a_text_reply_answered_with_a_nudge_goes_back_without_its_thinking(
+    tmp_path: Path, fake_api: FakeAnthropic
+) -> None:
+    """Only a reply whose calls are answered must go back with its thinking (docs: extended thinking with tool
+    use); a preamble's would be cache-written and then read by every later request for nothing."""
+    fake_api.play(
+        Reply([text("I'll start by reviewing the index.")], thinking=1_500),
+        Reply([memory("str_replace", path="/memories/deploy.md", old_str="CI publishes.", new_str="CI ships.")],
+              thinking=1_500),
+        Reply([text("- updated deploy.md: wording")], thinking=1_500),
+    )
+    result = ClaudeEngine().consolidate(engine_input(tmp_path, model="claude-sonnet-5-5"))
+    assert [c.path for c in result.changes] == ["deploy.md"]
+    assert fake_api.protocol_errors == [] and fake_api.transformations[-1] == []  # the strict server took each
+    last = fake_api.requests[-1]["messages"]
+    preamble, edit = last[1]["content"], last[3]["content"]
+    assert [b["type"] for b in preamble] == ["text"]  # no thinking block: it was never sent
+    assert [b["type"] for b in edit][0] == "thinking"  # the edit's turn goes back with its thinking
+    assert fake_api.usages[1]["cache_creation_input_tokens"] < 1_000  # the preamble's 1,500 thought are not paid
 
 
 def test_the_budget_line_never_enters_a_segment_digest() -> None:

@@ -39,14 +39,14 @@ def test_a_reply_that_stops_early_fails_named_and_its_tool_calls_never_run(
     tmp_path: Path, fake_api: FakeAnthropic, stop: str, reason: str
 ) -> None:
     inp = engine_input(tmp_path)
-    before = read_tree(inp.staging)
+    before = read_tree(inp.staging.folder())
     # the model's first turn is whole; the second is cut off in the middle of a delete (max_tokens: and its retry)
     cut = Reply([text("Deleting"), DELETE_DEPLOY], stop_reason=stop)
     fake_api.play(Reply([memory("view", path="/memories")]), *[cut] * (2 if stop == "max_tokens" else 1))
     with pytest.raises(EngineFailed) as caught:
         ClaudeEngine().consolidate(inp)
     assert caught.value.reason == reason and stop in str(caught.value)
-    assert read_tree(inp.staging) == before  # the cut-off delete did not run
+    assert read_tree(inp.staging.folder()) == before  # the cut-off delete did not run
     assert caught.value.usage.turns == (3 if stop == "max_tokens" else 2)  # spent, and recorded
     assert caught.value.usage.output_tokens > 0
 
@@ -164,9 +164,9 @@ def test_a_stream_that_keeps_breaking_with_errors_fails_as_api_and_changes_nothi
     tmp_path: Path, fake_api: FakeAnthropic
 ) -> None:
     inp = engine_input(tmp_path)
-    before = read_tree(inp.staging)
+    before = read_tree(inp.staging.folder())
     fake_api.play(StreamError(times=99))
     with pytest.raises(EngineFailed) as caught:
         ClaudeEngine().consolidate(inp)
     assert caught.value.reason == "api" and "overloaded_error" in str(caught.value)
-    assert read_tree(inp.staging) == before
+    assert read_tree(inp.staging.folder()) == before

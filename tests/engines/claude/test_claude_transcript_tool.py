@@ -12,6 +12,7 @@ from helpers.claude_store import Catalog, sessions_frame
 
 from dream.config import Settings
 from dream.engines.base import EngineInput
+from dream.store.staging import Staging
 from dream.engines.claude import ClaudeEngine
 from dream.engines.claude.transcript_tools import MAX_HITS, make_transcript_tools
 from dream.transcripts.synthetic import ClaudeSession, write_jsonl
@@ -104,7 +105,7 @@ def test_the_agent_searches_transcripts_during_a_dream_and_they_stay_untouched(
                       new_str="CI publishes. The registry listens on port 8443.\n")]),
         Reply([text("- updated deploy.md: the registry port, from session " + FIRST)]),
     )
-    inp = EngineInput(store_root=store, staging=staging, sessions=sessions_frame(),
+    inp = EngineInput(store_root=store, staging=Staging(staging), sessions=sessions_frame(),
                       catalog=[Catalog("s1", date(2025, 3, 2), "tests", 60)],
                       settings=Settings(transcripts="claude-code"), today=date(2026, 3, 4))
 

@@ -62,3 +62,20 @@ def test_a_value_inside_a_host_name_is_never_edited(tmp_path):
     out, result = run(tmp_path, tree, sessions(("s1", DAY, "user", "actually backups run on bk-3 now, not bk-2")))
     assert out["project_backups.md"] == tree["project_backups.md"]
     assert any("bk-3" in item and "inside a longer name" in item for item in result.needs_person)
+
+
+def test_every_line_that_withdraws_passes_the_quick_filter():
+    """The polars filter in front of the withdrawal check drops no line the check would read: every user line of
+    every visible eval case that withdraws holds one of the filter's texts (and most lines do not)."""
+    import polars as pl
+
+    from dream.engines.offline.notice import _withdrawal, _withdrawal_texts
+    from dream.eval.cases import default_cases_dir, load_cases
+
+    said = [line[2:] for case in load_cases(default_cases_dir()) for log in case.logs
+            for line in log.text.splitlines() if line.startswith("> ")]
+    kept = pl.Series(said).str.contains(_withdrawal_texts())
+    withdrawing = [text for text in said if _withdrawal(text)]
+    assert len(withdrawing) > 20
+    assert all(kept[i] for i, text in enumerate(said) if _withdrawal(text))
+    assert kept.sum() < len(said) / 2  # worth having even here, where most lines ask for something

@@ -14,6 +14,7 @@ import pytest
 
 from dream.errors import EngineFailed
 from dream.engines.offline.orient import save, load
+from dream.store.staging import Staging
 from dream.config import Settings
 from datetime import date
 
@@ -52,10 +53,11 @@ def test_an_index_line_cannot_make_a_team_or_look_alike_file(tmp_path: Path, cli
 @pytest.mark.parametrize("path", ["team/new.md", "ｔｅａｍ/x.md", "team／x.md", "logs/x.md", "FEEDBACK_STYLE.md"])
 def test_save_refuses_a_new_path_the_memory_tool_would_refuse(tmp_path: Path, path: str) -> None:
     root = store(tmp_path / "store")
-    ws, before = load(root, Settings(), date(2026, 12, 1))
+    staging = Staging(root)
+    ws, before = load(staging, Settings(), date(2026, 12, 1))
     ws.store.add_topic(path, ws.store.topics["feedback_style.md"].text)
     with pytest.raises(EngineFailed, match="was about to write"):
-        save(ws, root, before)
+        save(ws, staging, before)
     assert not (root / path).exists() and not (root / "ｔｅａｍ").exists()
 
 

@@ -24,6 +24,7 @@ from rapidfuzz import fuzz
 
 from dream.config import Settings
 from dream.engines.base import EngineInput
+from dream.store.staging import Staging
 from dream.engines.offline import OfflineEngine, catalog, consolidate
 from dream.engines.offline.catalog import Entry, forget_text, keys
 from dream.engines.offline.orient import Memory, Workspace, memories
@@ -288,7 +289,8 @@ def sessions(lines: list[str]) -> pl.DataFrame:
 def run_engine(tmp_path: Path, tree: dict[str, bytes], lines: list[str]):
     staging = tmp_path / "staging"
     materialize(tree, staging)
-    result = OfflineEngine().consolidate(EngineInput(tmp_path, staging, sessions(lines), [], Settings(), TODAY))
+    inp = EngineInput(tmp_path, Staging(staging), sessions(lines), [], Settings(), TODAY)
+    result = OfflineEngine().consolidate(inp)
     return read_tree(staging), result
 
 

@@ -99,6 +99,7 @@ def test_the_values_of_a_correction_leave_out_prepositions_and_particles(text, w
 def _dream(tmp_path, line: str) -> tuple[dict[str, bytes], list[str]]:
     from dream.config import Settings
     from dream.engines.base import EngineInput
+    from dream.store.staging import Staging
     from dream.engines.offline import OfflineEngine
     from dream.store.tree import materialize, read_tree
 
@@ -109,7 +110,7 @@ def _dream(tmp_path, line: str) -> tuple[dict[str, bytes], list[str]]:
     staging = tmp_path / "staging"
     materialize(tree, staging)
     result = OfflineEngine().consolidate(
-        EngineInput(tmp_path, staging, said(("user", line)), [], Settings(), date(2026, 11, 21)))
+        EngineInput(tmp_path, Staging(staging), said(("user", line)), [], Settings(), date(2026, 11, 21)))
     return read_tree(staging), [c.action for c in result.changes]
 
 
