@@ -13,7 +13,7 @@ The working directory is the project's: the ``project`` setting, else the folder
 ran in (`dream.lint.project.find_project`, as lint finds it). ``instructions_home`` stands for the home
 folder (the eval and tests point it at a scratch one). The offline engine drops memories and requests
 that only repeat a line and lists contradictions for a person (dream/engines/offline/instructed.py);
-the Claude engine shows the lines in its first message (`prompt_section`).
+the Claude engine shows the lines in its first message (`dream.engines.claude.prompts.instruction_section`).
 """
 
 from __future__ import annotations
@@ -125,34 +125,6 @@ def read_file(path: Path, project: Path | None, home: Path) -> list[Instruction]
         if statement:
             found.append(Instruction(name, number, statement))
     return found
-
-
-def prompt_section(rules: list[Instruction], room_tokens: int) -> str:
-    """The section of the Claude engine's first message (prompts/instruction_files.md.j2); '' with no lines.
-
-    The lines go file by file, numbered as in the file, and stop at `room_tokens` (the estimate the first
-    message is budgeted with, dream/engines/claude/budget.py)."""
-    if not rules:
-        return ""
-    import jinja2  # start-up: only the Claude engine renders it
-
-    from dream.engines.claude import tokens
-
-    lines: list[str] = []
-    current = ""
-    for rule in rules:
-        if rule.file != current:
-            lines.append(f"{rule.file}:")
-            current = rule.file
-        lines.append(f"  {rule.line}: {rule.text}")
-    text = "\n".join(lines)
-    cut = tokens.chars_within(text, room_tokens)
-    if cut < len(text):
-        text = text[:cut].rsplit("\n", 1)[0] + "\n  … (more lines, not shown for room)"
-    files = list(dict.fromkeys(rule.file for rule in rules))
-    template = jinja2.Environment(loader=jinja2.PackageLoader("dream.prompts", "."), undefined=jinja2.StrictUndefined,
-                                  keep_trailing_newline=True, autoescape=False)
-    return template.get_template("instruction_files.md.j2").render(files=files, lines=text)
 
 
 def _homes(settings: Settings) -> tuple[Path, Path, Path]:

@@ -79,12 +79,12 @@ from dream.engines.claude.memory_tool import ROOT, StagingMemoryTool, declaratio
 from dream.engines.claude.models import takes_effort, thinking_param
 from dream.engines.claude.paging import capped_result
 from dream.engines.claude.pricing import prompt_tokens_for
-from dream.engines.claude.prompts import render_dream, render_system
+from dream.engines.claude.prompts import instruction_section, render_dream, render_system
 from dream.engines.claude.rereads import Rereads
 from dream.engines.claude.secrets import SecretTable, without_numbers
 from dream.engines.claude.transcript_tools import make_transcript_tools
 from dream.engines.configured import require_configured
-from dream.engines.instructions import load_instructions, prompt_section
+from dream.engines.instructions import load_instructions
 from dream.errors import BudgetExceeded, ConfigError, EngineFailed, RunFailed
 from dream.limits import model_call_slot
 from dream.lint.signal import lint_signal
@@ -458,7 +458,7 @@ class ClaudeEngine:
         staged = inp.staging.folder()
         return render_dream(staged, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
                             hide=hide, room=room, part=part) + hide(lint_signal(_claims_within(inp.lint, room.lint))) \
-            + hide(prompt_section(load_instructions(inp.store_root, inp.settings), room.lint))  # CLAUDE.md: lint's room
+            + hide(instruction_section(load_instructions(inp.store_root, inp.settings), room.lint))  # CLAUDE.md: lint's room
 
     def _append_user_text(self, text: str) -> None:
         """A user text turn; after a run that ended on `finish`, it follows the unsent results in their message."""

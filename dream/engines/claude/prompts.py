@@ -19,6 +19,7 @@ import jinja2
 import polars as pl
 
 from dream.config import Settings
+from dream.engines.instructions import Instruction
 from dream.engines.claude import tokens
 from dream.engines.claude.budget import Room
 from dream.engines.claude.digest import SessionPart, session_digests
@@ -155,3 +156,25 @@ def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str], cap: 
 def render(staging: Path, catalog: list[Any], today: date, instructions: str | None,
            sessions: pl.DataFrame | None = None, since: str | None = None) -> Prompts:
     return Prompts(system=render_system(), dream=render_dream(staging, catalog, today, instructions, sessions, since))
+
+
+def instruction_section(rules: list[Instruction], room_tokens: int) -> str:
+    """The section of the Claude engine's first message (prompts/instruction_files.md.j2); '' with no lines.
+
+    The lines go file by file, numbered as in the file, and stop at `room_tokens` (the estimate the first
+    message is budgeted with, dream/engines/claude/budget.py)."""
+    if not rules:
+        return ""
+    lines: list[str] = []
+    current = ""
+    for rule in rules:
+        if rule.file != current:
+            lines.append(f"{rule.file}:")
+            current = rule.file
+        lines.append(f"  {rule.line}: {rule.text}")
+    text = "\n".join(lines)
+    cut = tokens.chars_within(text, room_tokens)
+    if cut < len(text):
+        text = text[:cut].rsplit("\n", 1)[0] + "\n  … (more lines, not shown for room)"
+    files = list(dict.fromkeys(rule.file for rule in rules))
+    return _environment().get_template("instruction_files.md.j2").render(files=files, lines=text)

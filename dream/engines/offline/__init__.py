@@ -28,7 +28,7 @@ class OfflineEngine:
     name = "offline"
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        from dream.engines.offline import consolidate, instructed, lint_notes, notice, orient, prune  # see above
+        from dream.engines.offline import consolidate, instructed, lint_notes, notice, orient, prune  # start-up: see above
         from dream.engines.offline import requests as gather  # start-up: see the comment above
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)

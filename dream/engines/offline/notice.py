@@ -25,7 +25,7 @@ from dream.engines.offline import phrases
 from dream.engines.offline.catalog import Catalog, Entry, keys
 from dream.engines.offline.orient import Workspace
 from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, said_before, sentences
-from dream.engines.offline.similarity import forget_keys, normalize
+from dream.engines.offline.similarity import points_back, forget_keys, normalize
 from dream.engines.offline.text import QUOTATION, shorten
 
 # Change forms every language writes alike: an arrow, a sed substitution.
@@ -74,7 +74,10 @@ def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Re
     # with the names of each one ran a 150 MB log out of a 2 GB address space (tests/reliability/test_memory_cap.py).
     later = [(day, str(session), int(seq), kind, _named(text))
              for day, session, seq, text in users.iter_rows() for kind in [_withdrawal(text)] if kind]
-    later += [(r.date, r.session, r.seq, "forget", _named(r.text)) for r in requests if r.kind == "forget" and r.plain]
+    # A forget that points back ("さっきのは忘れて") names nothing of its own; one that names another memory
+    # ("forget the deploy memory" after a remember of the staging port) does not take the remember back.
+    later += [(r.date, r.session, r.seq, "forget", frozenset() if points_back().search(r.text) else _named(r.text))
+              for r in requests if r.kind == "forget" and r.plain]
     kept, withdrawing = [], set()
     for request in requests:
         by = [line[:3] for line in later if request.plain and _withdraws(request, line, _last_before(requests, line))]
@@ -116,7 +119,7 @@ def _withdraws(request: Request, line: tuple, last: Request | None) -> bool:
         return False  # a forget takes back a remember of the same thing, said before ("さっきのは忘れて")
     if len(named & _named(request.text)) >= (2 if how == "forget" else 1):
         return True  # names the same memory (a forget, by two words: "forget the gateway dashboard" is another)
-    return last is request and (how != "forget" or len(named) <= 1) or (
+    return last is request and (how != "forget" or not named - _named(request.text)) or (
         how != "forget" and session == request.session and seq - request.seq <= 4)
 
 

@@ -51,10 +51,10 @@ def names_a_fact(text: str) -> bool:
     Mal" and "今日のこと全部" do not (data/phrases, `naming_nothing` and `naming_no_fact`), nor does one that
     points back ([words] `points_back`: "the second one, not the CI thing", "das von eben") with two fact
     words or fewer beside it, or one of two words or fewer and no number: what it means was said before."""
-    back = _points_back().search(text)
+    back = points_back().search(text)
     if not says_something(text) and not _DIGIT.search(text):
         return False  # "remember the port", "remember the fix": what it means was said before
-    return _fact_words(_points_back().sub(" ", text)) > (2 if back else 0)
+    return _fact_words(points_back().sub(" ", text)) > (2 if back else 0)
 
 
 def _fact_words(text: str) -> int:
@@ -71,7 +71,7 @@ def _fact_words(text: str) -> int:
 
 
 @cache
-def _points_back() -> re.Pattern[str]:
+def points_back() -> re.Pattern[str]:
     return phrases._words_pattern(lambda lang: lang.words.get("points_back", []))
 
 
