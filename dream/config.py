@@ -93,7 +93,8 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # the memory folder's layout (docs/layouts.md): unset, the folder's shape says (memory_summary.md: codex)
     layout: Literal["claude-code", "codex"] | None = None
     # transcripts (activity logs derived from agent sessions)
-    transcripts: Literal["claude-code", "codex"] | None = None  # "none" in a file: no transcripts, not even detected
+    # "none" in a file: no transcripts, not even detected
+    transcripts: Literal["claude-code", "codex", "claude-mem"] | None = None
     transcripts_path: str | None = None
     include_sidechains: bool = False
     max_entry_chars: Annotated[int, Meta(ge=80)] = 2000

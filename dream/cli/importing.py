@@ -11,7 +11,9 @@ from dream.cli.app import JsonOpt, StoreOpt, app
 from dream.cli.console import emit_json, out
 from dream.errors import BadInput
 
-FromOpt = Annotated[str, typer.Option("--from", help="Whose transcripts: claude-code | codex.")]
+FromOpt = Annotated[str, typer.Option("--from", help="Whose transcripts: claude-code | codex | claude-mem.")]
+DbOpt = Annotated[Optional[Path], typer.Option(
+    "--db", help="claude-mem's database (default: ~/.claude-mem/claude-mem.db); read only, never written.")]
 PathArg = Annotated[Optional[Path], typer.Argument(
     help="A transcript file or folder (default: the agent's own location; for "
          "~/.claude/projects/<p>/memory, the JSONL files beside it).")]
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 def import_cmd(
     source: FromOpt,
     path: PathArg = None,
+    db: DbOpt = None,
     store: StoreOpt = Path("."),
     as_json: JsonOpt = False,
 ) -> None:
@@ -33,6 +36,10 @@ def import_cmd(
     from dream.transcripts.importer import SOURCES, import_transcripts  # start-up: see dream/cli/__init__.py
     if source not in SOURCES:  # checked first: the clearest message for a typo
         raise BadInput(f"--from {source}: unknown transcript source (use one of {', '.join(SOURCES)})")
+    if db is not None:
+        if source != "claude-mem" or path is not None:
+            raise BadInput(f"--db {db}: only for --from claude-mem, instead of a path")
+        path = db
     layout = Layout.open(store)
     settings = load_settings(layout.root)
     result = import_transcripts(layout.root, source, path, settings)  # type: ignore[arg-type]

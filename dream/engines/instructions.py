@@ -23,11 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dream.config import Settings
+from dream.store.layouts import LayoutKind
 
 CLAUDE_NAMES = ("CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 CODEX_NAMES = ("AGENTS.override.md", "AGENTS.md")  # the first that is there and not empty, per folder
 MAX_FILE_BYTES = 64 * 1024  # Codex stops at 32 KiB of them all; a larger file is read this far
 _LIST_MARK = ("- ", "* ", "+ ")
+NESTED_DEPTH = 3  # subfolders looked into for nested instruction files (packages/web/AGENTS.md)
+SKIPPED_FOLDERS = frozenset({"node_modules", "vendor", "dist", "build", "target", "venv"})
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,11 @@ class Instruction:
     def where(self) -> str:
         return f"{self.file} line {self.line}"
 
+    @property
+    def agent(self) -> LayoutKind:
+        """The agent that loads the file every session: Codex its AGENTS.md files, Claude Code its CLAUDE.md ones."""
+        return LayoutKind.CODEX if self.file.rsplit("/", 1)[-1].startswith("AGENTS") else LayoutKind.CLAUDE_CODE
+
 
 def load_instructions(store_root: Path, settings: Settings) -> list[Instruction]:
     """Every statement of the instruction files the agent loads with this store; none when no project is known."""
@@ -50,6 +58,31 @@ def load_instructions(store_root: Path, settings: Settings) -> list[Instruction]
     home, claude_home, codex_home = _homes(settings)
     files = instruction_files(project, claude_home, codex_home)
     return [rule for path in files for rule in read_file(path, project, home)]
+
+
+def nested_instructions(store_root: Path, settings: Settings) -> list[Instruction]:
+    """The statements of CLAUDE.md / AGENTS.md files in the project's subfolders: an agent loads them only while
+    it works there, so a memory repeating one is no plain repeat (a person is told, nothing removed)."""
+    from dream.lint.project import find_project  # start-up: lists transcripts only when a dream runs
+
+    found = find_project(store_root, settings)
+    if not found:
+        return []
+    project, home = found[0], _homes(settings)[0]
+    return [rule for path in _below(project) for rule in read_file(path, project, home)]
+
+
+def _below(project: Path) -> list[Path]:
+    """Instruction files under the project's subfolders, NESTED_DEPTH deep at most, hidden folders and
+    dependencies skipped."""
+    files: list[Path] = []
+    for folder, subfolders, names in os.walk(project):
+        depth = len(Path(folder).relative_to(project).parts)
+        subfolders[:] = [] if depth >= NESTED_DEPTH else sorted(
+            d for d in subfolders if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        if depth:
+            files += [Path(folder) / name for name in (*CLAUDE_NAMES[:2], *CODEX_NAMES) if name in names]
+    return [path for path in files if _has_text(path)]
 
 
 def instruction_files(project: Path | None, claude_home: Path, codex_home: Path) -> list[Path]:
@@ -77,13 +110,16 @@ def read_file(path: Path, project: Path | None, home: Path) -> list[Instruction]
             text = handle.read(MAX_FILE_BYTES).decode("utf-8", "replace")
     except OSError:
         return []
-    name, found, fenced = _shown(path, project, home), [], False
+    name, found, fenced, commented = _shown(path, project, home), [], False, False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
+        if commented or line.startswith("<!--"):  # a comment over several lines is no instruction either
+            commented = "-->" not in line
+            continue
         if line.startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        if fenced or not line or line.startswith(("#", "<!--", "@", "|", ">")):
+        if fenced or not line or line.startswith(("#", "@", "|", ">")):
             continue
         statement = _without_mark(line)
         if statement:

@@ -34,13 +34,13 @@ from dream.store.records import read_json_object, read_record_bytes
 from dream.store.regular import kind_of
 from dream.store.sessions import log_file
 from dream.store.tree import DurableBatch, atomic_write
-from dream.transcripts import claude_code, codex
+from dream.transcripts import claude_code, claude_mem, codex
 from dream.transcripts.common import Session, as_dict, log_relpath, transcript_cwd
 from dream.transcripts.discover import codex_home
 from dream.transcripts.render import render_logs
 
-Source = Literal["claude-code", "codex"]
-SOURCES: tuple[Source, ...] = ("claude-code", "codex")
+Source = Literal["claude-code", "codex", "claude-mem"]
+SOURCES: tuple[Source, ...] = ("claude-code", "codex", "claude-mem")
 
 # Bump when readers or rendering change what a log says: every transcript is
 # then read again on the next import.
@@ -78,6 +78,8 @@ def default_source_path(store_root: Path, source: Source) -> Path:
     """
     if source == "codex":
         return codex_home() / "sessions"
+    if source == "claude-mem":
+        return Path.home() / ".claude-mem" / "claude-mem.db"
     store = store_root.expanduser().resolve()
     if store.name == "memory" and store.parent.parent.name == "projects":
         return store.parent
@@ -103,8 +105,11 @@ def list_transcripts(source: Source, path: Path) -> list[Path]:
     """The transcript files at `path` (a file, or a folder of them), sorted.
 
     Claude Code: the ``*.jsonl`` files directly in a project folder. Codex:
-    ``rollout-*.jsonl`` anywhere below the sessions folder.
+    ``rollout-*.jsonl`` anywhere below the sessions folder. claude-mem keeps
+    a database, not transcript files (`claude_mem` reads it): none.
     """
+    if source == "claude-mem":
+        return []
     if path.is_file():
         return [path]
     if source == "claude-code":
@@ -167,6 +172,8 @@ def changed_since_import(store_root: Path, source: Source, found: Path, settings
     """
     seen = load_state(store_root)
     key = render_key(source, settings)
+    if source == "claude-mem":  # one database: changed or not (its sessions are compared when imported)
+        return int(database_stat(found, key) != seen.get(str(found.resolve())))
     return sum(1 for transcript in list_transcripts(source, found) if _stat_changed(transcript, seen, key))
 
 
@@ -180,6 +187,18 @@ def _stat_changed(transcript: Path, seen: dict[str, dict], key: str) -> bool:
         return True
     now = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "key": key}
     return any(before.get(k) != v for k, v in now.items())
+
+
+def database_stat(database: Path, key: str) -> dict:
+    """The database's size and mtime, its write-ahead log's included: claude-mem writes there first."""
+    size, mtime_ns = 0, 0
+    for part in (database, database.with_name(database.name + "-wal")):
+        try:
+            stat = part.stat()
+        except OSError:
+            continue
+        size, mtime_ns = size + stat.st_size, max(mtime_ns, stat.st_mtime_ns)
+    return {"size": size, "mtime_ns": mtime_ns, "key": key}
 
 
 # --- import --------------------------------------------------------------------------------
@@ -205,7 +224,8 @@ def import_transcripts(
     try:
         with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
             cleaned = litter.clean_import(Layout(store_root))  # what a killed import left: ours, under our lock
-            result = _Import(store_root, source, settings, project).run(found)
+            kind = _DatabaseImport if source == "claude-mem" else _Import
+            result = kind(store_root, source, settings, project).run(found)
             result.cleaned = cleaned
             return result
     except Timeout:
@@ -213,22 +233,22 @@ def import_transcripts(
 
 
 def sessions_project(store_root: Path, source: Source, path: Path | None, settings: Settings) -> str | None:
-    """The folder whose sessions a Codex import takes, or None to take every session at the path.
+    """The folder whose sessions a Codex or claude-mem import takes, or None to take every session at the path.
 
     Codex keeps the sessions of every project in one folder, each with the
-    ``cwd`` it ran in; a store takes those that ran in its project (the
-    folder or below), named by its config (``project = PATH``). With no
-    project, only a path the user named is imported whole. Claude Code keeps
-    one folder per project already.
+    ``cwd`` it ran in, and claude-mem in one database, each with its
+    project's name; a store takes those that ran in its project, named by
+    its config (``project = PATH``). With no project, only a path the user
+    named is imported whole. Claude Code keeps one folder per project already.
     """
-    if source != "codex":
+    if source == "claude-code":
         return None
     project = configured_project(store_root, settings)
     if project is not None:
         return os.path.normpath(os.path.abspath(project))
     if path is None and not settings.transcripts_path:
-        raise BadInput(f"{store_root}: {codex_home() / 'sessions'} holds the sessions of every project; name this "
-                       f"store's project with project = \"PATH\" in {store_config_path(store_root)}, or name "
+        raise BadInput(f"{store_root}: {default_source_path(store_root, source)} holds the sessions of every "
+                       f"project; name this store's project with project = \"PATH\" in {store_config_path(store_root)}, or name "
                        f"the transcripts to import")
     return None
 
@@ -266,15 +286,9 @@ class _Import:
 
     def run(self, found: Path) -> ImportResult:
         result = ImportResult(self.source, found)
-        if not found.is_dir():
-            self._refuse_unless_transcript(found)
-        try:
-            transcripts = list_transcripts(self.source, found)
-        except OSError as exc:
-            raise BadInput(f"{found}: cannot list transcripts: {exc.strerror or exc}") from None
+        changed = self._pending(found, result)
         writes: list[tuple[Path, bytes]] = []
         removals: list[Path] = []
-        changed = self._changed(transcripts, result)
         for start in range(0, len(changed), RENDER_GROUP):
             group = changed[start : start + RENDER_GROUP]
             self._import_group(group, [self._read(path) for path, _, _ in group], result, writes, removals)
@@ -288,6 +302,16 @@ class _Import:
         self._apply(writes, removals, result)
         save_state(self.store, self.state)
         return result
+
+    def _pending(self, found: Path, result: ImportResult) -> list[tuple[Path, dict, str]]:
+        """(path, what stat says now, state key) of the transcripts at `found` to read again."""
+        if not found.is_dir():
+            self._refuse_unless_transcript(found)
+        try:
+            transcripts = list_transcripts(self.source, found)
+        except OSError as exc:
+            raise BadInput(f"{found}: cannot list transcripts: {exc.strerror or exc}") from None
+        return self._changed(transcripts, result)
 
     def _refuse_unless_transcript(self, path: Path) -> None:
         """A file named on its own must be a transcript that can be read: else one line, exit 2.
@@ -418,3 +442,37 @@ def _same_bytes(target: Path, data: bytes) -> bool:
         return target.stat().st_size == len(data) and target.read_bytes() == data
     except OSError:
         return False
+
+
+class _DatabaseImport(_Import):
+    """An import from claude-mem's database: each of its sessions stands where a transcript stands.
+
+    A session's state key is ``<database>#<session id>`` and what decides
+    whether it changed is a digest of every row it is made from (a database's
+    mtime says nothing about one session). The database's own stat is kept
+    too, for the gate (`changed_since_import`).
+    """
+
+    def _pending(self, found: Path, result: ImportResult) -> list[tuple[Path, dict, str]]:
+        # Stat first: a write during the read then shows as a change to the next gate.
+        database = database_stat(found, self.key)
+        stored = claude_mem.read_database(found, self.settings.max_entry_chars)
+        self.sessions: dict[str, Session] = {}
+        changed = []
+        for item in stored:
+            if self.project is not None and not claude_mem.in_project(item.project, self.project):
+                result.sessions_elsewhere += 1
+                continue
+            name = f"{found.resolve()}#{item.session.session_id}"
+            seen = {"digest": item.digest, "mtime_ns": item.last_epoch_ms * 1_000_000, "key": self.key}
+            before = self.state.get(name)
+            if isinstance(before, dict) and self._unchanged(before, seen):
+                result.sessions_unchanged += 1
+            else:
+                self.sessions[str(Path(name))] = item.session
+                changed.append((Path(name), seen, name))
+        self.state[str(found.resolve())] = database
+        return changed
+
+    def _read(self, path: Path) -> Session | OSError:
+        return self.sessions[str(path)]

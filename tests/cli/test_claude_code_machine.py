@@ -119,4 +119,4 @@ def test_a_misspelt_transcript_source_names_the_choices_with_none(home: Path, cl
     memory = claude_project(home)
     _config(memory / ".dream" / "config.toml", 'transcripts = "off"\n')
     res = cli("run", "--store", str(memory), "--engine", "offline")
-    assert_one_line_error(res, 2, "config.toml", "'transcripts'", "claude-code, codex, none")
+    assert_one_line_error(res, 2, "config.toml", "'transcripts'", "claude-code, codex, claude-mem, none")

@@ -33,7 +33,7 @@ def a_store(root: Path) -> Path:
     (store / ".dream").mkdir(parents=True)
     (store / ".dream" / "config.toml").write_text(f'project = "{project}"\ninstructions_home = "{home}"\n')
     (store / "MEMORY.md").write_text(MEMORY)
-    (store / "feedback_pnpm.md").write_text(topic("Package manager", "use pnpm for installs, never npm",
+    (store / "feedback_pnpm.md").write_text(topic("pnpm, never npm", "use pnpm for installs, never npm",
                                                   "Use pnpm for installs, never npm.\n"))
     (store / "project_staging.md").write_text(topic("Staging DB", "staging database port",
                                                     "The staging database listens on port 5433.\n"))
@@ -88,7 +88,7 @@ def test_the_project_is_found_from_the_claude_code_transcripts_cwd(cli, home):
     store = folder / "memory"
     store.mkdir(parents=True)
     (store / "MEMORY.md").write_text("# Memory\n\n- [Package manager](feedback_pnpm.md) — pnpm, not npm\n")
-    (store / "feedback_pnpm.md").write_text(topic("Package manager", "use pnpm for installs, never npm",
+    (store / "feedback_pnpm.md").write_text(topic("pnpm, never npm", "use pnpm for installs, never npm",
                                                   "Use pnpm for installs, never npm.\n"))
     record = {"type": "user", "cwd": str(project), "sessionId": "abc", "timestamp": "2026-11-20T10:00:00Z",
               "uuid": "u1", "message": {"role": "user", "content": "what does the build do?"}}

@@ -26,7 +26,11 @@ def spawn(store: Path, pager: str = "cat", rows: int = 50) -> pexpect.spawn:
 
 
 def dreamed(store: Path, cli) -> tuple[str, list[str]]:
+    """A dream of the demo, its open notes for a person dismissed: these tests answer the files' questions,
+    which `dream review` asks after a note's suggestion (tests/cli/test_notes.py answers those)."""
     pid = cli("run", "--store", str(store), "--engine", "offline", "--json").json["proposal_id"]
+    for note in cli("notes", "--store", str(store), "--json").json["shown"]:
+        assert cli("notes", "dismiss", str(note["id"]), "--store", str(store)).code == 0
     return pid, Proposals(Layout.open(store)).get(pid).changed
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dream.config import Settings
-from dream.engines.instructions import instruction_files, load_instructions, read_file
+from dream.engines.instructions import instruction_files, load_instructions, nested_instructions, read_file
 
 
 def write(path: Path, text: str) -> Path:
@@ -56,7 +56,21 @@ def test_the_environment_moves_the_homes_unless_instructions_home_is_set(tmp_pat
 
 def test_statements_are_list_items_and_prose_not_headings_code_or_imports(tmp_path):
     path = write(tmp_path / "CLAUDE.md", "# Rules\n\nUse pnpm.\n- Run tests first.\n1. Keep PRs small.\n"
-                 "<!-- a comment -->\n@docs/more.md\n```sh\npnpm test\n```\n| a | b |\n> quoted\n")
+                 "<!-- a comment -->\n@docs/more.md\n```sh\npnpm test\n```\n| a | b |\n> quoted\n"
+                 "<!--\n- Use npm (an old rule, commented out)\n-->\n")
     assert [(r.line, r.text, r.where) for r in read_file(path, tmp_path, tmp_path / "home")] == [
         (3, "Use pnpm.", "CLAUDE.md line 3"), (4, "Run tests first.", "CLAUDE.md line 4"),
         (5, "Keep PRs small.", "CLAUDE.md line 5")]
+
+
+def test_subfolder_files_are_nested_ones_not_loaded_ones(tmp_path):
+    """packages/web/AGENTS.md loads only while the agent works there: read apart, never among the loaded lines."""
+    project, home, store = tmp_path / "project", tmp_path / "home", tmp_path / "memory"
+    store.mkdir()
+    write(project / "CLAUDE.md", "- top\n")
+    write(project / "packages" / "web" / "AGENTS.md", "- web only\n")
+    write(project / "node_modules" / "x" / "CLAUDE.md", "- a dependency's own\n")
+    write(project / "a" / "b" / "c" / "d" / "CLAUDE.md", "- too deep\n")
+    settings = Settings(transcripts=None, project=str(project), instructions_home=str(home))
+    assert [r.text for r in load_instructions(store, settings)] == ["top"]
+    assert [(r.file, r.text) for r in nested_instructions(store, settings)] == [("packages/web/AGENTS.md", "web only")]

@@ -40,7 +40,7 @@ def test_precedence_flag_over_store_over_global_over_default(tmp_path, monkeypat
     ("min_hours = [\n", "not valid TOML"),
     ('instructions = "' + "x" * 5000 + '"\n', "4096"),
     ('engine = "gpt"\n', "'engine' invalid enum value 'gpt' (one of: auto, offline, claude)"),
-    ('transcripts = "cursor"\n', "(one of: claude-code, codex, none)"),
+    ('transcripts = "cursor"\n', "(one of: claude-code, codex, claude-mem, none)"),
     ("min_sessions = 2.5\n", "'min_sessions' expected `int`"),
 ])
 def test_bad_config_names_file_and_key(tmp_path, text, needle):

@@ -16,22 +16,25 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
-from dream.engines.instructions import Instruction, load_instructions
+from dream.engines.instructions import Instruction, load_instructions, nested_instructions
 from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
-from dream.engines.offline.similarity import normalize, says_something, tokens
+from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize, says_something, tokens
 from dream.engines.offline.text import shorten
 from dream.store.model import TopicFile, resolve_link
+from dream.store.layouts import LayoutKind, layout_of
 from dream.store.tree import INDEX_NAME
 
 _DIGIT = re.compile(r"\d")
+_SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
-SUMMARY_ALIKE = 90.0  # a description this alike to a body line summarizes it
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
 CANDIDATE_ALIKE = 70.0  # ratio below which two lines are not read as disagreeing by one value only
 CANDIDATES = 8  # the lines most alike a statement that are checked for a disagreement
+TOUCHING_WORDS = 2  # content words a request shares with an instruction before a person is asked about it
+CONTENT_LETTERS = 4  # a word this long names something (shorter: "the", "use", "für", "que")
 
 
 @dataclass
@@ -40,20 +43,29 @@ class Known:
 
     rules: list[Instruction]
     threshold: float  # `similarity_threshold`: what counts as the same statement
+    agent: LayoutKind = LayoutKind.CLAUDE_CODE  # the agent of the store: only its own files go without saying
+    nested: list[Instruction] = field(default_factory=list)  # subfolders' files, loaded only while working there
     norms: list[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.norms = [normalize(rule.text) for rule in self.rules]
 
-    def repeating(self, text: str) -> Instruction | None:
-        """The instruction saying the same statement, at the threshold duplicates are merged at."""
+    def repeating(self, text: str, adding: bool = False) -> Instruction | None:
+        """The instruction saying the same statement, at the threshold duplicates are merged at.
+
+        `adding`: a request may word it its own way ("remember that we …"), since filing nothing is told to a
+        person; a memory removed for it must add no word to the instruction."""
         norm = normalize(text)
         if not says_something(norm):
             return None
         found = process.extractOne(norm, self.norms, scorer=fuzz.ratio, score_cutoff=self.threshold)
-        if found is None or disagree(text, self.rules[found[2]].text):  # "port 5433" is no repeat of "port 5432"
+        if found is None:
             return None
-        return self.rules[found[2]]
+        rule = self.rules[found[2]]
+        # "port 5433" is no repeat of "port 5432"
+        if not (adding or adds_nothing(norm, found[0])) or disagree(text, rule.text):
+            return None
+        return rule
 
     def disagreeing(self, text: str) -> Instruction | None:
         """The first instruction saying the same thing with one value changed, or its opposite.
@@ -65,8 +77,19 @@ class Known:
         return next((self.rules[i] for _, _, i in alike if disagree(text, self.rules[i].text)), None)
 
 
+    def touching(self, text: str) -> Instruction | None:
+        """The instruction sharing the most content words with a request, two at least: one in another language
+        or other words may repeat it or disagree with it, which only a person can tell."""
+        mine = _content(normalize(text))
+        shared = [(len(mine & _content(norm)), rule) for rule, norm in zip(self.rules, self.norms)]
+        most, rule = max(shared, key=lambda pair: pair[0], default=(0, None))
+        return rule if most >= TOUCHING_WORDS else None
+
+
 def load(inp: EngineInput) -> Known:
-    return Known(load_instructions(inp.store_root, inp.settings), inp.settings.similarity_threshold)
+    agent = layout_of(inp.store_root, inp.settings.layout).kind
+    return Known(load_instructions(inp.store_root, inp.settings), inp.settings.similarity_threshold, agent,
+                 nested_instructions(inp.store_root, inp.settings))
 
 
 def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Request]:
@@ -77,12 +100,15 @@ def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Requ
     for request in requests:
         said = f"“{shorten(request.sentence, 100)}” (session {request.session}, line {request.seq + 1})"
         asks = request.kind in ASKED_KINDS and request.plain
-        if asks and (rule := known.repeating(request.text)):
+        if asks and (rule := known.repeating(request.text, adding=True)):
             ws.ask(f"{said} asks to remember what {rule.where} already says (“{shorten(rule.text, 80)}”); "
                    "nothing filed: the agent reads that file every session")
         elif asks and (rule := known.disagreeing(request.text)):
             ws.ask(f"{said} disagrees with {rule.where} (“{shorten(rule.text, 80)}”); nothing filed: "
                    "a person decides which holds, and changes the instruction file or says so again")
+        elif asks and (rule := known.touching(request.text)):
+            ws.ask(f"{said} is about what {rule.where} says (“{shorten(rule.text, 80)}”); nothing filed: "
+                   "a person decides whether it repeats, contradicts or adds to that line")
         else:
             kept.append(request)
     return kept
@@ -90,24 +116,47 @@ def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Requ
 
 def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
     """Remove memories that only repeat instructions; list partial repeats and contradictions for a person."""
-    if not known.rules:
+    if not known.rules and not known.nested:
         return
+    in_subfolders = Known(known.nested, known.threshold)
     for memory in memories(ws.store):
         if memory.path in pinned:
             continue
         statements = _statements(ws, memory)
         repeats = [(line, known.repeating(line)) for line in statements]
         hits = [(line, rule) for line, rule in repeats if rule is not None]
-        if hits and len(hits) == len(statements) and memory.scope != "team":
+        if hits and len(hits) == len(statements) and memory.scope != "team" and _loaded(known, hits):
             _remove(ws, memory, hits)
         elif hits:
-            kept = "it is a team memory others rely on" if memory.scope == "team" else "the memory says more"
-            _ask_about_repeats(ws, memory, hits, kept)
+            _ask_about_repeats(ws, memory, hits, _why_kept(known, memory, hits, statements))
         for line, rule in repeats:
+            nested = in_subfolders.repeating(line) if rule is None else None
+            if nested is not None:
+                ws.ask(f"{memory.label}: “{shorten(line, 80)}” repeats {nested.where}, which the agent loads only "
+                       "while it works in that folder; kept: a person decides whether the memory is needed")
+                continue
             contra = known.disagreeing(line) if rule is None else None
             if contra is not None:
                 ws.ask(f"{memory.label} says “{shorten(line, 80)}” but {contra.where} says "
                        f"“{shorten(contra.text, 80)}”; nothing changed: a person decides which holds")
+            elif rule is None and (near := known.touching(line)) is not None:
+                ws.ask(f"{memory.label} says “{shorten(line, 80)}” and {near.where} says "
+                       f"“{shorten(near.text, 80)}”, "
+                       "on the same subject; nothing changed: a person checks that they agree")
+
+
+def _loaded(known: Known, hits: list[tuple[str, Instruction]]) -> bool:
+    """Every repeated line is in a file this store's agent loads (Claude Code does not read AGENTS.md)."""
+    return all(rule.agent == known.agent for _, rule in hits)
+
+
+def _why_kept(known: Known, memory: Memory, hits: list[tuple[str, Instruction]], statements: list[str]) -> str:
+    if memory.scope == "team":
+        return "it is a team memory others rely on"
+    if len(hits) < len(statements):
+        return "the memory says more"
+    other = LayoutKind.CODEX if known.agent == LayoutKind.CLAUDE_CODE else LayoutKind.CLAUDE_CODE
+    return f"only {other.value} loads that file, not the agent of this memory"
 
 
 def disagree(a: str, b: str) -> bool:
@@ -127,28 +176,43 @@ def disagree(a: str, b: str) -> bool:
     return fuzz.token_set_ratio(words_a, words_b) >= 90 and opposite(a, b)
 
 
+def adds_nothing(statement: str, instruction: str) -> bool:
+    """Every word of the (normalized) statement is in the instruction: a line alike at the threshold may still
+    add a place, a branch or a package ("… before pushing to release"), a fact found nowhere else."""
+    return tokens(statement) <= tokens(instruction)
+
+
+def _content(normalized: str) -> set[str]:
+    """Words that name something (a tool, a port, a branch), not "the", "use" or "for": four letters or more or
+    a digit, and pairs of CJK characters; a Latin name inside CJK text ("pnpmを使う") is a word of its own."""
+    found: set[str] = set()
+    for run in _SCRIPT_RUN.findall(normalized):
+        if CJK.match(run):
+            found.update(run[i:i + 2] for i in range(len(run) - 1))
+        elif len(run) >= CONTENT_LETTERS or _DIGIT.search(run):
+            found.add(run)
+    return found
+
+
 def _numbers(words: list[str]) -> frozenset[str]:
     return frozenset(word for word in words if _DIGIT.search(word))
 
 
 def _statements(ws: Workspace, memory: Memory) -> list[str]:
     """What the memory says: an inline rule's text, or a topic's body lines (not headings, not its source
-    line), and its description when the body does not say it."""
+    line), and its description and name when they say something the body does not ("… in the web package")."""
     if memory.kind == "rule":
         return [memory.text]
     topic = ws.store.topics[memory.key]
     lines = [_bare(line) for line in topic.body_lines]
     lines = [line for line in lines if line and not line.startswith("#") and not _provenance(line)]
-    description = topic.description.strip()
-    if description and says_something(description) and not any(_summarizes(description, line) for line in lines):
+    description, name = topic.description.strip(), topic.name.strip()
+    body = normalize(" ".join(lines))
+    if description and says_something(description) and not adds_nothing(normalize(description), body):
         lines.append(description)
+    if name and not adds_nothing(normalize(name), normalize(" ".join([*lines, description]))):
+        lines.append(name)  # a short name may still say where the rule holds ("Staging only")
     return lines
-
-
-def _summarizes(description: str, line: str) -> bool:
-    """The description says nothing the line does not: its words are among the line's, or it is a part of it."""
-    short, long = normalize(description), normalize(line)
-    return max(fuzz.token_set_ratio(short, long), fuzz.partial_ratio(short, long)) >= SUMMARY_ALIKE
 
 
 def _bare(line: str) -> str:
