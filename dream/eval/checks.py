@@ -68,6 +68,11 @@ class Outcome:
         """For each of the users' entries, whether a "needs a person" item quotes it."""
         return quoted_entries(self.said, self.needs)
 
+    def names(self, files: set[str]) -> bool:
+        """Whether one "needs a person" item names every one of `files` (a housekeeping case has no user
+        line to quote: its request is the files it expected changed)."""
+        return bool(files) and any(all(f in need for f in files) for need in self.needs)
+
     def notes(self) -> str:
         """What the runs asked a person to look at (a run that changed nothing asks too)."""
         return "\n".join(self.needs)
@@ -283,6 +288,20 @@ CHECKS: dict[str, Callable[[Outcome, Any], str | None]] = {
         no_errors,
     )
 }
+
+
+def expected_changed(expect: list[dict[str, Any]]) -> set[str]:
+    """The files a case's checks expect changed: removed, merged or rewritten."""
+    files: set[str] = set()
+    for check in expect:
+        name, arg = next(iter(check.items()))
+        if name == "gone":
+            files.add(arg)
+        elif name == "one_left":
+            files.update(arg)
+        elif name in ("contains", "lacks"):
+            files.add(arg["file"])
+    return files
 
 
 def run_checks(outcome: Outcome, expect: list[dict[str, Any]]) -> list[str]:

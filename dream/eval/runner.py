@@ -18,7 +18,7 @@ from typing import Any
 
 from dream.errors import DreamError
 from dream.eval.cases import Case, Log
-from dream.eval.checks import Outcome, run_checks
+from dream.eval.checks import Outcome, expected_changed, run_checks
 from dream.eval.said import user_entries
 from dream.eval.scorecard import CaseResult
 from dream.pipeline.report import proposal_markdown
@@ -46,7 +46,7 @@ def run_case(case: Case, engine: str) -> CaseResult:
     failures = run_checks(outcome, case.expect)
     return CaseResult.of(case.category, case.id, case.why, failures, round(_time.monotonic() - started, 3),
                          outcome.changed(), case.known_miss_for(engine), quoted=outcome.quoted(),
-                         chatter=case.chatter)
+                         chatter=case.chatter, named=not outcome.said and outcome.names(expected_changed(case.expect)))
 
 
 def _play(case: Case, engine: str, store: Path) -> Outcome:

@@ -8,7 +8,8 @@ change nothing (chatter) shows 0.
 
 Each case ends one of four ways (`Ending`): passed; wrong (any wrong
 change); *noted* (missed, but a "needs a person" item quotes what a user
-said, so the request reached someone); or *silent* (missed, and nobody was
+said, so the request reached someone; in a housekeeping case, with no
+user line, one names every file it expected changed); or *silent* (missed, and nobody was
 told). Chatter cases also count their user entries and how many of them
 were put before a person: noise a person has to read.
 """
@@ -42,14 +43,15 @@ class CaseResult:
     known_miss: str = ""  # why the engine misses this case by design (the case file says)
     quoted: list[bool] = field(default_factory=list)  # per user entry: a note for a person quotes it
     chatter: bool = False  # the case's user entries ask for nothing (dream.eval.cases.Case.chatter)
+    named: bool = False  # no user entry, but a note for a person names the files it expected changed
 
     @classmethod
     def of(cls, category: str, id: str, why: str, failures: list[str], seconds: float,
            changed: list[str], known_miss: str = "", quoted: list[bool] | None = None,
-           chatter: bool = False) -> CaseResult:
+           chatter: bool = False, named: bool = False) -> CaseResult:
         wrong = [str(f) for f in failures if isinstance(f, Wrong)]
         return cls(category, id, why, [str(f) for f in failures], seconds, changed, wrong, known_miss,
-                   list(quoted or []), chatter)
+                   list(quoted or []), chatter, named)
 
     @property
     def ending(self) -> Ending:
@@ -57,7 +59,7 @@ class CaseResult:
             return Ending.WRONG
         if self.passed:
             return Ending.PASSED
-        return Ending.NOTED if any(self.quoted) else Ending.SILENT
+        return Ending.NOTED if any(self.quoted) or self.named else Ending.SILENT
 
     @property
     def passed(self) -> bool:

@@ -90,7 +90,8 @@ class NotesFile:
 # "(session s1, 2026-12-01, line 4)" or "(session s1, Monday 2026-12-01)": where a user said it
 _WHERE = re.compile(r"\(session (?P<session>[^,()\s]+), (?:\w+ )?(?P<date>\d{4}-\d{2}-\d{2})(?:, line (?P<line>\d+))?")
 _DATE_NOTE = re.compile(r"write the date it means|relative date", re.IGNORECASE)
-_LINT_NOTE = re.compile(r"^stale claim:")
+# lint findings, and near-duplicate pairs left apart, rank last
+_LINT_NOTE = re.compile(r"^stale claim:|.* look alike \(similarity \d+%\): merge\?$")
 # Parts of a note that change from night to night while it says the same: a commit, a similarity score.
 _VOLATILE = re.compile(r"\b[0-9a-f]{7,40}\b|\b\d+(?:\.\d+)?%")
 

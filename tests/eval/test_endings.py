@@ -105,3 +105,41 @@ def test_a_blind_case_file_that_does_not_load_is_reported_without_its_text(tmp_p
     result = in_process("eval", "--blind", "--cases", str(folder))
     assert result.code == 2 and "details hidden" in result.stderr
     assert "the-secret-id" not in result.stderr + result.stdout and "dance" not in result.stderr
+
+
+HOUSEKEEPING = """  - id: alike-names
+    store:
+      MEMORY.md: |
+        - [K](feedback_kurz.md)
+        - [A](feedback_aus.md)
+      feedback_kurz.md: |
+        ---
+        name: Kurze Variablennamen
+        description: keine kurzen Variablennamen wie $x, $tmp oder $cnt verwenden
+        type: feedback
+        ---
+        Keine kurzen Variablennamen wie `$x`, `$tmp` oder `$cnt` verwenden, auch nicht in Schleifen.
+      feedback_aus.md: |
+        ---
+        name: Variablennamen ausschreiben
+        description: Variablennamen immer ausschreiben, keine kurzen Namen wie $tmp oder $cnt
+        type: feedback
+        ---
+        Variablennamen immer ausschreiben: `$counter` statt `$cnt`, keine kurzen Namen.
+    expect:
+      - one_left: [feedback_kurz.md, feedback_aus.md]
+"""
+
+
+def test_a_housekeeping_miss_is_noted_when_a_note_names_the_files_it_expected_changed(tmp_path):
+    # No user line to quote: the pair left apart is listed for a person by name, so nobody is left untold.
+    card = evaluate(write(tmp_path / "cases", "duplicates", HOUSEKEEPING), "offline")
+    assert [(r.ending, r.named) for r in card.results] == [(Ending.NOTED, True)]
+
+
+def test_a_housekeeping_miss_nobody_is_told_of_stays_silent(tmp_path):
+    unnamed = HOUSEKEEPING.replace("one_left: [feedback_kurz.md, feedback_aus.md]", "gone: feedback_aus.md")
+    unnamed = unnamed.replace("description: Variablennamen immer ausschreiben, keine kurzen Namen wie $tmp oder $cnt",
+                              "description: Closures bekommen einen Namen, wenn sie länger als drei Zeilen sind")
+    card = evaluate(write(tmp_path / "cases", "duplicates", unnamed), "offline")
+    assert [r.ending for r in card.results] == [Ending.SILENT]

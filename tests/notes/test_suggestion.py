@@ -43,6 +43,7 @@ def test_kinds_rank_requests_before_dates_memories_and_lint():
                    "2026-11-13: left as written; write the date it means") == NoteKind.DATE
     assert kind_of("forget “x” (session s1, 2026-11-02, line 3): no memory matches; nothing removed") == NoteKind.REQUEST
     assert kind_of("a.md and b.md contradict each other (91% alike): keep which?") == NoteKind.MEMORY
+    assert kind_of("`a.md` and `b.md` look alike (similarity 65%): merge?") == NoteKind.LINT  # ranks last
     assert list(NoteKind) == [NoteKind.REQUEST, NoteKind.DATE, NoteKind.MEMORY, NoteKind.LINT]
 
 

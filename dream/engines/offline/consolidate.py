@@ -172,10 +172,14 @@ def _described_pairs(ws: Workspace, pool: list[Memory], pointers: _IndexPointers
     statements = [_statement(ws, m) for m in pool]
     docs = [("\n".join([title, *pointers.titles.get(t.path, [])]), said, t.body)
             for title, t, said in zip(titles, topics, statements)]
-    for i, j, score in described_pairs(docs):
+    declined: list[tuple[int, int, float]] = []
+    for i, j, score in described_pairs(docs, declined=declined):
         a, b = statements[i], statements[j]
         if (i, j) not in found and (polarity.negations(a) == polarity.negations(b) or polarity.opposite(a, b)):
             found[(i, j)] = score
+    for i, j, score in declined:
+        if (i, j) not in found:  # kept apart by a word of one's name alone: a person may see one rule
+            ws.ask(f"`{pool[i].key}` and `{pool[j].key}` look alike (similarity {score:.0f}%): merge?")
     return [(i, j, score) for (i, j), score in sorted(found.items(), key=lambda p: (p[0][1], p[0][0]))]
 
 

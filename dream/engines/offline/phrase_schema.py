@@ -57,16 +57,16 @@ PhraseFile = _struct("PhraseFile", [
 _UNKNOWN = re.compile(r"unknown field `(?P<key>[^`]+)`")
 
 
-def check(path: Path, text: str) -> None:
-    """Raise BadInput naming the file and line of the first key the schema does not know or type."""
+def check(path: Path, text: str, data: dict[str, Any]) -> None:
+    """Raise BadInput naming the file and line of the first key the schema does not know or type.
+
+    `data` is `text` as parsed once by the loader: converted, not parsed again; the text only finds the line."""
     try:
-        msgspec.toml.decode(text.encode("utf-8"), type=PhraseFile)
+        msgspec.convert(data, type=PhraseFile)
     except msgspec.ValidationError as exc:
         found = _UNKNOWN.search(str(exc))
         key = found["key"] if found else str(exc).rsplit("`", 2)[-2].rsplit(".", 1)[-1].strip("$[]")
         raise BadInput(f"{path} line {_line_of(text, key)}: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise BadInput(f"{path}: cannot read phrases: {exc}") from None
 
 
 def _line_of(text: str, key: str) -> int:

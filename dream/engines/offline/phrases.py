@@ -75,7 +75,7 @@ def _load(path: Path) -> Language:
         data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BadInput(f"{path}: cannot read phrases: {exc}") from None
-    phrase_schema.check(path, text)  # a misspelt key, a kind or `means` it does not know fails here, with its line
+    phrase_schema.check(path, text, data)  # a misspelt key, a kind or `means` it does not know fails here, with its line
     return Language(path.stem, bool(data.get("spaced", True)), data.get("leads") or {}, data.get("words") or {},
                     data.get("not_requests") or {}, data.get("pattern") or [], data.get("dates") or {})
 

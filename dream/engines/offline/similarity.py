@@ -299,6 +299,7 @@ def forget_score(wanted: frozenset[str], named: frozenset[str], said: frozenset[
 # ---------------------------------------------------------------- alike by name, description and body
 
 DESCRIBED_MIN = 52.0  # weighted share of each memory's statement that the other one says too
+DECLINED_MIN = 60.0  # a pair kept apart by a word of one name that says this much of the same: a person is asked
 STATEMENT_MIN = 5  # words a statement needs to be compared in other words: "Testing standards" says too little
 WEIGHT_FLOOR = 20  # a small store has no word counts to go by: weigh its words as if among this many memories
 _URL = re.compile(r"\b(?:https?://|www\.)[A-Za-z0-9.:/%?#=&~+_-]+", re.I)
@@ -317,8 +318,8 @@ def facts(text: str, names_too: bool = True) -> frozenset[str]:
     return frozenset(found)
 
 
-def described_pairs(docs: list[tuple[str, str, str]], threshold: float = DESCRIBED_MIN
-                    ) -> list[tuple[int, int, float]]:
+def described_pairs(docs: list[tuple[str, str, str]], threshold: float = DESCRIBED_MIN,
+                    declined: list[tuple[int, int, float]] | None = None) -> list[tuple[int, int, float]]:
     """Pairs (i, j, score) with i < j of memories that say the same thing in other words.
 
     `docs` are (name, statement, body): the statement is what the memory says
@@ -328,7 +329,9 @@ def described_pairs(docs: list[tuple[str, str, str]], threshold: float = DESCRIB
     name holds a word of its own statement that the other memory never uses
     ("Backend deploys" / "Frontend deploys", "Code review" / "Security
     review"), or each statement holds a fact the other lacks (port 8080 /
-    port 5432, Alice / Bob). Only memories whose
+    port 5432, Alice / Bob). A pair kept apart only by a word of one name
+    (the other's subjects all said by it) that says at least DECLINED_MIN
+    of the same goes into `declined`, for a person to decide. Only memories whose
     names share a word are compared, and a word in more than MAX_BLOCK names
     picks none, so the cost stays linear in the number of memories.
     """
@@ -366,10 +369,19 @@ def described_pairs(docs: list[tuple[str, str, str]], threshold: float = DESCRIB
         """Whether memory j leaves out a fact memory i states."""
         return any(f not in (text(j) if "/" in f or "." in f else words(j)) for f in stated(i))
 
-    def alike(i: int, j: int) -> float:
-        if subjects[i] - whole[j] or subjects[j] - whole[i] or (lacks(i, j) and lacks(j, i)):
-            return 0.0
+    def share(i: int, j: int) -> float:
         return 100 * min(weight(said[i] & whole[j]) / weight(said[i]), weight(said[j] & whole[i]) / weight(said[j]))
+
+    def alike(i: int, j: int) -> float:
+        if lacks(i, j) and lacks(j, i):
+            return 0.0
+        own = (bool(subjects[i] - whole[j]), bool(subjects[j] - whole[i]))
+        if any(own):
+            # only one names a subject the other never says: perhaps one rule, worded two ways
+            if declined is not None and not all(own) and share(i, j) >= DECLINED_MIN:
+                declined.append((i, j, round(share(i, j), 1)))
+            return 0.0
+        return share(i, j)
 
     named: dict[str, list[int]] = defaultdict(list)
     for i, toks in enumerate(names):

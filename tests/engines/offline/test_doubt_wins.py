@@ -4,6 +4,7 @@ wrong-prone phenomena; wording and values of their own)."""
 
 from __future__ import annotations
 
+import tomllib
 from datetime import date
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def test_a_second_line_that_narrows_a_forget_sends_it_to_a_person(tmp_path, seco
 
 def test_a_pattern_kind_or_date_meaning_the_schema_does_not_know_fails_with_its_line():
     good = '[[pattern]]\nkind = "forget"\nregex = "x"\n\n[[dates.row]]\nregex = "y"\nmeans = "day"\nneeds = ["y"]\n'
-    check(Path("xx.toml"), good)
+    check(Path("xx.toml"), good, tomllib.loads(good))
     for bad, line in ((good.replace('"forget"', '"forgor"'), 2), (good.replace('"day"', '"days"'), 7)):
         with pytest.raises(BadInput, match=rf"xx.toml line {line}:"):
-            check(Path("xx.toml"), bad)
+            check(Path("xx.toml"), bad, tomllib.loads(bad))

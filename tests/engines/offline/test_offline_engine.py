@@ -765,3 +765,31 @@ def test_an_index_link_in_angle_brackets_points_at_its_file(tmp_path):
 def test_r_now_not_w_reads_as_a_change_in_romance_languages(sentence):
     found = extract(sentence)
     assert found is not None and found[0] == "update"
+
+
+NAMES_SHORT = topic("Kurze Variablennamen", "keine kurzen Variablennamen wie $x, $tmp oder $cnt verwenden", "feedback",
+                    "Keine kurzen Variablennamen wie `$x`, `$tmp` oder `$cnt` verwenden, auch nicht in Schleifen.")
+NAMES_LONG = topic("Variablennamen ausschreiben", "Variablennamen immer ausschreiben, keine kurzen Namen wie $tmp oder $cnt",
+                   "feedback", "Variablennamen immer ausschreiben: `$counter` statt `$cnt`, keine kurzen Namen.")
+
+
+def test_a_near_duplicate_pair_left_apart_is_listed_for_a_person_and_kept(tmp_path):
+    # One name adds a word ("ausschreiben") the other memory never says: not merged, but a person may see one rule.
+    tree = {"MEMORY.md": b"- [K](feedback_kurz.md)\n- [A](feedback_aus.md)\n",
+            "feedback_kurz.md": NAMES_SHORT, "feedback_aus.md": NAMES_LONG}
+    out, result = run(tmp_path, tree)
+    assert out == tree and result.changes == []
+    asked = [n for n in result.needs_person if "look alike" in n]
+    assert len(asked) == 1 and "`feedback_kurz.md`" in asked[0] and "`feedback_aus.md`" in asked[0]
+    assert asked[0].endswith(": merge?")
+
+
+def test_two_memories_each_about_their_own_subject_are_not_listed_as_alike(tmp_path):
+    # "Backend" and "Frontend" each name a subject the other never says: two memories, nothing to ask.
+    tree = {"MEMORY.md": b"- [B](project_backend.md)\n- [F](project_frontend.md)\n",
+            "project_backend.md": topic("Backend deploys", "backend deploys go out on Fridays after the review",
+                                        "project", "The API image is built by CI and rolled out by Argo."),
+            "project_frontend.md": topic("Frontend deploys", "frontend deploys go out on Fridays after the review",
+                                         "project", "The static bundle is uploaded to the CDN, cache purged.")}
+    out, result = run(tmp_path, tree)
+    assert out == tree and not [n for n in result.needs_person if "look alike" in n]
