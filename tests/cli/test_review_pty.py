@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pexpect
-from helpers.cli import terminal_env
+from helpers.cli import dismiss_open_notes, terminal_env
 
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
@@ -29,8 +29,7 @@ def dreamed(store: Path, cli) -> tuple[str, list[str]]:
     """A dream of the demo, its open notes for a person dismissed: these tests answer the files' questions,
     which `dream review` asks after a note's suggestion (tests/cli/test_notes.py answers those)."""
     pid = cli("run", "--store", str(store), "--engine", "offline", "--json").json["proposal_id"]
-    for note in cli("notes", "--store", str(store), "--json").json["shown"]:
-        assert cli("notes", "dismiss", str(note["id"]), "--store", str(store)).code == 0
+    dismiss_open_notes(store, cli)
     return pid, Proposals(Layout.open(store)).get(pid).changed
 
 

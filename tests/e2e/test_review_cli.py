@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pexpect
-from helpers.cli import terminal_env
+from helpers.cli import dismiss_open_notes, terminal_env
 
 from dream.store.layout import Layout
 from dream.store.tree import read_tree
@@ -22,6 +22,7 @@ def spawn(store, *extra: str) -> pexpect.spawn:
 
 def test_take_some_files_skip_others(demo_store, cli):
     pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    dismiss_open_notes(demo_store, cli)
     layout = Layout.open(demo_store)
     proposal = Proposals(layout).get(pid)
     base, new = Versions(layout).tree(1), Proposals(layout).tree(proposal)
@@ -54,6 +55,7 @@ def test_take_some_files_skip_others(demo_store, cli):
 
 def test_declining_the_summary_writes_nothing(demo_store, cli):
     pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    dismiss_open_notes(demo_store, cli)
     before = read_tree(demo_store)
     child = spawn(demo_store)
     child.expect(PROMPT)
@@ -70,6 +72,7 @@ def test_declining_the_summary_writes_nothing(demo_store, cli):
 
 def test_bad_answers_are_asked_again_and_quit_skips_the_rest(demo_store, cli):
     cli("run", "--store", str(demo_store), "--json")
+    dismiss_open_notes(demo_store, cli)
     before = read_tree(demo_store)
     child = spawn(demo_store, "--json")
     child.expect(PROMPT)
@@ -88,6 +91,7 @@ def test_bad_answers_are_asked_again_and_quit_skips_the_rest(demo_store, cli):
 def test_a_partial_review_that_would_break_the_index_is_stopped_when_chosen(demo_store, cli):
     """Taking the forgotten file's deletion without MEMORY.md would leave a dangling pointer: asked at once."""
     pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    dismiss_open_notes(demo_store, cli)
     proposal = Proposals(Layout.open(demo_store)).get(pid)
     before = read_tree(demo_store)
     child = spawn(demo_store)

@@ -120,3 +120,10 @@ def _consoles_as_in_a_new_process() -> None:
     for c in (console.out, console.err):
         c._console = None  # type: ignore[attr-defined]
     proposals._warned.clear()  # a damaged proposal is named once per process: once per command
+
+
+def dismiss_open_notes(store, cli) -> None:
+    """Dismiss every open note for a person: `dream review` asks about a note's suggestion before the files,
+    and a test of the files' questions answers only those (tests/cli/test_notes.py answers the notes)."""
+    for note in cli("notes", "--store", str(store), "--json").json["shown"]:
+        assert cli("notes", "dismiss", str(note["id"]), "--store", str(store)).code == 0
