@@ -8,6 +8,7 @@ the write) is the one later command.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -57,7 +58,6 @@ def origin(tmp_path_factory) -> tuple[Path, str, Path]:
         session.user(said)
         session.assistant("Noted.")
         write_jsonl(transcripts / f"{session.session_id}.jsonl", session.records)
-    import json
     return store, json.loads(run.stdout)["proposal_id"], transcripts
 
 
@@ -73,6 +73,9 @@ def _commands(pid: str, transcripts: Path) -> dict[str, tuple[list[str], str | N
 def _prepare(store: Path, command: str, pid: str) -> None:
     if command == "rollback":
         assert dream(store, "accept", pid).returncode == 0
+    if command == "review":  # its answers are for the files; a note's suggestion would be asked first
+        for note in json.loads(dream(store, "notes", "--json").stdout)["shown"]:
+            assert dream(store, "notes", "dismiss", str(note["id"])).returncode == 0
 
 
 @pytest.mark.parametrize("command", ["accept", "rollback", "review", "import"])
