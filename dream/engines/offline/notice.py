@@ -16,6 +16,7 @@ which value to change) is listed: talk that names nothing is chatter.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import replace
 from functools import cache
 
@@ -79,8 +80,9 @@ def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Re
     later += [(r.date, r.session, r.seq, "forget", frozenset() if points_back().search(r.text) else _named(r.text))
               for r in requests if r.kind == "forget" and r.plain]
     kept, withdrawing = [], set()
+    last = _last_before(requests, later)
     for request in requests:
-        by = [line[:3] for line in later if request.plain and _withdraws(request, line, _last_before(requests, line))]
+        by = [line[:3] for line in later if request.plain and _withdraws(request, line, last[line[:3]])]
         withdrawing.update(by)
         kept += [] if by else [request]
     # "forget what I said about the staging move": a take-back of that request, no forget of the staging memory
@@ -123,11 +125,24 @@ def _withdraws(request: Request, line: tuple, last: Request | None) -> bool:
         how != "forget" and session == request.session and seq - request.seq <= 4)
 
 
-def _last_before(requests: list[Request], line: tuple) -> Request | None:
-    said = [r for r in requests if r.plain and (r.date, r.session, r.seq) < line[:3]]
-    return max(said, key=lambda r: (r.date, r.session, r.seq), default=None)
+def _last_before(requests: list[Request], lines: list[tuple]) -> dict[tuple, Request | None]:
+    """For each line's place, the plain request said last before it (the first said of those at one place).
+
+    By bisection: a night of 3,000 requests and as many forgets compared each pair of them with every request."""
+    plain = sorted((r for r in requests if r.plain), key=_place)
+    places = [_place(r) for r in plain]
+    last: dict[tuple, Request | None] = {}
+    for line in lines:
+        before = bisect_left(places, line[:3])
+        last[line[:3]] = plain[bisect_left(places, places[before - 1])] if before else None
+    return last
 
 
+def _place(request: Request) -> tuple:
+    return request.date, request.session, request.seq
+
+
+@cache  # each request's text is compared with every later line that withdraws
 def _named(text: str) -> frozenset[str]:
     return frozenset(k for k in forget_keys(_notice().sub(" ", text)) if len(k) > 1) - _notice_keys()
 
