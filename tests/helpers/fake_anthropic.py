@@ -217,10 +217,7 @@ class FakeAnthropic:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
+        self._server = serve_locally(Handler)
         return self
 
     def stop(self) -> None:
@@ -584,6 +581,14 @@ class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
             super().handle_error(request, client_address)
+
+
+def serve_locally(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A server on 127.0.0.1 at a free port, answering on daemon threads (each fake API server starts one)."""
+    server = _QuietServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    return server
 
 
 def _clear_tool_uses(body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

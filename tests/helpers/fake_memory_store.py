@@ -37,12 +37,12 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from helpers.fake_anthropic import serve_as_anthropic
+from helpers.fake_anthropic import serve_as_anthropic, serve_locally
 
 BETAS = {"agent-memory-2026-07-22", "managed-agents-2026-04-01"}
 MAX_CONTENT_BYTES = 102_400
@@ -100,9 +100,7 @@ class FakeMemoryStore:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._server = serve_locally(Handler)
         return self
 
     def stop(self) -> None:
