@@ -222,16 +222,33 @@ def test_lock_file_that_is_a_folder(dreamed):
     assert_exit_2_naming(dream(dreamed, "run", "--force"), "run.lock: the store's lock file is a folder")
 
 
-def test_blob_that_is_a_folder(dreamed):
+def test_blob_that_is_a_folder(tmp_path):
+    from dream.store.layout import Layout
+    from dream.versions.manifests import Blobs, Versions
+
+    small = tmp_path / "small"  # a few files: the version's objects are loose files, not a pack
+    small.mkdir()
+    (small / "MEMORY.md").write_text("# Memory\n- [Pager](pager.md) - who is on call\n- [Gone](gone.md) - deleted\n")
+    (small / "pager.md").write_text("---\nname: pager\ntype: project\ndescription: on call\n---\nAda is on call.\n")
+    assert dream(small, "run", "--force").code == 0 and dream(small, "accept").code == 0
+    layout = Layout.open(small)
+    blob = Blobs(layout).path(Versions(layout).get(1).files["MEMORY.md"])
+    blob.unlink()
+    blob.mkdir()
+    assert_exit_2_naming(dream(small, "rollback", "1"), f"{blob.name}: stored object is a folder")
+
+
+def test_pack_that_is_a_folder(dreamed):
     from dream.store.layout import Layout
     from dream.versions.manifests import Blobs, Versions
 
     layout = Layout.open(dreamed)
     assert dream(dreamed, "accept").code == 0
-    blob = Blobs(layout).path(Versions(layout).get(1).files["MEMORY.md"])
-    blob.unlink()
-    blob.mkdir()
-    assert_exit_2_naming(dream(dreamed, "rollback", "1"), f"{blob.name}: stored object is a folder")
+    blobs = Blobs(layout)
+    pack = blobs.packed()[Versions(layout).get(1).files["MEMORY.md"]].path  # the demo's snapshot is one pack
+    pack.unlink()
+    pack.mkdir()
+    assert_exit_2_naming(dream(dreamed, "rollback", "1"), f"damaged pack {pack}")
 
 
 def test_255_byte_file_name_does_not_fail_every_run(store):
