@@ -15,7 +15,7 @@ from typing import Callable
 from dream.engines.offline import corrections, dates, polarity
 from dream.engines.offline.archive import archive_lines
 from dream.engines.offline.catalog import Catalog, Entry
-from dream.engines.offline.kinds import ChangeAction
+from dream.engines.offline.kinds import ChangeAction, RequestKind
 from dream.engines.offline.orient import (
     Memory,
     Workspace,
@@ -359,7 +359,7 @@ def _not_plain(request: Request) -> str:
     if request.answers:
         return (f"{said} answers the assistant's “{shorten(request.answers, 120)}”: those words are the "
                 f"assistant's, not the user's; not filed. Write the memory yourself if it is meant")
-    return (f"{said} may be a {request.kind}, but its intent is not plain; not filed. "
+    return (f"{said} may ask to {RequestKind(request.kind).asks_to}, but its intent is not plain; not filed. "
             f"Candidate memory: “{shorten(third_person(request.text), 120)}”")
 
 
