@@ -534,12 +534,18 @@ def undreamed_stores(rows: list[dict]) -> list[str]:
     return [row["store"] for row in rows if (row.get("message") or "").startswith(NOT_TAKEN)]
 
 
+def _named_undreamed(rows: list[dict]) -> str:
+    undreamed = undreamed_stores(rows)
+    if not undreamed:
+        return ""
+    more = f" and {len(undreamed) - NAMED_MAX} more" if len(undreamed) > NAMED_MAX else ""
+    return f"; not dreamed, no worker took up their shard: {', '.join(undreamed[:NAMED_MAX])}{more}"
+
+
 def fleet_state(rows: list[dict]) -> State:
     """`Completed`, or `Failed` saying how many stores failed; the rows are the state's data either way."""
     failed = fleet.fleet_counts(rows)[Status.FAILED]
     if failed:
-        undreamed = undreamed_stores(rows)
-        named = (f"; not dreamed, no worker took up their shard: {', '.join(undreamed[:NAMED_MAX])}"
-                 + (f" and {len(undreamed) - NAMED_MAX} more" if len(undreamed) > NAMED_MAX else "")) if undreamed else ""
-        return Failed(message=f"{failed} of {len(rows)} store(s) failed; {fleet.fleet_summary(rows)}{named}", data=rows)
+        message = f"{failed} of {len(rows)} store(s) failed; {fleet.fleet_summary(rows)}{_named_undreamed(rows)}"
+        return Failed(message=message, data=rows)
     return Completed(message=fleet.fleet_summary(rows), data=rows)

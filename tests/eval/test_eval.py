@@ -84,6 +84,15 @@ def test_a_miss_is_scored_apart_from_a_wrong_change(tmp_path):
     assert failed.code == 1 and "MISS forget/forget-jenkins" in failed.stdout
 
 
+def test_cases_may_name_one_file(tmp_path):
+    one = write_case(tmp_path / "cases", CASE) / "one.yaml"
+    card = in_process("eval", "--cases", str(one), "--json")
+    assert card.code == 0 and [c["id"] for c in card.json["cases"]] == ["forget-jenkins"]
+    (tmp_path / "notes.txt").write_text("not a case")
+    refused = in_process("eval", "--cases", str(tmp_path / "notes.txt"))
+    assert refused.code == 2 and "no eval case files" in refused.stderr and "Traceback" not in refused.stderr
+
+
 def _known(case: str, known_miss: str) -> str:
     return case.replace("    store:\n", f"    known_miss: {known_miss}\n    store:\n", 1)
 
