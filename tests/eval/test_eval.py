@@ -24,7 +24,8 @@ CATEGORIES = {
     "people-change", "owner-formats", "forget-across-languages",
     "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
     "noticed-requests", "layout-codex", "instruction-files", "withdrawn-later", "split-narrowing", "pointing-back",
-    "chatter-lookalikes", "dates-entangled",
+    "chatter-lookalikes", "dates-entangled", "noticed-diffs", "noticed-forgets", "noticed-long-sessions",
+    "noticed-mid-sentence", "noticed-answers", "noticed-values", "noticed-dates", "noticed-chatter",
 }
 
 
