@@ -27,13 +27,14 @@ from dream.engines.offline import corrections, phrases
 from dream.engines.offline.catalog import Catalog, Entry, keys
 from dream.engines.offline.kinds import RequestKind
 from dream.engines.offline.orient import Workspace
-from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, said_before, sentences
+from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, sentences
 from dream.engines.offline.similarity import CJK_CHARS, forget_keys, normalize, points_back, says_something
 from dream.engines.offline.text import QUOTATION, shorten
 
 # Change forms every language writes alike: an arrow, a sed substitution.
-_ARROW = re.compile(r"(?P<old>(?:[^\s→>:=]|:(?=[^\s→]))+)\s*(?:→|->|=>|⇒|⟶)\s*(?P<new>[^\s,;]+)")
-_SED = re.compile(r"(?<![\w/'\"])s/(?P<old>[^/\s]+)/(?P<new>[^/\s]*)/")  # not "sed -i 's/…/…/' file": a task
+_ARROW = re.compile(r"(?P<old>(?:[^\s→>:=-]|:(?=[^\s→])|-(?!-*>))+)\s*(?:→|-+>|=>|⇒|⟶|➡️?|➜|➔|⇨)\s*(?P<new>[^\s,;]+)")
+# "s/8080/8081/", "s/8080/8081"; not "sed -i 's/…/…/' file": a command to run
+_SED = re.compile(r"(?<![\w/'\"])s/(?P<old>[^/\s]+)/(?P<new>[^/\s]+)(?:/|(?=\s|$))")
 _DIFF = re.compile(r"^-\s*(?P<old>[^-].*)\n\+\s*(?P<new>.+)$", re.M)  # "-port: 8080" over "+port: 8081"
 _QUOTED = re.compile(QUOTATION)
 _CLAUSES = re.compile(r"[,:;，：；]\s*|\s[—–-]\s+")
@@ -74,20 +75,20 @@ def note_unread(ws: Workspace, sessions: pl.DataFrame | None, settled: Settled =
     worded = pl.col("text").str.contains(_prefilter())
     users = pl.concat([users.filter(worded), _yes_answers(sessions, users.filter(~worded))])
     catalog: Catalog | None = None
+    near = _neighbours(sessions, users)
     for session, day, seq, entry in users.select("session", "date", "seq", "text").iter_rows():
         where = f"session {session}, {day.isoformat()}, line {int(seq) + 1}"
         if where in asked or (str(session), int(seq) + 1) in done or (str(session), int(seq)) in settled.lines:
             continue
         catalog = catalog or Catalog(ws)
         typed, _, block = entry.partition("\n")
-        before = said_before(sessions, str(session), int(seq))
+        before = near.said(str(session), int(seq) - 1, "assistant")
         noticed = _noticed(typed, block)
         for sentence, change in noticed:
             if settled.withdraws(day, str(session), int(seq), sentence):
                 continue  # "drop the scheduler note" · next day: "re the scheduler note: leave it"
-            suggestion = (_suggestion(catalog, sentence, change, before)
-                          or _completed(catalog, sentence, change, _answer_after(sessions, str(session), int(seq))))
-            _ask(ws, sentence, where, suggestion)
+            suggestion = _suggestion(catalog, sentence, change, before, near.answer_after(str(session), int(seq)))
+            _ask(ws, " ".join(entry.split()) if block and sentence == typed.strip() else sentence, where, suggestion)
         if not noticed and re.match(_yes(), typed):
             _ask(ws, typed, where, _agreed(catalog, before))
 
@@ -114,18 +115,27 @@ def _agreed(catalog: Catalog, question: str) -> str:
     return f"what the assistant asked (“{shorten(question, 100)}”), for {_label(catalog, entry)}?" if entry else ""
 
 
-def _answer_after(sessions: pl.DataFrame, session: str, seq: int) -> str:
-    """The user's answer when the assistant asks back right after this entry ("Which one?" "the VPN one")."""
-    near = sessions.filter((pl.col("session") == session) & pl.col("seq").is_in([seq + 1, seq + 2])).sort("seq")
-    roles, texts = near["role"].to_list(), near["text"].to_list()
-    asks = roles[:1] == ["assistant"] and re.search(_QUESTION_END, texts[0])
-    return texts[1] if asks and roles[1:] == ["user"] else ""
+@dataclass(frozen=True)
+class _Neighbours:
+    """The entries around the user's noticed ones, (session, seq) -> (role, text), looked up once for all (a
+    filter of the whole session per entry cost 5 s of CPU for 6,000 entries)."""
+
+    rows: dict[tuple[str, int], tuple[str, str]]
+
+    def said(self, session: str, seq: int, role: str) -> str:
+        found = self.rows.get((session, seq))
+        return found[1] if found and found[0] == role else ""
+
+    def answer_after(self, session: str, seq: int) -> str:
+        """The user's answer when the assistant asks back right after this entry ("Which one?" "the VPN one")."""
+        asks = re.search(_QUESTION_END, self.said(session, seq + 1, "assistant"))
+        return self.said(session, seq + 2, "user") if asks else ""
 
 
-def _completed(catalog: Catalog, sentence: str, change: tuple[str, str] | None, answer: str) -> str:
-    """The best reading of a sentence that names no memory, with the answer it gets when the assistant asks
-    which one: "drop one of the notes" · "Which one?" · "the scheduler one"."""
-    return _suggestion(catalog, f"{sentence} {answer}", change, "") if answer else ""
+def _neighbours(sessions: pl.DataFrame, users: pl.DataFrame) -> _Neighbours:
+    places = pl.concat([users.select("session", pl.col("seq") + step) for step in (-1, 1, 2)]).unique()
+    near = sessions.join(places, on=["session", "seq"], how="semi").select("session", "seq", "role", "text")
+    return _Neighbours({(str(s), int(q)): (str(r), str(t)) for s, q, r, t in near.iter_rows()})
 
 
 def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> tuple[list[Request], Settled]:
@@ -214,18 +224,18 @@ def _place(request: Request) -> tuple:
 
 @cache  # each request's text is compared with every later line that withdraws
 def _named(text: str) -> frozenset[str]:
-    text = _SCRIPT_EDGE.sub(" ", _notice().sub(" ", text))
+    text = _SCRIPT_EDGE.sub(" ", _notice(whole_words=True).sub(" ", text))
     return frozenset(k for k in forget_keys(text) if len(k) > 1) - _notice_keys()
 
 
 def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]:
     """The sentences worth a person's look, each with the change (old, new) it spells out, if any."""
     found: list[tuple[str, tuple[str, str] | None]] = []
-    diff = _DIFF.search(block) if block else None
+    diff = _DIFF.search(f"{typed}\n{block}") if "\n+" in f"{typed}\n{block}" else None  # "-PORT=8080" / "+PORT=8081"
     for sentence in sentences(_QUOTED.sub("…", typed)):  # a quotation is someone else's words
         change = _change(sentence)
         words = [sentence[m.start():] for m in _notice().finditer(sentence)]
-        if not change and not words and not _restates(sentence):
+        if not change and not words and not diff and not _restates(sentence) and len(_VALUE.findall(sentence)) < 2:
             continue
         if sentence.rstrip().endswith(("?", "？")) or retracts(sentence) or looks_like_code(sentence) or any(
                 phrases.task().match(w) or phrases.not_after("not_forget_after", "forget").match(w) for w in words):
@@ -233,11 +243,14 @@ def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]
         if any(phrases.marker(name).search(sentence) for name in _MARKERS):
             continue  # hypothetical, scoped, small talk, set aside, not yet: the reader's chatter
         found.append((sentence, change or (_tokens_apart(diff["old"], diff["new"]) if diff else None)))
+    if diff and not found and looks_like_code(typed):  # a diff pasted with nothing typed but its fence
+        found.append((typed, _tokens_apart(diff["old"], diff["new"])))
     return found
 
 
 def _restates(sentence: str) -> bool:
-    """A value said to hold now ([words] `now`): "gateway port is now 8081", "Redis liegt jetzt auf cache-2"."""
+    """A value said to hold now ([words] `now`): "gateway port is now 8081", "Redis liegt jetzt auf cache-2".
+    (Two values are looked at too: "8081 (was 8080)", "port 8080 to 8081"; see `_values_apart`.)"""
     return bool(_now().search(sentence) and _VALUE.search(sentence))
 
 
@@ -251,11 +264,13 @@ def _change(sentence: str) -> tuple[str, str] | None:
 def _tokens_apart(old: str, new: str) -> tuple[str, str] | None:
     """The first word a typed -/+ diff changes: "port: 8080" / "port: 8081" → (8080, 8081)."""
     pairs = zip(re.split(r"[\s:=]+", old.strip()), re.split(r"[\s:=]+", new.strip()))
-    return next(((a, b) for a, b in pairs if a != b), None)
+    return next(((a, b) for a, b in pairs if a != b and len(a) > 1), None)  # not "3" / "5": a retry count
 
 
-def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None, before: str) -> str:
-    """The engine's best reading of a noticed sentence, or "" when it names no memory of the store."""
+def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None, before: str, answer: str = "") -> str:
+    """The engine's best reading of a noticed sentence, or "" when it names no memory of the store; one that
+    names none may be completed by the answer the user gives when the assistant asks back ("drop one of the
+    notes" · "Which one?" · "the scheduler one")."""
     spelled, change = change, change or _values_apart(catalog, sentence)
     if change:
         stating = catalog.stating(change[0])
@@ -265,9 +280,10 @@ def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None,
             return f"{change[0]} → {change[1]} in which of {', '.join(_names(stating))}?"
     if not change and (said := _remembered(sentence)):
         return f"remember “{shorten(said, 100)}”?"  # "remeber that the search cluster listens on 9200"
-    entry = _nearest(catalog, sentence) or _named_before(catalog, before)
-    if entry and not spelled and not _notice().search(sentence) and not _replaces(entry, sentence):
-        return ""  # "the db is at 95% cpu now", "el gateway ahora devuelve 200": no value of the memory's replaced
+    entry = (_nearest(catalog, sentence) or _named_before(catalog, before)
+             or (_nearest(catalog, f"{sentence} {answer}") if answer else None))
+    if entry and not (spelled or _notice().search(sentence) or _restates(sentence) and _replaces(entry, sentence)):
+        return ""  # "the db is at 95% cpu now", "handled 1200 requests in 300ms": no value of the memory's replaced
     if entry is None and change and _memory_word().search(sentence):  # "bump 1.4.2 → 1.4.3": work, no memory
         return f"{change[0]} → {change[1]}? No memory states {change[0]}"
     if entry is None:
@@ -313,17 +329,19 @@ def _values_apart(catalog: Catalog, sentence: str) -> tuple[str, str] | None:
     if said and _VALUE.fullmatch(said.wrong) and _VALUE.fullmatch(said.value):
         return said.wrong, said.value
     values = _VALUE.findall(sentence)
-    if len(values) == 2 and catalog.stating(values[0]) and not catalog.stating(values[1]):
-        return values[0], values[1]
-    return None
+    if len(values) != 2 or corrections.shape(values[0]) != corrections.shape(values[1]):
+        return None
+    stated = [v for v in values if catalog.stating(v)]  # "8081 (was 8080)": the one a memory states is the old
+    return (stated[0], values[1 - values.index(stated[0])]) if len(stated) == 1 else None
 
 
 def _nearest(catalog: Catalog, sentence: str) -> Entry | None:
     """The one memory the sentence names best: a word of its name or title counts two, of its text one; it
     needs two, and no other memory as many (two alike: the person picks, no guess)."""
     wanted = _named(sentence)
+    holding = set().union(*(catalog.by_key.get(k, set()) | catalog.by_named.get(k, set()) for k in wanted))
     scored = sorted(((2 * len(wanted & e.named) + len(wanted & (e.keys - e.named)), number)
-                     for number, e in catalog.entries.items()), reverse=True)
+                     for number in holding for e in [catalog.entries[number]]), reverse=True)  # not all 20,000
     if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
     return catalog.entries[scored[0][1]]
@@ -344,12 +362,14 @@ def _names(entries: list[Entry]) -> list[str]:
 
 
 @cache
-def _notice() -> re.Pattern[str]:
-    """Memory words at a word's start (any inflection), dismissals and change words, of every language."""
+def _notice(whole_words: bool = False) -> re.Pattern[str]:
+    """Memory words at a word's start (any inflection), dismissals and change words, of every language; with
+    `whole_words`, a stem takes the rest of its word ("remembering", not "rememb" and a stray "ering")."""
     stems = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
     whole = phrases.words("dismiss") + phrases.words("final_particles") + phrases.words("no_longer")
     whole += phrases.words("change_verbs")
-    return re.compile(rf"(?<!\w)(?:{phrases._alternation(stems)})|(?<!\w)(?:{phrases._alternation(whole)})(?!\w)"
+    rest = r"\w*" if whole_words else ""
+    return re.compile(rf"(?<!\w)(?:{phrases._alternation(stems)}){rest}|(?<!\w)(?:{phrases._alternation(whole)})(?!\w)"
                       rf"|{phrases._alternation(_unspaced())}", re.I)
 
 
@@ -361,47 +381,50 @@ def _unspaced() -> list[str]:
             for w in lang.words.get(key, [])]
 
 
+def _pattern(template: str, **words: list[str]) -> re.Pattern[str]:
+    """`template` with each {name} an alternation of its words, case aside; matching nothing when one is empty."""
+    found = {name: phrases._alternation(said) for name, said in words.items()}
+    return re.compile(template.format(**found) if all(found.values()) else "(?!)", re.I)
+
+
 @cache
 def _now() -> re.Pattern[str]:
-    now = phrases._alternation(phrases.words("now"))
-    return re.compile(rf"(?<!\w)(?:{now})(?!\w)" if now else "(?!)", re.I)
+    return _pattern(r"(?<!\w)(?:{now})(?!\w)", now=phrases.words("now"))
 
 
 @cache
 def _memory_word() -> re.Pattern[str]:
     """A memory word ([words] `notice`) at a word's start, or anywhere in a language written without spaces."""
     unspaced = [w for lang in phrases.languages() if not lang.spaced for w in lang.words.get("notice", [])]
-    return re.compile(rf"(?<!\w)(?:{phrases._alternation(phrases.words('notice'))})|{phrases._alternation(unspaced)}",
-                      re.I)
+    return _pattern(r"(?<!\w)(?:{spaced})|{unspaced}", spaced=phrases.words("notice"), unspaced=unspaced)
 
 
 @cache
 def _remember_opening() -> re.Pattern[str]:
     """A sentence opening with a remember no lead reads ([words] `remember_stems`: "remeber that …")."""
-    stems, that = phrases._alternation(phrases.words("remember_stems")), phrases._alternation(phrases.words("that"))
-    return re.compile(rf"^\W*(?:{stems})\w*(?:\s+(?:{that})(?!\w))?" if stems else "(?!)", re.I)
+    return _pattern(r"^\W*(?:{stems})\w*(?:\s+(?:{that})(?!\w))?", stems=phrases.words("remember_stems"),
+                    that=phrases.words("that"))
 
 
 @cache
 def _remember_ending() -> re.Pattern[str]:
-    stems = phrases._alternation(phrases.words("remember_stems"))
-    return re.compile(rf"[,，、]?\s*(?<!\w)(?:{stems})\w*\W*$" if stems else "(?!)", re.I)
+    return _pattern(r"[,，、]?\s*(?<!\w)(?:{stems})\w*\W*$", stems=phrases.words("remember_stems"))
 
 
 @cache
 def _pointer() -> re.Pattern[str]:
     """The words a request points with ([words] `pointer`: "that", "それ", "그거"), anywhere."""
-    return re.compile(phrases._alternation(phrases.words("pointer")) or "(?!)", re.I)
+    return _pattern("{pointer}", pointer=phrases.words("pointer"))
 
 
 @cache
 def _dismiss() -> re.Pattern[str]:
-    return re.compile(phrases._alternation(phrases.words("dismiss")) or "(?!)", re.I)
+    return _pattern("{dismiss}", dismiss=phrases.words("dismiss"))
 
 
 @cache
 def _forgets() -> re.Pattern[str]:
-    return re.compile(phrases._alternation(phrases.words("forget_stems")) or "(?!)", re.I)
+    return _pattern("{forgets}", forgets=phrases.words("forget_stems"))
 
 
 @cache
@@ -411,11 +434,13 @@ def _notice_keys() -> frozenset[str]:
 
 @cache
 def _prefilter() -> str:
-    """For polars: every entry `_noticed` may keep holds one of these (case aside), or an arrow, "s/" or "+"."""
+    """For polars: every entry `_noticed` may keep holds one of these (case aside), an arrow, "s/", a "+" line,
+    or two numbers on its first line ("8081 (was 8080)")."""
     words = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
     words += phrases.words("dismiss") + phrases.words("final_particles")
     words += phrases.words("no_longer") + phrases.words("change_verbs") + phrases.words("now")
-    return "(?i)" + "|".join(sorted({phrases._folded(w) for w in words} | {"→", "->", "=>", "⇒", "s/", r"\n\+"}))
+    forms = {"→", "->", "=>", "⇒", "⟶", "➡", "➜", "➔", "⇨", "s/", r"\n\+", r"\d\d[^\n]*\D\d\d"}
+    return "(?i)" + "|".join(sorted({phrases._folded(w) for w in words} | forms))
 
 
 @cache
