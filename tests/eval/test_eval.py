@@ -25,6 +25,8 @@ CATEGORIES = {
     "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
     "noticed-requests", "layout-codex", "instruction-files", "withdrawn-later", "split-narrowing", "pointing-back",
     "chatter-lookalikes", "dates-entangled", "secrets-not-filed", "stale-for-the-task",
+    "noticed-diffs", "noticed-forgets", "noticed-long-sessions",
+    "noticed-mid-sentence", "noticed-answers", "noticed-values", "noticed-dates", "noticed-chatter",
 }
 
 

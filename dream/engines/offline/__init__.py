@@ -33,13 +33,13 @@ class OfflineEngine:
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
         known = instructed.load(inp)  # what CLAUDE.md / AGENTS.md already say (dream/engines/instructions.py)
-        requests = instructed.drop_said(ws, known, notice.withdrawn(gather.gather_requests(inp.sessions),
-                                                                    inp.sessions))
+        requests, settled = notice.withdrawn(gather.gather_requests(inp.sessions), inp.sessions)
+        requests = instructed.drop_said(ws, known, requests)
         consolidate.merge_duplicates(ws)
         instructed.tidy(ws, known, inp.pinned)
         consolidate.absolute_dates(ws)
         consolidate.apply_requests(ws, requests)
-        notice.note_unread(ws, inp.sessions)
+        notice.note_unread(ws, inp.sessions, settled)
         lint_notes.note_findings(ws, inp.findings, inp.pinned)
         prune.prune(ws)
         orient.save(ws, inp.staging, before)

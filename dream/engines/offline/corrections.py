@@ -221,7 +221,7 @@ def _clean(text: str) -> str:
 _FINAL = re.compile(rf"\s*(?:{alternation('final_particles')})$")  # "不是 8.0 了": 了 is not part of the value
 
 
-def _shape(token: str) -> str:
+def shape(token: str) -> str:
     if re.fullmatch(r"[\d.,:]+", token):
         return "number"
     if re.search(r"\w[./:@]\w", token):
@@ -257,7 +257,7 @@ def align(wrong: str, right: str, least: float = 0.5) -> str:
     if not old or not new:
         return ""
     size = len(old)
-    if size == 1 and _shape(old[0]) == "number":
+    if size == 1 and shape(old[0]) == "number":
         new = [part for token in new for part in _PORT.split(token) if part]  # "api.internal:7100" holds 7100
     scored = [(_score(old, new[start:start + size], (start + 1) / len(new)), " ".join(new[start:start + size]))
               for start in range(0, max(1, len(new) - size + 1))
@@ -291,8 +291,8 @@ def _score(old: list[str], gram: list[str], where: float) -> float:
             score -= 1.0  # "we use tabs": the value is "tabs", never "use"
         elif not _same_script(a, b):
             continue  # "yarnじゃなくてpnpmを使って": a name written in Latin letters is replaced by one, not by "を使って"
-        elif _shape(a) == _shape(b) or "number" not in (_shape(a), _shape(b)):
-            alike = 0.5 if _shape(a) == _shape(b) else 0.4
+        elif shape(a) == shape(b) or "number" not in (shape(a), shape(b)):
+            alike = 0.5 if shape(a) == shape(b) else 0.4
             named = a[:1].isalpha() and _case(a) == _case(b)  # a person replaces a person, an acronym one
             score += alike + fuzz.ratio(a.lower(), b.lower()) / 200 + 0.3 * named
     return score

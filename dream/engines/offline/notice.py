@@ -17,57 +17,135 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import date
 from functools import cache
 
 import polars as pl
 
-from dream.engines.offline import phrases
+from dream.engines.offline import corrections, phrases
 from dream.engines.offline.catalog import Catalog, Entry, keys
+from dream.engines.offline.kinds import RequestKind
 from dream.engines.offline.orient import Workspace
-from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, said_before, sentences
-from dream.engines.offline.similarity import points_back, forget_keys, normalize
+from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, sentences
+from dream.engines.offline.similarity import CJK_CHARS, forget_keys, normalize, points_back, says_something
 from dream.engines.offline.text import QUOTATION, shorten
 
 # Change forms every language writes alike: an arrow, a sed substitution.
-_ARROW = re.compile(r"(?P<old>[^\s→>:=]+)\s*(?:→|->|=>|⇒|⟶)\s*(?P<new>[^\s,;]+)")
-_SED = re.compile(r"(?<![\w/])s/(?P<old>[^/\s]+)/(?P<new>[^/\s]*)/")
+_ARROW = re.compile(r"(?P<old>(?:[^\s→>:=-]|:(?=[^\s→])|-(?!-*>))+)\s*(?:→|-+>|=>|⇒|⟶|➡️?|➜|➔|⇨)\s*(?P<new>[^\s,;]+)")
+# "s/8080/8081/", "s/8080/8081"; not "sed -i 's/…/…/' file": a command to run
+_SED = re.compile(r"(?<![\w/'\"])s/(?P<old>[^/\s]+)/(?P<new>[^/\s]+)(?:/|(?=\s|$))")
 _DIFF = re.compile(r"^-\s*(?P<old>[^-].*)\n\+\s*(?P<new>.+)$", re.M)  # "-port: 8080" over "+port: 8081"
 _QUOTED = re.compile(QUOTATION)
 _CLAUSES = re.compile(r"[,:;，：；]\s*|\s[—–-]\s+")
-_FILE = re.compile(r"[\w./-]+\.md\b")
+_FILE = re.compile(r"[\w./-]+?\.md(?![A-Za-z0-9_])")  # "reference_vpn.md를" names reference_vpn.md
+_QUESTION_END = r"[?？]\s*$"
+_VALUE = re.compile(r"[\w./:-]*\d(?:[\w./:-]*\w)?|\w+(?:[./:-]\w+)+")  # 8081, 30s, cache-2.internal, ./deploy-v3.sh
+# Where a word of a spaced script meets one written without spaces ("VPNのメモ", "把VPN的"): a word ends there
+_SCRIPT_EDGE = re.compile(rf"(?<=[^\W{CJK_CHARS}])(?=[{CJK_CHARS}])|(?<=[{CJK_CHARS}])(?=[^\W{CJK_CHARS}])")
 _MARKERS = (*NOT_REQUESTS, "set_aside", "pending")
 
 
-def note_unread(ws: Workspace, sessions: pl.DataFrame | None) -> None:
+@dataclass(frozen=True)
+class Settled:
+    """What the withdrawals of a night settled: the user lines (session, seq) of the requests they withdrew and
+    of those withdrawing, and every line that withdraws or keeps (date, session, seq, how, names)."""
+
+    lines: frozenset[tuple[str, int]] = frozenset()
+    later: tuple[tuple, ...] = ()
+
+    def withdraws(self, day: date, session: str, seq: int, sentence: str) -> bool:
+        """A later line withdraws this noticed sentence, or the sentence is itself a keep ("leave it"). A noticed
+        sentence asks at most to change or drop a memory: a later "keep it" takes it back as it does a forget."""
+        said = Request(RequestKind.FORGET, sentence, session, day, seq, sentence)
+        return any(line[:3] == (day, session, seq) and line[3] == "keep" or _withdraws(said, line, None)
+                   for line in self.later)
+
+
+def note_unread(ws: Workspace, sessions: pl.DataFrame | None, settled: Settled = Settled()) -> None:
     """Ask a person about every noticed sentence of a user entry that changed nothing and reached no one
-    (no request read there, or one read that came to nothing: "X, nicht mehr Y" with no value to swap)."""
+    (no request read there, or one read that came to nothing: "X, nicht mehr Y" with no value to swap), and
+    about a yes that answers the assistant's question naming a memory ("Drop reference_vpn.md?" "yep").
+    A line `settled` (a request a later line withdrew, or the line withdrawing it) asks for nothing."""
     if sessions is None or sessions.height == 0:
         return
     asked = " ".join(ws.needs)
     done = {(c.evidence.session, c.evidence.line) for c in ws.changes if c.evidence}
-    users = sessions.filter((pl.col("role") == "user") & pl.col("text").str.contains(_prefilter()))
+    users = sessions.filter(pl.col("role") == "user")
+    worded = pl.col("text").str.contains(_prefilter())
+    users = pl.concat([users.filter(worded), _yes_answers(sessions, users.filter(~worded))])
     catalog: Catalog | None = None
+    near = _neighbours(sessions, users)
     for session, day, seq, entry in users.select("session", "date", "seq", "text").iter_rows():
         where = f"session {session}, {day.isoformat()}, line {int(seq) + 1}"
-        if where in asked or (str(session), int(seq) + 1) in done:
+        if where in asked or (str(session), int(seq) + 1) in done or (str(session), int(seq)) in settled.lines:
             continue
         catalog = catalog or Catalog(ws)
         typed, _, block = entry.partition("\n")
-        for sentence, change in _noticed(typed, block):
-            suggestion = _suggestion(catalog, sentence, change, said_before(sessions, str(session), int(seq)))
-            if suggestion:
-                ws.ask(f"“{shorten(sentence, 100)}” ({where}) may ask to change memory; nothing changed. "
-                       f"Suggested change: {suggestion}")
+        before = near.said(str(session), int(seq) - 1, "assistant")
+        noticed = _noticed(typed, block)
+        for sentence, change in noticed:
+            if settled.withdraws(day, str(session), int(seq), sentence):
+                continue  # "drop the scheduler note" · next day: "re the scheduler note: leave it"
+            suggestion = _suggestion(catalog, sentence, change, before, near.answer_after(str(session), int(seq)))
+            _ask(ws, " ".join(entry.split()) if block and sentence == typed.strip() else sentence, where, suggestion)
+        if not noticed and re.match(_yes(), typed):
+            _ask(ws, typed, where, _agreed(catalog, before))
 
 
-def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Request]:
+def _ask(ws: Workspace, sentence: str, where: str, suggestion: str) -> None:
+    if suggestion:
+        ws.ask(f"“{shorten(sentence, 100)}” ({where}) may ask to change memory; nothing changed. "
+               f"Suggested change: {suggestion}")
+
+
+def _yes_answers(sessions: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
+    """The user entries that open with a yes ([words] `yes`) right after a question of the assistant."""
+    questions = sessions.filter((pl.col("role") == "assistant") & pl.col("text").str.contains(_QUESTION_END))
+    after = questions.select("session", pl.col("seq") + 1)
+    return users.join(after, on=["session", "seq"], how="semi").filter(pl.col("text").str.contains(_yes()))
+
+
+def _agreed(catalog: Catalog, question: str) -> str:
+    """A yes to the assistant's question that would change one memory it names ("Drop reference_vpn.md?"
+    "yep"): that. A question with no memory word asks for no change ("Want to see reference_vpn.md?")."""
+    if not _notice().search(question):
+        return ""
+    entry = _named_before(catalog, question) or _nearest(catalog, question)
+    return f"what the assistant asked (“{shorten(question, 100)}”), for {_label(catalog, entry)}?" if entry else ""
+
+
+@dataclass(frozen=True)
+class _Neighbours:
+    """The entries around the user's noticed ones, (session, seq) -> (role, text), looked up once for all (a
+    filter of the whole session per entry cost 5 s of CPU for 6,000 entries)."""
+
+    rows: dict[tuple[str, int], tuple[str, str]]
+
+    def said(self, session: str, seq: int, role: str) -> str:
+        found = self.rows.get((session, seq))
+        return found[1] if found and found[0] == role else ""
+
+    def answer_after(self, session: str, seq: int) -> str:
+        """The user's answer when the assistant asks back right after this entry ("Which one?" "the VPN one")."""
+        asks = re.search(_QUESTION_END, self.said(session, seq + 1, "assistant"))
+        return self.said(session, seq + 2, "user") if asks else ""
+
+
+def _neighbours(sessions: pl.DataFrame, users: pl.DataFrame) -> _Neighbours:
+    places = pl.concat([users.select("session", pl.col("seq") + step) for step in (-1, 1, 2)]).unique()
+    near = sessions.join(places, on=["session", "seq"], how="semi").select("session", "seq", "role", "text")
+    return _Neighbours({(str(s), int(q)): (str(r), str(t)) for s, q, r, t in near.iter_rows()})
+
+
+def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> tuple[list[Request], Settled]:
     """The requests without those a later user line withdraws: "about yesterday: keep the VPN note after all"
     ([not_requests] `keeps`, for a forget), "never mind what I said about the VPN" (a take-back) naming the
     same thing, or a bare "keep it" a few lines after a forget. The last word wins: nothing is applied, and a
-    request read from the withdrawing line itself is not either."""
-    if not requests or sessions is None:
-        return requests
+    request read from the withdrawing line itself is not either. Also the lines settled so: each withdrawn
+    request's and each withdrawing one's (session, seq), which ask a person for nothing."""
+    if sessions is None:
+        return requests, Settled()
     users = sessions.filter(pl.col("role") == "user").select("date", "session", "seq", "text")
     if _withdrawal_texts():  # a million user lines: only those holding a text a withdrawal needs reach the regexes
         users = users.filter(pl.col("text").str.contains(_withdrawal_texts()))
@@ -86,14 +164,16 @@ def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Re
         withdrawing.update(by)
         kept += [] if by else [request]
     # "forget what I said about the staging move": a take-back of that request, no forget of the staging memory
-    return [r for r in kept if (r.date, r.session, r.seq) not in withdrawing]
+    settled = frozenset((r.session, r.seq) for r in requests if r not in kept) | {(s, q) for _, s, q in withdrawing}
+    return [r for r in kept if (r.date, r.session, r.seq) not in withdrawing], Settled(settled, tuple(later))
 
 
 def _withdrawal(text: str) -> str:
     """"back" when the text or a clause of it takes something back, "keep" when it keeps a memory, else ""."""
-    if phrases.marker("withdraws").search(text) or any(retracts(clause) for clause in [text, *_CLAUSES.split(text)[1:]]):
+    clauses = [text, *_CLAUSES.split(text)[1:]]
+    if phrases.marker("withdraws").search(text) or any(retracts(clause) for clause in clauses):
         return "back"
-    return "keep" if phrases.marker("keeps").search(text) else ""
+    return "keep" if any(phrases.marker("keeps").search(clause) for clause in clauses) else ""
 
 
 @cache
@@ -144,17 +224,18 @@ def _place(request: Request) -> tuple:
 
 @cache  # each request's text is compared with every later line that withdraws
 def _named(text: str) -> frozenset[str]:
-    return frozenset(k for k in forget_keys(_notice().sub(" ", text)) if len(k) > 1) - _notice_keys()
+    text = _SCRIPT_EDGE.sub(" ", _notice(whole_words=True).sub(" ", text))
+    return frozenset(k for k in forget_keys(text) if len(k) > 1) - _notice_keys()
 
 
 def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]:
     """The sentences worth a person's look, each with the change (old, new) it spells out, if any."""
     found: list[tuple[str, tuple[str, str] | None]] = []
-    diff = _DIFF.search(block) if block else None
+    diff = _DIFF.search(f"{typed}\n{block}") if "\n+" in f"{typed}\n{block}" else None  # "-PORT=8080" / "+PORT=8081"
     for sentence in sentences(_QUOTED.sub("…", typed)):  # a quotation is someone else's words
         change = _change(sentence)
         words = [sentence[m.start():] for m in _notice().finditer(sentence)]
-        if not change and not words:
+        if not change and not words and not diff and not _restates(sentence) and len(_VALUE.findall(sentence)) < 2:
             continue
         if sentence.rstrip().endswith(("?", "？")) or retracts(sentence) or looks_like_code(sentence) or any(
                 phrases.task().match(w) or phrases.not_after("not_forget_after", "forget").match(w) for w in words):
@@ -162,7 +243,15 @@ def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]
         if any(phrases.marker(name).search(sentence) for name in _MARKERS):
             continue  # hypothetical, scoped, small talk, set aside, not yet: the reader's chatter
         found.append((sentence, change or (_tokens_apart(diff["old"], diff["new"]) if diff else None)))
+    if diff and not found and looks_like_code(typed):  # a diff pasted with nothing typed but its fence
+        found.append((typed, _tokens_apart(diff["old"], diff["new"])))
     return found
+
+
+def _restates(sentence: str) -> bool:
+    """A value said to hold now ([words] `now`): "gateway port is now 8081", "Redis liegt jetzt auf cache-2".
+    (Two values are looked at too: "8081 (was 8080)", "port 8080 to 8081"; see `_values_apart`.)"""
+    return bool(_now().search(sentence) and _VALUE.search(sentence))
 
 
 def _change(sentence: str) -> tuple[str, str] | None:
@@ -175,36 +264,84 @@ def _change(sentence: str) -> tuple[str, str] | None:
 def _tokens_apart(old: str, new: str) -> tuple[str, str] | None:
     """The first word a typed -/+ diff changes: "port: 8080" / "port: 8081" → (8080, 8081)."""
     pairs = zip(re.split(r"[\s:=]+", old.strip()), re.split(r"[\s:=]+", new.strip()))
-    return next(((a, b) for a, b in pairs if a != b), None)
+    return next(((a, b) for a, b in pairs if a != b and len(a) > 1), None)  # not "3" / "5": a retry count
 
 
-def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None, before: str) -> str:
-    """The engine's best reading of a noticed sentence, or "" when it names no memory of the store."""
+def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None, before: str, answer: str = "") -> str:
+    """The engine's best reading of a noticed sentence, or "" when it names no memory of the store; one that
+    names none may be completed by the answer the user gives when the assistant asks back ("drop one of the
+    notes" · "Which one?" · "the scheduler one")."""
+    spelled, change = change, change or _values_apart(catalog, sentence)
     if change:
         stating = catalog.stating(change[0])
         if len(stating) == 1:
             return f"in `{stating[0].memory.key}`, {change[0]} → {change[1]}?"
         if stating:
             return f"{change[0]} → {change[1]} in which of {', '.join(_names(stating))}?"
-    entry = _nearest(catalog, sentence) or _named_before(catalog, before)
-    if entry is None and change:
+    if not change and (said := _remembered(sentence)):
+        return f"remember “{shorten(said, 100)}”?"  # "remeber that the search cluster listens on 9200"
+    entry = (_nearest(catalog, sentence) or _named_before(catalog, before)
+             or (_nearest(catalog, f"{sentence} {answer}") if answer else None))
+    if entry and not (spelled or _notice().search(sentence) or _restates(sentence) and _replaces(entry, sentence)):
+        return ""  # "the db is at 95% cpu now", "handled 1200 requests in 300ms": no value of the memory's replaced
+    if entry is None and change and _memory_word().search(sentence):  # "bump 1.4.2 → 1.4.3": work, no memory
         return f"{change[0]} → {change[1]}? No memory states {change[0]}"
-    if entry is None:  # "save that", "それメモリに入れといて": what it points at was said just before
-        if not before or len(_named(sentence)) > 2 or not _pointer().search(sentence) or _forgets().search(sentence):
-            return ""  # "nvm, forget it" points at nothing to keep
-        return f"remember what was said just before (“{shorten(before, 100)}”)?"
-    name = f"`{entry.memory.key}`" if entry.memory.kind == "topic" else catalog.label(entry.memory)
+    if entry is None:
+        return _unnamed(sentence, before)
+    name = _label(catalog, entry)
     if _dismiss().search(sentence) or _forgets().search(sentence):
         return f"forget {name}?"
     return f"in {name}, {change[0]} → {change[1]}?" if change else f"update {name} to say what this sentence says?"
+
+
+def _unnamed(sentence: str, before: str) -> str:
+    """The best reading of a noticed sentence that names no memory of the store, or "" for talk."""
+    if _forgets().search(sentence) or _dismiss().search(sentence):  # "nvm, forget it" is talk, but not
+        # "스케줄러 메모는 이제 필요 없어, 지워줘": a memory said to go, by a name none of the store's is
+        return "forget a memory, but which? No memory's name is said" if _memory_word().search(sentence) else ""
+    if before and len(_named(sentence)) <= 2 and _pointer().search(sentence):
+        return f"remember what was said just before (“{shorten(before, 100)}”)?"  # "save that", "それメモリに入れといて"
+    return ""
+
+
+def _remembered(sentence: str) -> str:
+    """What a sentence asks to keep when it opens, or ends, with a remember no lead reads ([words]
+    `remember_stems`: "remeber that the cluster …", "ऑडिट अगले हफ्ते है, याद रखो")."""
+    opening, ending = _remember_opening().match(sentence), _remember_ending().search(sentence)
+    said = sentence[opening.end():] if opening else sentence[:ending.start()] if ending else ""
+    said = said.strip(" :：,，")
+    return said if says_something(said) else ""
+
+
+def _replaces(entry: Entry, sentence: str) -> bool:
+    """A value of the sentence stands where one of the memory's stands: same shape, and for a number as many
+    digits ("8081" for "8080", "cache-2.internal" for "redis://cache-1.internal:6379"); not "200" for "8080"."""
+    held = [t.strip(".,;:()`'\"") for t in entry.memory.text.split()]
+    return any(corrections.shape(v) == corrections.shape(t) and v != t and (corrections.shape(v) != "number"
+               or len(v) == len(t)) for v in _VALUE.findall(sentence) for t in held if t)
+
+
+def _values_apart(catalog: Catalog, sentence: str) -> tuple[str, str] | None:
+    """The change a sentence spells without an arrow: "R, not W" as a correction reads it, or two values of
+    which only the first is stated ("pasó de 8080 a 8081", "8080 diventa 8081"); values only, never words
+    ("on n'utilise plus le VPN" is no "VPN → n'utilise")."""
+    said = corrections.parse(sentence, strict=True)
+    if said and _VALUE.fullmatch(said.wrong) and _VALUE.fullmatch(said.value):
+        return said.wrong, said.value
+    values = _VALUE.findall(sentence)
+    if len(values) != 2 or corrections.shape(values[0]) != corrections.shape(values[1]):
+        return None
+    stated = [v for v in values if catalog.stating(v)]  # "8081 (was 8080)": the one a memory states is the old
+    return (stated[0], values[1 - values.index(stated[0])]) if len(stated) == 1 else None
 
 
 def _nearest(catalog: Catalog, sentence: str) -> Entry | None:
     """The one memory the sentence names best: a word of its name or title counts two, of its text one; it
     needs two, and no other memory as many (two alike: the person picks, no guess)."""
     wanted = _named(sentence)
+    holding = set().union(*(catalog.by_key.get(k, set()) | catalog.by_named.get(k, set()) for k in wanted))
     scored = sorted(((2 * len(wanted & e.named) + len(wanted & (e.keys - e.named)), number)
-                     for number, e in catalog.entries.items()), reverse=True)
+                     for number in holding for e in [catalog.entries[number]]), reverse=True)  # not all 20,000
     if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
     return catalog.entries[scored[0][1]]
@@ -216,17 +353,23 @@ def _named_before(catalog: Catalog, before: str) -> Entry | None:
     return catalog.entries[catalog.topic_ids[named.pop()]] if len(named) == 1 else None
 
 
+def _label(catalog: Catalog, entry: Entry) -> str:
+    return f"`{entry.memory.key}`" if entry.memory.kind == "topic" else catalog.label(entry.memory)
+
+
 def _names(entries: list[Entry]) -> list[str]:
     return [f"`{e.memory.key}`" for e in entries[:4]]
 
 
 @cache
-def _notice() -> re.Pattern[str]:
-    """Memory words at a word's start (any inflection), dismissals and change words, of every language."""
-    stems = phrases.words("notice") + phrases.words("forget_stems")
+def _notice(whole_words: bool = False) -> re.Pattern[str]:
+    """Memory words at a word's start (any inflection), dismissals and change words, of every language; with
+    `whole_words`, a stem takes the rest of its word ("remembering", not "rememb" and a stray "ering")."""
+    stems = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
     whole = phrases.words("dismiss") + phrases.words("final_particles") + phrases.words("no_longer")
     whole += phrases.words("change_verbs")
-    return re.compile(rf"(?<!\w)(?:{phrases._alternation(stems)})|(?<!\w)(?:{phrases._alternation(whole)})(?!\w)"
+    rest = r"\w*" if whole_words else ""
+    return re.compile(rf"(?<!\w)(?:{phrases._alternation(stems)}){rest}|(?<!\w)(?:{phrases._alternation(whole)})(?!\w)"
                       rf"|{phrases._alternation(_unspaced())}", re.I)
 
 
@@ -234,23 +377,54 @@ def _notice() -> re.Pattern[str]:
 def _unspaced() -> list[str]:
     """The same words of the languages written without spaces: looked for anywhere."""
     return [w for lang in phrases.languages() if not lang.spaced
-            for key in ("notice", "forget_stems", "dismiss", "change_verbs") for w in lang.words.get(key, [])]
+            for key in ("notice", "forget_stems", "remember_stems", "dismiss", "change_verbs")
+            for w in lang.words.get(key, [])]
+
+
+def _pattern(template: str, **words: list[str]) -> re.Pattern[str]:
+    """`template` with each {name} an alternation of its words, case aside; matching nothing when one is empty."""
+    found = {name: phrases._alternation(said) for name, said in words.items()}
+    return re.compile(template.format(**found) if all(found.values()) else "(?!)", re.I)
+
+
+@cache
+def _now() -> re.Pattern[str]:
+    return _pattern(r"(?<!\w)(?:{now})(?!\w)", now=phrases.words("now"))
+
+
+@cache
+def _memory_word() -> re.Pattern[str]:
+    """A memory word ([words] `notice`) at a word's start, or anywhere in a language written without spaces."""
+    unspaced = [w for lang in phrases.languages() if not lang.spaced for w in lang.words.get("notice", [])]
+    return _pattern(r"(?<!\w)(?:{spaced})|{unspaced}", spaced=phrases.words("notice"), unspaced=unspaced)
+
+
+@cache
+def _remember_opening() -> re.Pattern[str]:
+    """A sentence opening with a remember no lead reads ([words] `remember_stems`: "remeber that …")."""
+    return _pattern(r"^\W*(?:{stems})\w*(?:\s+(?:{that})(?!\w))?", stems=phrases.words("remember_stems"),
+                    that=phrases.words("that"))
+
+
+@cache
+def _remember_ending() -> re.Pattern[str]:
+    return _pattern(r"[,，、]?\s*(?<!\w)(?:{stems})\w*\W*$", stems=phrases.words("remember_stems"))
 
 
 @cache
 def _pointer() -> re.Pattern[str]:
     """The words a request points with ([words] `pointer`: "that", "それ", "그거"), anywhere."""
-    return re.compile(phrases._alternation(phrases.words("pointer")) or "(?!)", re.I)
+    return _pattern("{pointer}", pointer=phrases.words("pointer"))
 
 
 @cache
 def _dismiss() -> re.Pattern[str]:
-    return re.compile(phrases._alternation(phrases.words("dismiss")) or "(?!)", re.I)
+    return _pattern("{dismiss}", dismiss=phrases.words("dismiss"))
 
 
 @cache
 def _forgets() -> re.Pattern[str]:
-    return re.compile(phrases._alternation(phrases.words("forget_stems")) or "(?!)", re.I)
+    return _pattern("{forgets}", forgets=phrases.words("forget_stems"))
 
 
 @cache
@@ -260,8 +434,20 @@ def _notice_keys() -> frozenset[str]:
 
 @cache
 def _prefilter() -> str:
-    """For polars: every entry `_noticed` may keep holds one of these (case aside), or an arrow, "s/" or "+"."""
-    words = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("dismiss")
-    words += phrases.words("final_particles")
-    words += phrases.words("no_longer") + phrases.words("change_verbs")
-    return "(?i)" + "|".join(sorted({phrases._folded(w) for w in words} | {"→", "->", "=>", "⇒", "s/", r"\n\+"}))
+    """For polars: every entry `_noticed` may keep holds one of these (case aside), an arrow, "s/", a "+" line,
+    or two numbers on its first line ("8081 (was 8080)")."""
+    words = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
+    words += phrases.words("dismiss") + phrases.words("final_particles")
+    words += phrases.words("no_longer") + phrases.words("change_verbs") + phrases.words("now")
+    forms = {"→", "->", "=>", "⇒", "⟶", "➡", "➜", "➔", "⇨", "s/", r"\n\+", r"\d\d[^\n]*\D\d\d"}
+    return "(?i)" + "|".join(sorted({phrases._folded(w) for w in words} | forms))
+
+
+@cache
+def _yes() -> str:
+    """For polars and re: an entry that opens with a yes of any language ("yep", "sí, bórrala", "はい")."""
+    spaced = "|".join(sorted({phrases._folded(w) for lang in phrases.languages() if lang.spaced
+                              for w in lang.words.get("yes", [])}, key=len, reverse=True))
+    unspaced = "|".join(sorted({phrases._folded(w) for lang in phrases.languages() if not lang.spaced
+                                for w in lang.words.get("yes", [])}, key=len, reverse=True))
+    return rf"(?i)^\W*(?:(?:{spaced})(?:\W|$)|(?:{unspaced}))"

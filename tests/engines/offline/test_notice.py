@@ -79,3 +79,90 @@ def test_every_line_that_withdraws_passes_the_quick_filter():
     assert len(withdrawing) > 20
     assert all(kept[i] for i, text in enumerate(said) if _withdrawal(text))
     assert kept.sum() < len(said) / 2  # worth having even here, where most lines ask for something
+
+
+def _asked(result, said: str, suggested: str) -> bool:
+    return any(f"“{said}”" in item and suggested in item for item in result.needs_person)
+
+
+@pytest.mark.parametrize("said, suggested", [
+    ("バックアップのメモ古いよ backups", "`project_backups.md`"),  # a Latin word inside Japanese is a word
+    ("backups 2:00 → 3:30", "in `project_backups.md`, 2:00 → 3:30?"),
+    ("s/7070/7075", "in `reference_gateway.md`, 7070 → 7075?"),  # no closing slash
+    ("gateway 7071 (was 7070)", "in `reference_gateway.md`, 7070 → 7071?"),  # two values, one stated
+    ("el puerto del gateway pasó de 7070 a 7079", "in `reference_gateway.md`, 7070 → 7079?"),
+    ("der Gateway läuft jetzt auf 7077", "`reference_gateway.md`"),  # 'jetzt' and a value of the memory's shape
+    ("remeber that the docs site builds with mkdocs 1.6", "remember “the docs site builds with mkdocs 1.6”?"),
+    ("백업 메모는 이제 필요 없어, 지워줘", "forget a memory, but which?"),  # a memory word and a dismissal, no name
+])
+def test_changes_said_without_a_request_form_reach_a_person(tmp_path, said, suggested):
+    out, result = run(tmp_path, TREE, sessions(("s1", DAY, "user", said)))
+    assert out == TREE and _asked(result, said, suggested), result.needs_person
+
+
+@pytest.mark.parametrize("said", [
+    "the gateway answers 503 now, weird",  # a number of no shape the memory holds (not a port)
+    "bump the lockfile 1.4.2 → 1.4.3 and tag it",  # no memory states 1.4.2 or is named
+    "run sed -i 's/7070/7071/' compose.yml and restart",  # a command to run, not a correction
+    "the gateway handled 1200 requests in 300ms",  # two values, neither stated
+])
+def test_numbers_and_arrows_in_talk_reach_no_one(tmp_path, said):
+    out, result = run(tmp_path, TREE, sessions(("s1", DAY, "user", said)))
+    assert result.needs_person == [] and out == TREE
+
+
+def test_a_pasted_diff_is_noticed_and_quoted_with_its_lines(tmp_path):
+    rows = sessions(("s1", DAY, "user", "env update:\n- GATEWAY_PORT=7070\n+ GATEWAY_PORT=7074"))
+    out, result = run(tmp_path, TREE, rows)
+    assert out == TREE
+    assert _asked(result, "env update: - GATEWAY_PORT=7070 + GATEWAY_PORT=7074", "7070 → 7074?"), result.needs_person
+
+
+def test_a_yes_to_the_assistants_question_about_a_memory_reaches_a_person(tmp_path):
+    rows = sessions(("s1", DAY, "user", "we moved backups off bk-2"),
+                    ("s1", DAY, "assistant", "Should I delete project_backups.md from memory?"),
+                    ("s1", DAY, "user", "yep"))
+    out, result = run(tmp_path, TREE, rows)
+    assert out == TREE and _asked(result, "yep", "for `project_backups.md`?"), result.needs_person
+
+
+def test_a_yes_to_a_question_that_changes_no_memory_reaches_no_one(tmp_path):
+    rows = sessions(("s1", DAY, "user", "where is the backup host?"),
+                    ("s1", DAY, "assistant", "It is in project_backups.md. Want me to open project_backups.md?"),
+                    ("s1", DAY, "user", "yes"))
+    _, result = run(tmp_path, TREE, rows)
+    assert result.needs_person == []
+
+
+def test_a_request_that_names_nothing_is_completed_by_the_answer_to_which_one(tmp_path):
+    rows = sessions(("s1", DAY, "user", "one of the notes is stale, get rid of it"),
+                    ("s1", DAY, "assistant", "Which one?"), ("s1", DAY, "user", "backups"))
+    out, result = run(tmp_path, TREE, rows)
+    assert out == TREE and _asked(result, "one of the notes is stale, get rid of it", "forget `project_backups.md`?")
+
+
+def test_a_noticed_sentence_taken_back_later_reaches_no_one(tmp_path):
+    rows = sessions(("s1", DAY, "user", "scrap the backups note, bk-2 is going away"),
+                    ("s2", NEXT, "user", "re the backups note from yesterday: leave it, bk-2 stays"))
+    out, result = run(tmp_path, TREE, rows)
+    assert out == TREE and result.needs_person == []
+
+
+def test_a_remember_withdrawn_the_next_day_reaches_no_one(tmp_path):
+    rows = sessions(("s1", DAY, "user", "remember that the gateway moves to port 7090"),
+                    ("s2", NEXT, "user", "forget what I said yesterday about the gateway, the move is off"))
+    out, result = run(tmp_path, TREE, rows)
+    assert out == TREE and result.needs_person == []
+
+
+@pytest.mark.parametrize("said, phrase", [
+    ("remember the pen test is early next quarter", "next quarter"),
+    ("记住：下个月初迁移备份", "下个月初"),  # never half rewritten ("2026-04初")
+    ("覚えておいて：来月末にバックアップを移す", "来月末"),
+    ("remember the backup move is mid next month", "next month"),
+])
+def test_a_relative_date_no_row_reads_is_left_as_written_and_noted(tmp_path, said, phrase):
+    out, result = run(tmp_path, TREE, sessions(("s1", DAY, "user", said)))
+    new = [text.decode() for name, text in out.items() if name not in TREE]
+    assert new and not any("2026-04" in text for text in new)
+    assert any(f"“{phrase}”" in item for item in result.needs_person), result.needs_person
