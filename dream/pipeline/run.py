@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from dream import history, lint, notes
-from dream.lint import verified
 from dream.config import Settings, load_settings
 from dream.engines import (
     Change,
@@ -341,6 +340,8 @@ def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Staging, result: En
 def record_verified(ctx: RunContext, snap: Snapshot, staging: Staging, result: EngineResult,
                     checked: lint.LintReport) -> None:
     """`verified_at: <commit>` where every claim held and the memory does not already say so (lint_verified_at)."""
+    from dream.lint import verified  # start-up: lint's checks, only for a store whose project is known
+
     staged = staging.tree()
     found = verified.stamps(Path(checked.project), checked.head, checked.verified, snap.tree, staged, ctx.settings,
                             pinned.pinned_paths(snap.tree, ctx.settings.pinned))
