@@ -4,10 +4,16 @@ Each command runs as a new process through the installed console script,
 alternating with `python -c pass` (the floor every Python command pays), so
 both see the same load; `accept` accepts a real pending proposal (the
 journaled apply a person waits for), on a fresh copy made before the clock
-starts. Prints CPU and wall (medians with min-max), the target (0.3 s wall)
-and what dream adds over the bare interpreter.
+starts; that store was dreamed and accepted once before, so its history holds
+an event, as a real store's does. Prints CPU and wall (medians with min-max),
+the target (0.3 s wall) and what dream adds over the bare interpreter.
 
     python bench/bench_startup.py [--runs 15]
+    python bench/bench_startup.py --against /tmp/main-ref   # also each command with another checkout's code
+
+`--against DIR` (a checkout of the `dream` package, e.g. `git worktree add /tmp/main-ref main`) runs each
+command a second time with that checkout first on PYTHONPATH (same venv, same libraries), alternating
+with the others: a before/after in one run, as `bench_nightly.py --against` does.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from benchlib import USER_ENV, Case, alternate, median_wall, print_cases
@@ -28,6 +35,7 @@ TARGET_S = 0.3
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--against", type=Path, help="also each command with the code of this checkout (before/after)")
     args = parser.parse_args()
     dream = str(Path(sys.executable).with_name("dream"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -35,8 +43,7 @@ def main() -> None:
         shutil.copytree(REPO / "data" / "demo", store, ignore=shutil.ignore_patterns(".dream"))
         dreamed = Path(tmp) / "dreamed"  # one pending proposal, for diff, review and accept
         shutil.copytree(store, dreamed)
-        subprocess.run([dream, "run", "--store", str(dreamed), "--engine", "offline"], check=True,
-                       stdout=subprocess.DEVNULL, env=USER_ENV)
+        dream_once(dream, dreamed)
         copies = iter(range(10_000))
 
         def pending() -> list[str]:
@@ -45,21 +52,41 @@ def main() -> None:
             shutil.copytree(dreamed, copy)
             return [dream, "accept", "--store", str(copy)]
 
-        cases = alternate([
-            Case("python -c pass", lambda: [sys.executable, "-c", "pass"]),
+        commands = [
             Case("dream --help", lambda: [dream, "--help"]),
             Case("dream status --store demo", lambda: [dream, "status", "--store", str(store)]),
             Case("dream status --store demo --json", lambda: [dream, "status", "--store", str(store), "--json"]),
             Case("dream diff --store dreamed", lambda: [dream, "diff", "--store", str(dreamed)]),
             Case("dream review --store dreamed (no tty)", lambda: [dream, "review", "--store", str(dreamed)]),
             Case("dream accept (a real pending proposal)", pending),
-        ], args.runs)
+        ]
+        against = [Case(f"{case.name}, code of {args.against.name}", _with_path(case.prepare, args.against.resolve()))
+                   for case in commands] if args.against else []
+        cases = alternate([Case("python -c pass", lambda: [sys.executable, "-c", "pass"]), *against, *commands],
+                          args.runs)
     print_cases(cases, "start-up")
     floor = median_wall(cases[0])
     for case in cases[1:]:
         wall = median_wall(case)
         print(f"  {case.name:46} wall {wall - floor:+.3f} s over python; target {TARGET_S} s: "
               f"{'met' if wall <= TARGET_S else 'NOT met'}")
+
+
+def dream_once(dream: str, store: Path) -> None:
+    """A proposal pending on a store that has been dreamed and accepted before, as every night's but the first:
+    its history holds an accept event, which an accept reads (to record its own only once)."""
+    for command in ("run", "accept"):
+        subprocess.run([dream, command, "--store", str(store), *(["--engine", "offline"] if command == "run" else [])],
+                       check=True, stdout=subprocess.DEVNULL, env=USER_ENV)
+    day = store / "logs" / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    (day / "session-next-day.md").write_text("> remember that the release branch is cut on Thursdays\n< noted\n")
+    subprocess.run([dream, "run", "--store", str(store), "--engine", "offline", "--force"], check=True,
+                   stdout=subprocess.DEVNULL, env=USER_ENV)
+
+
+def _with_path(argv: Callable[[], list[str]], checkout: Path) -> Callable[[], list[str]]:
+    return lambda: ["env", f"PYTHONPATH={checkout}", *argv()]
 
 
 if __name__ == "__main__":

@@ -282,7 +282,7 @@ def read(layout: Layout, limit: int = 50, strict: bool = False, kinds: Iterable[
 
 HISTORY = "run history"  # what the file is called in messages
 
-# The last run of a store is in the file's last lines: read this much of its end.
+# The last runs and events of a store are in the file's last lines: read this much of its end.
 TAIL_BYTES = 64 * 1024
 
 
@@ -292,21 +292,37 @@ def last_run_reason(layout: Layout) -> str | None:
     The fleet asks this of every due store each night (was it skipped for
     the budget?), so it reads the end of the file, not the whole history.
     """
+    for record in _newest_records(layout):
+        if record.get("kind") == "run":
+            reason = record.get("reason")
+            return reason if isinstance(reason, str) else None
+    return None
+
+
+def event_recorded(layout: Layout, action: str, version: int) -> bool:
+    """Whether the history's last records hold an event of `action` at `version` (the file's tail only).
+
+    An accept or rollback asks this once its files are written, and a replay of
+    its journal again, right after the event would have been written: it is
+    at the end of the file if anywhere, and no query (nor DuckDB's import) is needed.
+    """
+    return any(record.get("kind") == "event" and record.get("action") == action and record.get("version") == version
+               for record in _newest_records(layout))
+
+
+def _newest_records(layout: Layout) -> Iterator[dict[str, Any]]:
+    """The records of the history file's last TAIL_BYTES, newest first; damaged lines skipped."""
     try:  # never a plain open(): a FIFO in the history's place would wait for a writer forever
         tail = appendlog.read_tail(layout.history, HISTORY, TAIL_BYTES)
     except BadInput:
-        return None
-    if tail is None:
-        return None
-    for line in reversed(tail.splitlines()):
+        return
+    for line in reversed(tail.splitlines() if tail else []):
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue  # a damaged line, or the first one cut by the seek
-        if isinstance(record, dict) and record.get("kind") == "run":
-            reason = record.get("reason")
-            return reason if isinstance(reason, str) else None
-    return None
+        if isinstance(record, dict):
+            yield record
 
 
 def fleet_runs(stores: Iterable[Path], limit: int = 50) -> list[dict[str, Any]]:

@@ -11,14 +11,15 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dream.config import Settings
-from dream.lint import cache
-from dream.lint.checks import Checker, Finding, Outcome
-from dream.lint.claims import Claim, memory_claims
 from dream.lint.project import find_project, open_project
 from dream.store.tree import Tree
+
+if TYPE_CHECKING:
+    from dream.lint.checks import Finding, Outcome
+    from dream.lint.claims import Claim
 
 INDEX = "MEMORY.md"
 
@@ -53,6 +54,10 @@ def lint_store(store_root: Path, tree: Tree, settings: Settings) -> LintReport |
     found = find_project(store_root, settings)
     if found is None:
         return None
+    from dream.lint import cache  # start-up: the checks, only for a store whose project is known (most have none)
+    from dream.lint.checks import Checker  # start-up: see above
+    from dream.lint.claims import memory_claims  # start-up: see above
+
     root, found_by = found
     deadline = started + settings.lint_seconds
     state = cache.project_state(root, settings.lint_seconds)
@@ -93,6 +98,8 @@ def _answers(todo: list[str], claims: list[Claim], outcome: Outcome,
 
 
 def _total(report: LintReport, answers: dict[str, dict[str, Any]]) -> None:
+    from dream.lint.checks import Finding  # start-up: see lint_store
+
     for rel in sorted(answers):
         answer = answers[rel]
         report.claims += answer["claims"]
@@ -111,6 +118,8 @@ def needs_person(report: LintReport | dict | None) -> list[str]:
     """
     if report is None:
         return []
+    from dream.lint.checks import Finding  # start-up: see lint_store
+
     findings = report.findings if isinstance(report, LintReport) else [
         Finding(**f) for f in (report.get("findings") or [])]
     return [f"stale claim: {f.sentence()}" for f in findings]

@@ -50,7 +50,7 @@ def find_project(store_root: Path, settings: Settings) -> tuple[Path, str] | Non
     project = configured_project(store_root, settings)
     if project is not None:
         return project, "config"
-    from dream.transcripts.importer import list_transcripts, resolve_source_path  # start-up: only without config
+    from dream.transcripts.discover import list_transcripts, resolve_source_path  # start-up: only without config
 
     for source in _sources(store_root, settings):
         try:

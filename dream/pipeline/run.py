@@ -23,10 +23,9 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from dream import history, lint, notes
-from dream.lint import verified
 from dream.config import Settings, load_settings
 from dream.engines import (
     Change,
@@ -74,11 +73,13 @@ from dream.store.tree import (
 from dream.store.validate import errors as validation_errors
 from dream.store.validate import validate_tree
 from dream.transcripts import usage
-from dream.transcripts.importer import ImportResult, import_configured
 from dream.versions.diffing import tree_diff
 from dream.versions.journal import finish_interrupted_write, recover_and_clean
 from dream.versions.manifests import Versions
 from dream.versions.proposals import SUPERSEDED, Proposal, Proposals, new_proposal_id
+
+if TYPE_CHECKING:
+    from dream.transcripts.importer import ImportResult
 
 Progress = Callable[[int, int], None]
 
@@ -170,6 +171,10 @@ def import_logs(ctx: RunContext) -> ImportResult | None:
     """Bring the activity logs up to date from the configured transcripts, if any."""
     if ctx.settings.layout == LayoutKind.CODEX:
         codex.write_evidence_logs(ctx.layout.root)
+    if ctx.settings.transcripts is None:
+        return None
+    from dream.transcripts.importer import import_configured  # start-up: every agent's readers, for importing stores only
+
     result = import_configured(ctx.layout.root, ctx.settings)
     if result is not None:
         ctx.warnings += result.warnings
@@ -335,6 +340,8 @@ def protect_pinned(ctx: RunContext, snap: Snapshot, staging: Staging, result: En
 def record_verified(ctx: RunContext, snap: Snapshot, staging: Staging, result: EngineResult,
                     checked: lint.LintReport) -> None:
     """`verified_at: <commit>` where every claim held and the memory does not already say so (lint_verified_at)."""
+    from dream.lint import verified  # start-up: lint's checks, only for a store whose project is known
+
     staged = staging.tree()
     found = verified.stamps(Path(checked.project), checked.head, checked.verified, snap.tree, staged, ctx.settings,
                             pinned.pinned_paths(snap.tree, ctx.settings.pinned))

@@ -23,12 +23,10 @@ at those lines, and both forms find the same.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
-from dream.redaction import gitleaks
+from dream.redaction import gitleaks, tables
 from dream.redaction.entropy import entropy
 
 # detect-secrets plugins used, with a cheap regex every secret they find contains (for `hint()`).
@@ -71,7 +69,7 @@ _PASSWORD_NAME = re.compile(r"(?i:passw|pwd|passphrase|(?:^|[_.-])pass(?:$|[_.-]
 _SHELL_NAME = re.compile(r"[A-Z][A-Z0-9_]{2,}")
 # Decided by the name (patterns.toml, [names]): CACHE_KEY=build-<hex> is a cache key; a hex value is a secret
 # only under a name with a secret word (key, token, password, secret, in any shipped language).
-_NAMES = tomllib.loads(Path(__file__).with_name("patterns.toml").read_text(encoding="utf-8"))["names"]
+_NAMES = tables.read()["names"]
 _NOT_CREDENTIAL = re.compile(_NAMES["not_credential"])
 # key, token, password in the other shipped languages, as one part of a name (PASSWORT, DB_SENHA)
 _SECRET_WORD = re.compile(rf"(?i:(?:^|[_.-])(?:{_NAMES['secret_words']})(?:$|[_.-]))")

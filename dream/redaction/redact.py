@@ -24,7 +24,6 @@ length and alphabet of a real credential.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -154,7 +153,7 @@ MACROS = {
     "password_keys": _PASSWORD_KEYS, "secret_keys": _SECRET_KEYS,
     "assign": _ASSIGN, "assigned": _ASSIGNED, "auth": _AUTH, "token": _TOKEN, "ws": _WS,
 }
-PATTERNS_FILE = Path(__file__).with_name("patterns.toml")
+PATTERNS_FILE = tables.PATTERNS_FILE
 _MACRO = re.compile(r"<<([a-z0-9_]+)>>")
 
 
@@ -167,7 +166,7 @@ def load_patterns(path: Path = PATTERNS_FILE) -> tuple[SecretPattern, ...]:
 
     An entry with ``table`` stands for the patterns built from that table (`dream.redaction.tables`).
     """
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = tables.read(path)
     patterns: list[SecretPattern] = []
     for p in data["pattern"]:
         if "table" not in p:
@@ -186,7 +185,7 @@ def load_patterns(path: Path = PATTERNS_FILE) -> tuple[SecretPattern, ...]:
 # Order matters (see patterns.toml): specific kinds first, assignments and command lines last.
 PATTERNS: tuple[SecretPattern, ...] = load_patterns()
 # A text that ends where a password is about to be said (see `redact_following`).
-LEAD_AT_END = tables.lead_at_end(tomllib.loads(PATTERNS_FILE.read_text(encoding="utf-8")))
+LEAD_AT_END = tables.lead_at_end(tables.read())
 
 # Secrets are redacted before a text is cut, so that cutting can never leave
 # half a secret the redactor no longer recognises. To keep redaction cheap on

@@ -14,10 +14,21 @@ A malformed table raises ValueError naming it.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 Built = tuple[str, str, bool]  # regex, hint, keep_after
+PATTERNS_FILE = Path(__file__).with_name("patterns.toml")
+
+
+@cache
+def read(path: Path = PATTERNS_FILE) -> dict[str, Any]:
+    """A patterns file, parsed once a process: the detectors, the patterns and the lead at the end all read it
+    at import (tomllib is Python: 3 ms a parse of patterns.toml). Read only, never changed."""
+    return tomllib.loads(path.read_text(encoding="utf-8"))
 
 # What may stand between a tool's name and its flag: anything on the command's line, or its continuation
 # after a backslash at the end of a line; not a pipe or a list operator, which start another command.

@@ -14,8 +14,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
+from dream.errors import BadInput
 from dream.store.layouts import LayoutKind, detect
+
+if TYPE_CHECKING:
+    from dream.config import Settings
+
+Source = Literal["claude-code", "codex", "claude-mem"]
+SOURCES: tuple[Source, ...] = ("claude-code", "codex", "claude-mem")
 
 INDEX_NAME = "MEMORY.md"
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "logs", "sessions", "venv"})
@@ -70,3 +78,57 @@ def _walk(root: Path, max_depth: int) -> list[Path]:
             continue  # unreadable folders are not stores we can use
         pending.extend((d, depth + 1) for d in subdirs)
     return stores
+
+
+# --- where transcripts are ------------------------------------------------------
+
+
+def default_source_path(store_root: Path, source: Source) -> Path:
+    """Where `source` keeps transcripts when the user names no path.
+
+    Claude Code keeps a project's memory at ``~/.claude/projects/<p>/memory``
+    and its sessions beside it, so a store laid out that way finds them
+    itself; any other store must be told where they are.
+    """
+    if source == "codex":
+        return codex_home() / "sessions"
+    if source == "claude-mem":
+        return Path.home() / ".claude-mem" / "claude-mem.db"
+    store = store_root.expanduser().resolve()
+    if store.name == "memory" and store.parent.parent.name == "projects":
+        return store.parent
+    raise BadInput(
+        f"{store_root}: not a Claude Code memory folder (~/.claude/projects/<project>/memory); "
+        "name the folder of its session transcripts"
+    )
+
+
+def resolve_source_path(store_root: Path, source: Source, path: Path | None, settings: Settings) -> Path:
+    """The explicit path, else the store's configured one, else the default."""
+    if path is None and settings.transcripts_path:
+        path = Path(settings.transcripts_path).expanduser()
+        if not path.is_absolute():
+            path = store_root / path
+    found = path.expanduser() if path is not None else default_source_path(store_root, source)
+    if not found.exists():
+        raise BadInput(f"{found}: no {source} transcripts there (path does not exist)")
+    return found
+
+
+def list_transcripts(source: Source, path: Path) -> list[Path]:
+    """The transcript files at `path` (a file, or a folder of them), sorted.
+
+    Claude Code: the ``*.jsonl`` files directly in a project folder. Codex:
+    ``rollout-*.jsonl`` anywhere below the sessions folder. claude-mem keeps
+    a database, not transcript files (`claude_mem` reads it): none.
+    """
+    if source == "claude-mem":
+        return []
+    if path.is_file():
+        return [path]
+    if source == "claude-code":
+        with os.scandir(path) as found:
+            files = [Path(e.path) for e in found if e.name.endswith(".jsonl") and e.is_file()]
+    else:
+        files = [p for p in path.rglob("rollout-*.jsonl") if p.is_file()]
+    return sorted(files)

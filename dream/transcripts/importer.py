@@ -23,7 +23,6 @@ from stat import S_ISREG
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
 
 
 from dream.config import Settings, configured_project, store_config_path
@@ -36,11 +35,11 @@ from dream.store.sessions import log_file
 from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, claude_mem, codex
 from dream.transcripts.common import Session, as_dict, log_relpath, transcript_cwd
-from dream.transcripts.discover import codex_home
+from dream.transcripts.discover import (  # where transcripts are; usage and status need only these
+    SOURCES, Source, default_source_path, list_transcripts, resolve_source_path,
+)
 from dream.transcripts.render import render_logs
 
-Source = Literal["claude-code", "codex", "claude-mem"]
-SOURCES: tuple[Source, ...] = ("claude-code", "codex", "claude-mem")
 
 # Bump when readers or rendering change what a log says: every transcript is
 # then read again on the next import.
@@ -64,60 +63,6 @@ class ImportResult:
     logs_written: list[Path] = field(default_factory=list)
     logs_removed: list[Path] = field(default_factory=list)  # replaced by a renamed log
     cleaned: list[str] = field(default_factory=list)  # temporary files a killed import left, removed first
-
-
-# --- where transcripts are ------------------------------------------------------
-
-
-def default_source_path(store_root: Path, source: Source) -> Path:
-    """Where `source` keeps transcripts when the user names no path.
-
-    Claude Code keeps a project's memory at ``~/.claude/projects/<p>/memory``
-    and its sessions beside it, so a store laid out that way finds them
-    itself; any other store must be told where they are.
-    """
-    if source == "codex":
-        return codex_home() / "sessions"
-    if source == "claude-mem":
-        return Path.home() / ".claude-mem" / "claude-mem.db"
-    store = store_root.expanduser().resolve()
-    if store.name == "memory" and store.parent.parent.name == "projects":
-        return store.parent
-    raise BadInput(
-        f"{store_root}: not a Claude Code memory folder (~/.claude/projects/<project>/memory); "
-        "name the folder of its session transcripts"
-    )
-
-
-def resolve_source_path(store_root: Path, source: Source, path: Path | None, settings: Settings) -> Path:
-    """The explicit path, else the store's configured one, else the default."""
-    if path is None and settings.transcripts_path:
-        path = Path(settings.transcripts_path).expanduser()
-        if not path.is_absolute():
-            path = store_root / path
-    found = path.expanduser() if path is not None else default_source_path(store_root, source)
-    if not found.exists():
-        raise BadInput(f"{found}: no {source} transcripts there (path does not exist)")
-    return found
-
-
-def list_transcripts(source: Source, path: Path) -> list[Path]:
-    """The transcript files at `path` (a file, or a folder of them), sorted.
-
-    Claude Code: the ``*.jsonl`` files directly in a project folder. Codex:
-    ``rollout-*.jsonl`` anywhere below the sessions folder. claude-mem keeps
-    a database, not transcript files (`claude_mem` reads it): none.
-    """
-    if source == "claude-mem":
-        return []
-    if path.is_file():
-        return [path]
-    if source == "claude-code":
-        with os.scandir(path) as found:
-            files = [Path(e.path) for e in found if e.name.endswith(".jsonl") and e.is_file()]
-    else:
-        files = [p for p in path.rglob("rollout-*.jsonl") if p.is_file()]
-    return sorted(files)
 
 
 def read_transcript(source: Source, path: Path, settings: Settings) -> Session:

@@ -28,7 +28,7 @@ import orjson
 
 from dream.config import Settings
 from dream.errors import BadInput
-from dream.transcripts.importer import SOURCES, list_transcripts, resolve_source_path
+from dream.transcripts.discover import SOURCES, list_transcripts, resolve_source_path
 
 READ_TOOLS = frozenset({"Read", "View", "view", "read_file"})
 SHELL_TOOLS = frozenset({"Bash", "bash", "exec_command", "shell", "container.exec"})

@@ -415,13 +415,9 @@ def _after_apply(layout: Layout, journal: Journal) -> None:
         proposal = proposals.get(proposal_id)
         if proposal.status != ACCEPTED:
             proposals.set_status(proposal, ACCEPTED, accepted_version=journal.new_version)
-    if not _event_recorded(layout, journal.action, journal.new_version):
+    if not history.event_recorded(layout, journal.action, journal.new_version):
         # strict: while the event is not written the journal stays, and the next command writes it
         _record_event(layout, journal, journal.action, journal.new_version, journal.extra.get("detail"), strict=True)
-
-
-def _event_recorded(layout: Layout, action: str, version: int) -> bool:
-    return any(e["action"] == action and e["version"] == version for e in history.events(layout, limit=20))
 
 
 def _record_event(layout: Layout, journal: Journal, action: str, version: int | None, detail: str | None,

@@ -187,6 +187,28 @@ def test_a_stuck_lock_holder_costs_seconds_not_the_record(store, monkeypatch, ca
     assert "held for over 0.2 s" in capsys.readouterr().err
 
 
+def test_whether_an_event_is_recorded_is_read_from_the_history_tail(store):
+    assert not history.event_recorded(store, "accept", 3)  # no history yet
+    history.record_event(store, "accept", "p1", 3)
+    record_run(store, "r1", 1_700_000_000)
+    with store.history.open("ab") as f:
+        f.write(b'garbage\n{"kind": "event", "action": "accept", "version": "4"}\n[1]\n')
+    assert history.event_recorded(store, "accept", 3)
+    assert not history.event_recorded(store, "accept", 4)  # "4" is no version: the damaged line counts for nothing
+    assert not history.event_recorded(store, "rollback", 3)
+
+
+def test_an_accept_on_a_store_with_events_does_not_import_duckdb(demo_store, cli):
+    """Every store after its first accept has an event in its history; accept reads it from the tail."""
+    assert cli("run", "--store", str(demo_store), "--engine", "offline").code == 0
+    history.record_event(Layout.open(demo_store), "reject", "an-earlier-proposal")
+    code = ("import sys; from dream.cli.app import main; code = main(['accept', '--store', sys.argv[1]]); "
+            "sys.exit(code or 3 * ('duckdb' in sys.modules))")
+    accepted = subprocess.run([sys.executable, "-c", code, str(demo_store)], cwd=REPO, capture_output=True, text=True)
+    assert accepted.returncode == 0, accepted.stderr
+    assert [e["action"] for e in history.events(Layout.open(demo_store))] == ["accept", "reject"]
+
+
 def test_reading_the_history_module_does_not_import_duckdb():
     code = "import sys, dream.history; sys.exit('duckdb' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0

@@ -16,10 +16,11 @@ from rapidfuzz import fuzz
 
 from dream.engines.offline.phrases import _alternation, alternation, change_verbs, words
 from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize
+from dream.engines.offline.text import LazyPattern
 
 # Scripts written without spaces between a value and the words around it ("16になりました",
 # "6380이에요"): a boundary between one of them and any other script counts as a space.
-_SCRIPT_EDGE = re.compile(rf"(?<=[{CJK_CHARS}])(?=[^\s{CJK_CHARS}])|(?<=[^\s{CJK_CHARS}])(?=[{CJK_CHARS}])")
+_SCRIPT_EDGE = LazyPattern(rf"(?<=[{CJK_CHARS}])(?=[^\s{CJK_CHARS}])|(?<=[^\s{CJK_CHARS}])(?=[{CJK_CHARS}])")
 
 
 class StandingAlone:
@@ -87,13 +88,13 @@ _OUTDATED = re.compile(
 # Chinese, Japanese and Korean: "不是 W，是 R" / "R，不是 W", "W じゃなくて R", "W가 아니라 R",
 # "W 말고 R", "从 W 换成 R". W is the run of text just before (or after) the negation.
 _LATIN_WORDS = rf"[^\s、，,。：:{CJK_CHARS}]+(?:[ \t][^\s、，,。：:{CJK_CHARS}]+)*"  # "Node 18", "stage.acme.io"
-_NEGATION_AFTER = re.compile(
+_NEGATION_AFTER = LazyPattern(
     rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{CJK_CHARS}]+?)\s*"
     r"(?:じゃなくて|じゃなく|ではなくて|ではなく|(?:가|이)\s*아니(?:라|고)|말고)[\s、，,]*(?P<right>.+)$")
-_NEGATION_BEFORE = re.compile(r"^(?P<pre>.*?)不是\s*(?P<wrong>[^，,。]+?)\s*[，,]?\s*(?:而)?是\s*(?P<right>.+)$")
-_NEGATION_LAST = re.compile(r"^(?P<right>.+?)\s*(?:[，,]\s*|而)不是\s*(?P<wrong>[^，,。]+)$")
-_FROM_TO_ZH = re.compile(rf"^(?P<pre>.*?)从\s*(?P<wrong>.+?)\s*(?:{change_verbs(spaced=False)})\s*(?P<right>.+?)\s*了?$")
-_FROM_TO_JA_KO = re.compile(
+_NEGATION_BEFORE = LazyPattern(r"^(?P<pre>.*?)不是\s*(?P<wrong>[^，,。]+?)\s*[，,]?\s*(?:而)?是\s*(?P<right>.+)$")
+_NEGATION_LAST = LazyPattern(r"^(?P<right>.+?)\s*(?:[，,]\s*|而)不是\s*(?P<wrong>[^，,。]+)$")
+_FROM_TO_ZH = LazyPattern(rf"^(?P<pre>.*?)从\s*(?P<wrong>.+?)\s*(?:{change_verbs(spaced=False)})\s*(?P<right>.+?)\s*了?$")
+_FROM_TO_JA_KO = LazyPattern(
     rf"^(?P<pre>.*?)(?P<wrong>{_LATIN_WORDS}|[{CJK_CHARS}]+?)\s*(?:から|에서)\s*(?P<right>.+?)\s*"
     rf"(?:に|(?:으로|로)\s*)(?:{change_verbs(spaced=False)})")
 _CJK_PATTERNS = (_NEGATION_BEFORE, _NEGATION_LAST, _FROM_TO_ZH, _FROM_TO_JA_KO, _NEGATION_AFTER)
@@ -128,7 +129,9 @@ def parse(text: str, strict: bool = False) -> Correction | None:
     `strict` (a change said without "actually" or "correction"): the new value
     must look like the old one (same shape and alike, or sharing a word).
     """
-    for pattern in (_NO_LONGER, _FROM_TO, _MOVED_OFF, _OUTDATED, _NOT, _NOT_AFTER, *_CJK_PATTERNS):
+    cjk = _CJK_PATTERNS if CJK.search(text) else ()  # each needs a CJK word (不是, から, 말고): compiled when one comes
+    tried: tuple[re.Pattern[str] | LazyPattern, ...] = (_NO_LONGER, _FROM_TO, _MOVED_OFF, _OUTDATED, _NOT, _NOT_AFTER)
+    for pattern in (*tried, *cjk):
         match = pattern.search(text) if pattern is _FROM_TO else pattern.match(text)
         if not match:
             continue
@@ -171,7 +174,7 @@ def _after_lead(lead: str, right: str, wrong: str) -> str:
     return " ".join(words) if words and words[0].lower() not in _function_words() else ""
 
 
-def _least(pattern: re.Pattern[str], strict: bool) -> float:
+def _least(pattern: re.Pattern[str] | LazyPattern, strict: bool) -> float:
     """How alike the new value must be to the old: "R, not W" and "moved off W" name the change plainly."""
     if not strict or pattern in (_MOVED_OFF, _NOT):
         return 0.5
@@ -192,7 +195,7 @@ def _with_name(value: str, right: str) -> str:
     return f"{found.group(1)}{value}" if found else value
 
 
-def _readings(pattern: re.Pattern[str], match: re.Match[str], text: str) -> list[tuple[str, str]]:
+def _readings(pattern: re.Pattern[str] | LazyPattern, match: re.Match[str], text: str) -> list[tuple[str, str]]:
     """(stale value, clause that holds now) as `pattern` reads `text`, most likely first.
 
     In Chinese, Japanese and Korean the stale value is the words just before
@@ -232,7 +235,7 @@ def shape(token: str) -> str:
 
 
 def _spaced(text: str) -> str:
-    return _SCRIPT_EDGE.sub(" ", text)
+    return _SCRIPT_EDGE.sub(" ", text) if CJK.search(text) else text  # an edge is beside a CJK character
 
 
 def _tokens(text: str) -> list[str]:

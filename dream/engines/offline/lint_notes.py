@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Workspace, editable, scope_of
-from dream.lint.claims import memory_claims
 from dream.lint.notes import is_note, note_line, noted_claims
 from dream.store.model import TopicFile
 
@@ -37,6 +36,8 @@ def note_findings(ws: Workspace, findings: list[dict], pinned: set[str]) -> None
 
 
 def _note(ws: Workspace, topic: TopicFile, found: list[dict]) -> None:
+    from dream.lint.claims import memory_claims  # start-up: only a night with lint findings reads claims
+
     cited = {claim.name for claim in memory_claims(topic.path, topic.text.encode())}
     done = noted_claims(topic.text.lines)
     new: list[str] = []

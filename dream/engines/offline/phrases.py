@@ -399,14 +399,13 @@ def opens_with(name: str) -> re.Pattern[str]:
 @cache
 def task() -> re.Pattern[str]:
     """A remember lead followed by an action in its own language: "remember to squash", "recuerda hacer…"."""
-    parts = []
+    parts = []  # one per language: its leads, then any of its tasks (the opening is every language's, said once)
     for lang in languages():
         leads = lang.leads.get("remember", []) + lang.leads.get("dont_forget", []) + lang.leads.get("asked_remember", [])
-        for regex in lang.not_requests.get("task", []):
-            if leads:
-                parts.append(rf"^(?:{_asked_opening()})?(?:(?:{_please()})\s+)?(?:{_alternation(leads)})(?:\s*,)?\s*"
-                             rf"(?:{regex})")
-    return re.compile("|".join(parts) or "(?!)", re.I)
+        tasks = lang.not_requests.get("task", [])
+        if leads and tasks:
+            parts.append(rf"(?:{_alternation(leads)})(?:\s*,)?\s*(?:{'|'.join(f'(?:{regex})' for regex in tasks)})")
+    return re.compile(rf"^(?:{_asked_opening()})?(?:(?:{_please()})\s+)?(?:{'|'.join(parts)})" if parts else "(?!)", re.I)
 
 
 @cache

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import cached_property
 
 from dream.store.model import format_index_line
 from dream.store.validate import MAX_LINE_CHARS
@@ -14,6 +15,28 @@ ELLIPSIS = "…"
 # A quotation, in the marks of the languages dream reads: what someone else said (or an error
 # message), never the writer's own request, and never a date to resolve.
 QUOTATION = r'"[^"\n]+"|“[^”\n]+”|«[^»\n]+»|„[^“”\n]+[“”]|「[^」\n]+」|『[^』\n]+』'
+
+
+class LazyPattern:
+    """A regex compiled at its first use. Python's re compiles in Python, and a class of the CJK ranges costs a
+    millisecond or more wherever it is written: patterns that only some texts need (a CJK sentence) are then
+    compiled only in a process that meets such a text."""
+
+    def __init__(self, regex: str, flags: int = 0):
+        self.regex, self.flags = regex, flags
+
+    @cached_property
+    def compiled(self) -> re.Pattern[str]:
+        return re.compile(self.regex, self.flags)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def sub(self, replacement: str, text: str) -> str:
+        return self.compiled.sub(replacement, text)
 
 
 def one_line(text: str) -> str:
