@@ -63,6 +63,14 @@ def test_statements_are_list_items_and_prose_not_headings_code_or_imports(tmp_pa
         (5, "Keep PRs small.", "CLAUDE.md line 5")]
 
 
+def test_an_indented_example_is_code_and_each_statement_knows_its_heading(tmp_path):
+    path = write(tmp_path / "CLAUDE.md", "A bad rule looks like this:\n\n    Always use npm.\n    npm i\n\n"
+                 "## Never do this\n- Push directly to main.\n  - continued item\n")
+    assert [(r.line, r.text, r.heading) for r in read_file(path, tmp_path, tmp_path / "home")] == [
+        (1, "A bad rule looks like this:", ""), (7, "Push directly to main.", "Never do this"),
+        (8, "continued item", "Never do this")]
+
+
 def test_subfolder_files_are_nested_ones_not_loaded_ones(tmp_path):
     """packages/web/AGENTS.md loads only while the agent works there: read apart, never among the loaded lines."""
     project, home, store = tmp_path / "project", tmp_path / "home", tmp_path / "memory"
