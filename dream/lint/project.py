@@ -23,6 +23,7 @@ from pathlib import Path
 
 from dream.config import Settings, configured_project
 from dream.errors import BadInput
+from dream.sources import SourceKind
 
 MAX_TRANSCRIPTS = 200  # the newest ones: enough to agree on a folder
 MAX_WALK_FILES = 50_000
@@ -66,7 +67,7 @@ def find_project(store_root: Path, settings: Settings) -> tuple[Path, str] | Non
 def _sources(store_root: Path, settings: Settings) -> list:
     """The configured source first; a Claude Code memory folder needs no configuring."""
     configured = [settings.transcripts] if settings.transcripts else []
-    return configured + [s for s in ("claude-code",) if s not in configured]
+    return configured + [s for s in (SourceKind.CLAUDE_CODE,) if s not in configured]
 
 
 def agreed_cwd(transcripts: list[Path]) -> Path | None:

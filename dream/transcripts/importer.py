@@ -23,7 +23,6 @@ from stat import S_ISREG
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
 
 
 from dream.config import Settings, configured_project, store_config_path
@@ -37,10 +36,10 @@ from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, claude_mem, codex
 from dream.transcripts.common import Session, as_dict, log_relpath, transcript_cwd
 from dream.transcripts.discover import codex_home
+from dream.sources import SourceKind
 from dream.transcripts.render import render_logs
 
-Source = Literal["claude-code", "codex", "claude-mem"]
-SOURCES: tuple[Source, ...] = ("claude-code", "codex", "claude-mem")
+SOURCES: tuple[SourceKind, ...] = tuple(SourceKind)
 
 # Bump when readers or rendering change what a log says: every transcript is
 # then read again on the next import.
@@ -69,16 +68,16 @@ class ImportResult:
 # --- where transcripts are ------------------------------------------------------
 
 
-def default_source_path(store_root: Path, source: Source) -> Path:
+def default_source_path(store_root: Path, source: SourceKind) -> Path:
     """Where `source` keeps transcripts when the user names no path.
 
     Claude Code keeps a project's memory at ``~/.claude/projects/<p>/memory``
     and its sessions beside it, so a store laid out that way finds them
     itself; any other store must be told where they are.
     """
-    if source == "codex":
+    if source == SourceKind.CODEX:
         return codex_home() / "sessions"
-    if source == "claude-mem":
+    if source == SourceKind.CLAUDE_MEM:
         return Path.home() / ".claude-mem" / "claude-mem.db"
     store = store_root.expanduser().resolve()
     if store.name == "memory" and store.parent.parent.name == "projects":
@@ -89,7 +88,7 @@ def default_source_path(store_root: Path, source: Source) -> Path:
     )
 
 
-def resolve_source_path(store_root: Path, source: Source, path: Path | None, settings: Settings) -> Path:
+def resolve_source_path(store_root: Path, source: SourceKind, path: Path | None, settings: Settings) -> Path:
     """The explicit path, else the store's configured one, else the default."""
     if path is None and settings.transcripts_path:
         path = Path(settings.transcripts_path).expanduser()
@@ -101,18 +100,18 @@ def resolve_source_path(store_root: Path, source: Source, path: Path | None, set
     return found
 
 
-def list_transcripts(source: Source, path: Path) -> list[Path]:
+def list_transcripts(source: SourceKind, path: Path) -> list[Path]:
     """The transcript files at `path` (a file, or a folder of them), sorted.
 
     Claude Code: the ``*.jsonl`` files directly in a project folder. Codex:
     ``rollout-*.jsonl`` anywhere below the sessions folder. claude-mem keeps
     a database, not transcript files (`claude_mem` reads it): none.
     """
-    if source == "claude-mem":
+    if source == SourceKind.CLAUDE_MEM:
         return []
     if path.is_file():
         return [path]
-    if source == "claude-code":
+    if source == SourceKind.CLAUDE_CODE:
         with os.scandir(path) as found:
             files = [Path(e.path) for e in found if e.name.endswith(".jsonl") and e.is_file()]
     else:
@@ -120,8 +119,8 @@ def list_transcripts(source: Source, path: Path) -> list[Path]:
     return sorted(files)
 
 
-def read_transcript(source: Source, path: Path, settings: Settings) -> Session:
-    if source == "claude-code":
+def read_transcript(source: SourceKind, path: Path, settings: Settings) -> Session:
+    if source == SourceKind.CLAUDE_CODE:
         return claude_code.read_session(path, settings.include_sidechains, settings.max_entry_chars)
     return codex.read_session(path, settings.max_entry_chars)
 
@@ -159,12 +158,12 @@ def save_state(store_root: Path, transcripts: dict[str, dict]) -> None:
     atomic_write(target, data)
 
 
-def render_key(source: Source, settings: Settings) -> str:
+def render_key(source: SourceKind, settings: Settings) -> str:
     """What, besides the transcript itself, decides a log's bytes."""
     return f"{FORMAT_VERSION}:{source}:{settings.include_sidechains}:{settings.max_entry_chars}"
 
 
-def changed_since_import(store_root: Path, source: Source, found: Path, settings: Settings) -> int:
+def changed_since_import(store_root: Path, source: SourceKind, found: Path, settings: Settings) -> int:
     """How many of the transcripts at `found` a new import would read: new, or changed since the last one.
 
     Stat only, like the gate: a transcript counts when its size, mtime or the
@@ -172,7 +171,7 @@ def changed_since_import(store_root: Path, source: Source, found: Path, settings
     """
     seen = load_state(store_root)
     key = render_key(source, settings)
-    if source == "claude-mem":  # one database: changed or not (its sessions are compared when imported)
+    if source == SourceKind.CLAUDE_MEM:  # one database: changed or not (its sessions are compared when imported)
         return int(database_stat(found, key) != seen.get(str(found.resolve())))
     return sum(1 for transcript in list_transcripts(source, found) if _stat_changed(transcript, seen, key))
 
@@ -205,7 +204,7 @@ def database_stat(database: Path, key: str) -> dict:
 
 
 def import_transcripts(
-    store_root: Path, source: Source, path: Path | None, settings: Settings
+    store_root: Path, source: SourceKind, path: Path | None, settings: Settings
 ) -> ImportResult:
     """Bring the store's activity logs up to date with `source`'s transcripts."""
     if source not in SOURCES:
@@ -224,7 +223,7 @@ def import_transcripts(
     try:
         with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
             cleaned = litter.clean_import(Layout(store_root))  # what a killed import left: ours, under our lock
-            kind = _DatabaseImport if source == "claude-mem" else _Import
+            kind = _DatabaseImport if source == SourceKind.CLAUDE_MEM else _Import
             result = kind(store_root, source, settings, project).run(found)
             result.cleaned = cleaned
             return result
@@ -232,7 +231,7 @@ def import_transcripts(
         raise Refused(f"{store_root}: another import into this store is still running") from None
 
 
-def sessions_project(store_root: Path, source: Source, path: Path | None, settings: Settings) -> str | None:
+def sessions_project(store_root: Path, source: SourceKind, path: Path | None, settings: Settings) -> str | None:
     """The folder whose sessions a Codex or claude-mem import takes, or None to take every session at the path.
 
     Codex keeps the sessions of every project in one folder, each with the
@@ -241,7 +240,7 @@ def sessions_project(store_root: Path, source: Source, path: Path | None, settin
     its config (``project = PATH``). With no project, only a path the user
     named is imported whole. Claude Code keeps one folder per project already.
     """
-    if source == "claude-code":
+    if source == SourceKind.CLAUDE_CODE:
         return None
     project = configured_project(store_root, settings)
     if project is not None:
@@ -271,7 +270,7 @@ def import_configured(store_root: Path, settings: Settings) -> ImportResult | No
 class _Import:
     """One import: compares each transcript with the state and updates its log."""
 
-    def __init__(self, store_root: Path, source: Source, settings: Settings, project: str | None = None):
+    def __init__(self, store_root: Path, source: SourceKind, settings: Settings, project: str | None = None):
         self.store = store_root
         self.source = source
         self.settings = settings
