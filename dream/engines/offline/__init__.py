@@ -28,7 +28,7 @@ class OfflineEngine:
     name = "offline"
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        from dream.engines.offline import consolidate, instructed, lint_notes, notice, orient, prune  # start-up: see above
+        from dream.engines.offline import consolidate, instructed, lint_notes, notice, orient, prune, skills  # start-up
         from dream.engines.offline import requests as gather  # start-up: see the comment above
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
@@ -36,6 +36,7 @@ class OfflineEngine:
         requests = instructed.drop_said(ws, known, notice.withdrawn(gather.gather_requests(inp.sessions),
                                                                     inp.sessions))
         consolidate.merge_duplicates(ws)
+        skills.note_repeats(ws)  # a Codex handbook bullet a skill says too: a person picks the place
         instructed.tidy(ws, known, inp.pinned)
         consolidate.absolute_dates(ws)
         consolidate.apply_requests(ws, requests)
