@@ -28,7 +28,8 @@ class OfflineEngine:
     name = "offline"
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        from dream.engines.offline import consolidate, instructed, lint_notes, notice, orient, prune, skills  # start-up
+        from dream.engines.offline import (  # start-up: see the comment above
+            consolidate, handbook, instructed, lint_notes, notice, orient, prune, skills)
         from dream.engines.offline import requests as gather  # start-up: see the comment above
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
@@ -39,6 +40,7 @@ class OfflineEngine:
         skills.note_repeats(ws)  # a Codex handbook bullet a skill says too: a person picks the place
         instructed.tidy(ws, known, inp.pinned)
         consolidate.absolute_dates(ws)
+        handbook.absolute_dates(ws)  # a Codex handbook's task groups, from their rollouts' dates
         consolidate.apply_requests(ws, requests)
         notice.note_unread(ws, inp.sessions)
         lint_notes.note_findings(ws, inp.findings, inp.pinned)
