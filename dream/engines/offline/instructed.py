@@ -9,7 +9,8 @@
 - A request repeating a nested file's line (packages/api/AGENTS.md, loaded only while the agent works there)
   files nothing either: a person decides whether the memory is needed.
 - A memory or a request that disagrees with an instruction (the same sentence with another value: a port,
-  a version, pnpm for npm; or one negating the other) goes to a person with both lines. When unsure, nothing.
+  a version, pnpm for npm; or one negating the other) goes to a person with both lines; so does a correction
+  calling stale a value an instruction line states. When unsure, nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
 from dream.engines.instructions import Instruction, load_instructions, nested_instructions
+from dream.engines.offline import corrections
 from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Memory, Workspace, memories
 from dream.engines.offline.phrases import language_of, negation
@@ -36,6 +38,7 @@ from dream.store.tree import INDEX_NAME
 _DIGIT = re.compile(r"\d")
 _SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
+CHANGE_KINDS = ("correction", "update")  # requests to change a value a memory states
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
 CANDIDATE_ALIKE = 70.0  # ratio below which two lines are not read as disagreeing by one value only
 CANDIDATES = 8  # the lines most alike a statement that are checked for a disagreement
@@ -109,8 +112,9 @@ class Known:
         """The instruction naming what a statement names, with the key tokens both name; or None.
 
         A line qualifies when it names at least one key token of the statement's (or the statement names one
-        of the line's, or, in another language, shares a content word with it) and either names every number and identifier of the statement, so the statement may
-        say it again in other words or another language, or names the same thing with other numbers ("Node
+        of the line's, or, in another language, shares a content word with it) and either names every number
+        and identifier of the statement, so the statement may say it again in other words or another language,
+        or names the same thing with other numbers ("Node
         18" / "Node 20"), so it may disagree. `values_only`: only the second."""
         mine, words, language = key_tokens(text), tokens(normalize(text)), language_of(text)
         best: tuple[int, Instruction, frozenset[str]] | None = None
@@ -166,8 +170,7 @@ def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Requ
     kept = []
     for request in requests:
         said = f"“{shorten(request.sentence, 100)}” (session {request.session}, line {request.seq + 1})"
-        held = request.kind in ASKED_KINDS and request.plain and (
-            _held(known, request.text) or _held(in_subfolders, request.text, NESTED_NOTE))
+        held = request.plain and _why_held(known, in_subfolders, request)
         if held:
             ws.ask(f"{said} {held}")
         else:
@@ -176,6 +179,27 @@ def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Requ
 
 
 NESTED_NOTE = "; the agent loads that file only while it works in that folder"
+
+
+def _why_held(known: Known, in_subfolders: Known, request: Request) -> str:
+    """Why a plain request files or changes nothing (the rest of a note for a person), or '' to apply it."""
+    if request.kind in ASKED_KINDS:
+        return _held(known, request.text) or _held(in_subfolders, request.text, NESTED_NOTE)
+    return _changes_a_line(known, request.text) if request.kind in CHANGE_KINDS else ""
+
+
+def _changes_a_line(known: Known, text: str) -> str:
+    """Why a correction files nothing: the value it calls stale is what an instruction line states ("5433 now,
+    not 5432" beside "listens on port 5432"); changing the memory alone would make it contradict the line."""
+    fix = corrections.parse(text)
+    if fix is None or not (stale := tokens(normalize(fix.wrong))):
+        return ""
+    rule = next((rule for rule, words in zip(known.rules, known.words) if stale <= words), None)
+    if rule is None:
+        return ""
+    return (f"calls “{shorten(fix.wrong, 40)}” stale, which {rule.where} states (“{shorten(rule.text, 80)}”); "
+            "nothing changed: the agent reads that file every session, so a person changes the line there first "
+            "(or tells the memory it still holds)")
 
 
 def _held(known: Known, text: str, where_loaded: str = "") -> str:
