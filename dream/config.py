@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import typing
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -20,7 +21,9 @@ import msgspec
 from msgspec import Meta
 
 from dream.errors import ConfigError
+from dream.store.layouts import LayoutKind
 from dream.store.regular import read_regular
+from dream.sources import SourceKind
 
 MAX_INSTRUCTIONS = 4096
 
@@ -94,10 +97,10 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # pulls its edits first, and accept, rollback and auto_accept push (dream/remote/configured.py)
     store: Annotated[str, Meta(pattern=r"^anthropic:memstore_[A-Za-z0-9_-]+$")] | None = None
     # the memory folder's layout (docs/layouts.md): unset, the folder's shape says (memory_summary.md: codex)
-    layout: Literal["claude-code", "codex"] | None = None
+    layout: LayoutKind | None = None
     # transcripts (activity logs derived from agent sessions)
     # "none" in a file: no transcripts, not even detected
-    transcripts: Literal["claude-code", "codex", "claude-mem"] | None = None
+    transcripts: SourceKind | None = None
     transcripts_path: str | None = None
     include_sidechains: bool = False
     max_entry_chars: Annotated[int, Meta(ge=80)] = 2000
@@ -134,7 +137,7 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     @property
     def imported_logs_path(self) -> str | None:
         """`logs_path` where the store's logs are imported from transcripts; a store with its own logs/ keeps them."""
-        return self.logs_path if self.transcripts or self.layout == "codex" else None
+        return self.logs_path if self.transcripts or self.layout == LayoutKind.CODEX else None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: msgspec.to_builtins(v) for k, v in msgspec.structs.asdict(self).items()}
@@ -219,6 +222,8 @@ def _choices(key: str) -> str:
 def _literal_words(hint: Any) -> list[str]:
     if typing.get_origin(hint) is Literal:
         return list(typing.get_args(hint))
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return [kind.value for kind in hint]
     return [word for part in typing.get_args(hint) for word in _literal_words(part)]  # inside `… | None`
 
 
@@ -327,7 +332,7 @@ def _transcripts_for_store(store: Path, configured: str | None, where: str) -> A
         return None
     claude_store = is_claude_code_memory(store)
     if configured is None:
-        return "claude-code" if claude_store else None
-    if configured == "claude-code" and not claude_store and where == str(global_config_path()):
+        return SourceKind.CLAUDE_CODE if claude_store else None
+    if configured == SourceKind.CLAUDE_CODE and not claude_store and where == str(global_config_path()):
         return None
     return configured

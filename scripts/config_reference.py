@@ -12,6 +12,7 @@ comment still gets its row. tests/package/test_docs.py fails when the committed 
 
 from __future__ import annotations
 
+import enum
 import io
 import re
 import sys
@@ -97,6 +98,8 @@ def type_words(hint: Any) -> str:
         return " or ".join(kinds) + (" (unset by default)" if type(None) in args else "")
     if origin is Literal:
         return " | ".join(f'`"{a}"`' for a in args)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return " | ".join(f'`"{kind.value}"`' for kind in hint)
     if origin is tuple:
         return f"list of {type_words(args[0])}"
     if origin is dict:

@@ -34,15 +34,17 @@ def import_cmd(
     from dream.config import load_settings  # start-up: see dream/cli/__init__.py
     from dream.store.layout import Layout  # start-up: see dream/cli/__init__.py
     from dream.transcripts.importer import SOURCES, import_transcripts  # start-up: see dream/cli/__init__.py
+    from dream.sources import SourceKind  # start-up: see dream/cli/__init__.py
     if source not in SOURCES:  # checked first: the clearest message for a typo
         raise BadInput(f"--from {source}: unknown transcript source (use one of {', '.join(SOURCES)})")
+    kind = SourceKind(source)
     if db is not None:
-        if source != "claude-mem" or path is not None:
+        if kind != SourceKind.CLAUDE_MEM or path is not None:
             raise BadInput(f"--db {db}: only for --from claude-mem, instead of a path")
         path = db
     layout = Layout.open(store)
     settings = load_settings(layout.root)
-    result = import_transcripts(layout.root, source, path, settings)  # type: ignore[arg-type]
+    result = import_transcripts(layout.root, kind, path, settings)
     if as_json:
         emit_json(result_json(result, layout.root))
     else:

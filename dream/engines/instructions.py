@@ -38,6 +38,7 @@ class Instruction:
     file: str  # as a person finds it: `CLAUDE.md` in the project, `~/.claude/CLAUDE.md`, else absolute
     line: int  # 1-based
     text: str  # the statement: the line without its list marker
+    heading: str = ""  # the heading it is under ("Never do this" turns every line below it around)
 
     @property
     def where(self) -> str:
@@ -111,19 +112,24 @@ def read_file(path: Path, project: Path | None, home: Path) -> list[Instruction]
     except OSError:
         return []
     name, found, fenced, commented = _shown(path, project, home), [], False, False
+    heading, previous = "", ""
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
+        indented_code = raw.startswith(("    ", "\t")) and not previous.strip() and not line.startswith(_LIST_MARK)
+        previous = raw if not indented_code or not line else ""  # a code block goes on to its first outdent
         if commented or line.startswith("<!--"):  # a comment over several lines is no instruction either
             commented = "-->" not in line
             continue
         if line.startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        if fenced or not line or line.startswith(("#", "@", "|", ">")):
+        if line.startswith("#") and not fenced:
+            heading = line.lstrip("#").strip()
+        if fenced or indented_code or not line or line.startswith(("#", "@", "|", ">")):
             continue
         statement = _without_mark(line)
         if statement:
-            found.append(Instruction(name, number, statement))
+            found.append(Instruction(name, number, statement, heading))
     return found
 
 

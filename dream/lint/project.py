@@ -4,7 +4,8 @@ Where the project is: a store's config may name it (``project = PATH``);
 else the agent's own transcripts say where it ran. Claude Code keeps a
 project's memory at ``~/.claude/projects/<p>/memory`` beside the session
 transcripts, and every record carries ``cwd``; Codex sessions carry ``cwd``
-in their ``session_meta``. Nothing is guessed from the folder's name: when
+in their ``session_meta``, and a Codex memory folder's rollout summaries and raw
+memories record it as ``cwd:`` (dream.store.codex). Nothing is guessed from the folder's name: when
 the transcripts disagree, or name no folder that exists, the project is
 unknown and lint says so.
 
@@ -23,6 +24,9 @@ from pathlib import Path
 
 from dream.config import Settings, configured_project
 from dream.errors import BadInput
+from dream.sources import SourceKind
+from dream.store.codex import evidence_cwds
+from dream.store.layouts import LayoutKind, detect
 
 MAX_TRANSCRIPTS = 200  # the newest ones: enough to agree on a folder
 MAX_WALK_FILES = 50_000
@@ -50,6 +54,9 @@ def find_project(store_root: Path, settings: Settings) -> tuple[Path, str] | Non
     project = configured_project(store_root, settings)
     if project is not None:
         return project, "config"
+    if detect(store_root).kind == LayoutKind.CODEX:  # Codex's evidence records where each session ran
+        folder = agreed_folder(evidence_cwds(store_root))
+        return (folder, "codex memory evidence") if folder is not None else None
     from dream.transcripts.discover import list_transcripts, resolve_source_path  # start-up: only without config
 
     for source in _sources(store_root, settings):
@@ -66,14 +73,19 @@ def find_project(store_root: Path, settings: Settings) -> tuple[Path, str] | Non
 def _sources(store_root: Path, settings: Settings) -> list:
     """The configured source first; a Claude Code memory folder needs no configuring."""
     configured = [settings.transcripts] if settings.transcripts else []
-    return configured + [s for s in ("claude-code",) if s not in configured]
+    return configured + [s for s in (SourceKind.CLAUDE_CODE,) if s not in configured]
 
 
 def agreed_cwd(transcripts: list[Path]) -> Path | None:
     """The folder most sessions ran in, if one clearly leads and still exists."""
     from dream.transcripts.common import transcript_cwd  # start-up: only without config
 
-    counts = Counter(c for c in (transcript_cwd(p) for p in transcripts) if c)
+    return agreed_folder([c for c in (transcript_cwd(p) for p in transcripts) if c])
+
+
+def agreed_folder(cwds: list[str]) -> Path | None:
+    """The folder most of `cwds` name, if one clearly leads and still exists."""
+    counts = Counter(cwds[-MAX_TRANSCRIPTS:])
     ranked = counts.most_common(2)
     if not ranked or (len(ranked) == 2 and ranked[1][1] * 2 > ranked[0][1]):
         return None  # none, or two folders nearly as common: not plain which is the project

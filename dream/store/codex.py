@@ -12,7 +12,8 @@ lease: the row ``kind = 'memory_consolidate_global'`` (or ``…_scoped``) of the
 while that lease is held.
 
 The evidence is read only. A user's own words appear in it as Codex's phase 1
-writes them, ``the user said / asked / corrected: "<quote>"``, or as markdown
+writes them, in the user's language: ``the user said / asked / corrected: "<quote>"``, ``der Nutzer
+verlangte „…“``, ``ユーザーは「…」と言った`` (the words and marks are in ``codex_quotes.toml``), or as markdown
 quote lines (``> …``); each becomes a user line (``> ``) of an activity log
 kept under ``.dream/codex-evidence/`` (the store's `logs_path`), so the run
 reads Codex's evidence exactly as it reads Claude Code's logs.
@@ -24,9 +25,11 @@ import os
 import re
 import sqlite3
 import time
+import tomllib
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
+from functools import cache
 from pathlib import Path
 
 from dream.store.layouts import LayoutKind, detect
@@ -37,8 +40,6 @@ SUMMARIES = "rollout_summaries"
 RAW_MEMORIES = "raw_memories.md"
 _LEASE_KINDS = ("memory_consolidate_global", "memory_consolidate_scoped")
 _STATE_DBS = ("state_*.sqlite", "memories_*.sqlite")  # the jobs table moved between them across Codex versions
-_QUOTE = re.compile(r"\buser\b[^\"“\n]{0,40}?\b(?:said|asked|corrected|requested|wrote|replied|added)\b[^\"“\n]{0,20}"
-                    r"[\"“](?P<quote>[^\"”\n]+)[\"”]", re.IGNORECASE)
 _HEADER = re.compile(r"^(?P<key>thread_id|updated_at|cwd|rollout_path)\s*[:=]\s*`?(?P<value>[^`\n]*)`?\s*$",
                      re.MULTILINE)
 _THREAD = re.compile(r"^## Thread `?(?P<id>[^`\s]+)`?\s*$", re.MULTILINE)
@@ -59,8 +60,69 @@ def user_words(text: str) -> list[str]:
         stripped = line.strip()
         if stripped.startswith("> "):
             found.append(stripped[2:].strip())
-        found += [m.group("quote").strip() for m in _QUOTE.finditer(line)]
+        found += _quoted_user(line)
     return [words for words in found if words]
+
+
+REPORT_GAP = 60  # characters from the word for the user to the quote it reports (past the verb)
+VERB_AFTER = 12  # characters after a closing quote where a language puts the verb ("」と言った")
+
+
+def _quoted_user(line: str) -> list[str]:
+    """Each quote a word for the user introduces with a reporting verb, before it or just after it; a quote
+    before the word for the user ("the agent proposed "…"; the user declined") is never the user's."""
+    quoted, marks = [], _marks()
+    at = 0
+    while (user := marks.user.search(line, at)) is not None:
+        opening = marks.opening.search(line, user.end(), user.end() + REPORT_GAP)
+        if opening is None:
+            at = user.end()
+            continue
+        close = line.find(marks.closing[opening.group()], opening.end())
+        if opening.group() == "'":
+            close = _last_single_quote(line, opening.end())
+        if close < 0:
+            break
+        between, after = line[user.end():opening.start()], line[close + 1:close + 1 + VERB_AFTER]
+        if marks.said.search(between) or marks.said.search(after):
+            quoted.append(line[opening.end():close].strip())
+        at = close + 1
+    return quoted
+
+
+def _last_single_quote(line: str, start: int) -> int:
+    """A single quote closes at the last one on the line followed by no letter: "we're" stays inside."""
+    found = [m.start() for m in re.finditer(r"'(?!\w)", line[start:])]
+    return start + found[-1] if found else -1
+
+
+@dataclass(frozen=True)
+class _Marks:
+    user: re.Pattern[str]
+    said: re.Pattern[str]
+    opening: re.Pattern[str]
+    closing: dict[str, str]
+
+
+@cache
+def _marks() -> _Marks:
+    """The words and quotation marks of codex_quotes.toml, as patterns."""
+    data = tomllib.loads(Path(__file__).with_name("codex_quotes.toml").read_text("utf-8"))
+    words = data["words"].values()
+    pairs = {opening: closing for opening, closing in data["quotes"]}
+    return _Marks(_alternation([w for lang in words for w in lang["user"]]),
+                  _alternation([w for lang in words for w in lang["said"]]),
+                  re.compile("|".join(re.escape(mark) for mark in pairs)), pairs)
+
+
+def _alternation(words: list[str]) -> re.Pattern[str]:
+    """Whole words (a CJK word anywhere: no spaces mark where it ends), longest first."""
+    parts = [re.escape(w) if CJK_WORD.search(w) else rf"(?<!\w){re.escape(w)}(?!\w)"
+             for w in sorted(set(words), key=len, reverse=True)]
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+CJK_WORD = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def render_log(text: str) -> str:
@@ -94,6 +156,19 @@ def evidence(root: Path) -> list[Evidence]:
     if raw.is_file() and not raw.is_symlink():
         found += _raw_threads(raw.read_text("utf-8", "replace"), raw.stat().st_mtime, threads)
     return [e for e in found if e.text]
+
+
+def evidence_cwds(root: Path) -> list[str]:
+    """The folder each rollout summary and each raw memory thread says its session ran in (``cwd:``)."""
+    texts = [path.read_text("utf-8", "replace") for path in sorted((root / SUMMARIES).glob("*.md"))
+             if path.is_file() and not path.is_symlink()] if (root / SUMMARIES).is_dir() else []
+    raw = root / RAW_MEMORIES
+    if raw.is_file() and not raw.is_symlink():
+        whole = raw.read_text("utf-8", "replace")
+        marks = list(_THREAD.finditer(whole))
+        texts += [whole[mark.end():following.start() if following else len(whole)]
+                  for mark, following in zip(marks, [*marks[1:], None])]
+    return [cwd for text in texts if (cwd := _headers(text).get("cwd"))]
 
 
 def _raw_threads(text: str, mtime: float, seen: set[str]) -> list[Evidence]:

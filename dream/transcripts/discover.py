@@ -14,16 +14,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from dream.errors import BadInput
+from dream.sources import SourceKind
 from dream.store.layouts import LayoutKind, detect
 
 if TYPE_CHECKING:
     from dream.config import Settings
 
-Source = Literal["claude-code", "codex", "claude-mem"]
-SOURCES: tuple[Source, ...] = ("claude-code", "codex", "claude-mem")
+SOURCES: tuple[SourceKind, ...] = tuple(SourceKind)
 
 INDEX_NAME = "MEMORY.md"
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "logs", "sessions", "venv"})
@@ -83,16 +83,16 @@ def _walk(root: Path, max_depth: int) -> list[Path]:
 # --- where transcripts are ------------------------------------------------------
 
 
-def default_source_path(store_root: Path, source: Source) -> Path:
+def default_source_path(store_root: Path, source: SourceKind) -> Path:
     """Where `source` keeps transcripts when the user names no path.
 
     Claude Code keeps a project's memory at ``~/.claude/projects/<p>/memory``
     and its sessions beside it, so a store laid out that way finds them
     itself; any other store must be told where they are.
     """
-    if source == "codex":
+    if source == SourceKind.CODEX:
         return codex_home() / "sessions"
-    if source == "claude-mem":
+    if source == SourceKind.CLAUDE_MEM:
         return Path.home() / ".claude-mem" / "claude-mem.db"
     store = store_root.expanduser().resolve()
     if store.name == "memory" and store.parent.parent.name == "projects":
@@ -103,7 +103,7 @@ def default_source_path(store_root: Path, source: Source) -> Path:
     )
 
 
-def resolve_source_path(store_root: Path, source: Source, path: Path | None, settings: Settings) -> Path:
+def resolve_source_path(store_root: Path, source: SourceKind, path: Path | None, settings: Settings) -> Path:
     """The explicit path, else the store's configured one, else the default."""
     if path is None and settings.transcripts_path:
         path = Path(settings.transcripts_path).expanduser()
@@ -115,18 +115,18 @@ def resolve_source_path(store_root: Path, source: Source, path: Path | None, set
     return found
 
 
-def list_transcripts(source: Source, path: Path) -> list[Path]:
+def list_transcripts(source: SourceKind, path: Path) -> list[Path]:
     """The transcript files at `path` (a file, or a folder of them), sorted.
 
     Claude Code: the ``*.jsonl`` files directly in a project folder. Codex:
     ``rollout-*.jsonl`` anywhere below the sessions folder. claude-mem keeps
     a database, not transcript files (`claude_mem` reads it): none.
     """
-    if source == "claude-mem":
+    if source == SourceKind.CLAUDE_MEM:
         return []
     if path.is_file():
         return [path]
-    if source == "claude-code":
+    if source == SourceKind.CLAUDE_CODE:
         with os.scandir(path) as found:
             files = [Path(e.path) for e in found if e.name.endswith(".jsonl") and e.is_file()]
     else:

@@ -36,10 +36,11 @@ from dream.store.tree import DurableBatch, atomic_write
 from dream.transcripts import claude_code, claude_mem, codex
 from dream.transcripts.common import Session, as_dict, log_relpath, transcript_cwd
 from dream.transcripts.discover import (  # where transcripts are; usage and status need only these
-    SOURCES, Source, default_source_path, list_transcripts, resolve_source_path,
+    SOURCES, default_source_path, list_transcripts, resolve_source_path,
 )
 from dream.transcripts.render import render_logs
 
+from dream.sources import SourceKind
 
 # Bump when readers or rendering change what a log says: every transcript is
 # then read again on the next import.
@@ -65,8 +66,8 @@ class ImportResult:
     cleaned: list[str] = field(default_factory=list)  # temporary files a killed import left, removed first
 
 
-def read_transcript(source: Source, path: Path, settings: Settings) -> Session:
-    if source == "claude-code":
+def read_transcript(source: SourceKind, path: Path, settings: Settings) -> Session:
+    if source == SourceKind.CLAUDE_CODE:
         return claude_code.read_session(path, settings.include_sidechains, settings.max_entry_chars)
     return codex.read_session(path, settings.max_entry_chars)
 
@@ -104,12 +105,12 @@ def save_state(store_root: Path, transcripts: dict[str, dict]) -> None:
     atomic_write(target, data)
 
 
-def render_key(source: Source, settings: Settings) -> str:
+def render_key(source: SourceKind, settings: Settings) -> str:
     """What, besides the transcript itself, decides a log's bytes."""
     return f"{FORMAT_VERSION}:{source}:{settings.include_sidechains}:{settings.max_entry_chars}"
 
 
-def changed_since_import(store_root: Path, source: Source, found: Path, settings: Settings) -> int:
+def changed_since_import(store_root: Path, source: SourceKind, found: Path, settings: Settings) -> int:
     """How many of the transcripts at `found` a new import would read: new, or changed since the last one.
 
     Stat only, like the gate: a transcript counts when its size, mtime or the
@@ -117,7 +118,7 @@ def changed_since_import(store_root: Path, source: Source, found: Path, settings
     """
     seen = load_state(store_root)
     key = render_key(source, settings)
-    if source == "claude-mem":  # one database: changed or not (its sessions are compared when imported)
+    if source == SourceKind.CLAUDE_MEM:  # one database: changed or not (its sessions are compared when imported)
         return int(database_stat(found, key) != seen.get(str(found.resolve())))
     return sum(1 for transcript in list_transcripts(source, found) if _stat_changed(transcript, seen, key))
 
@@ -150,7 +151,7 @@ def database_stat(database: Path, key: str) -> dict:
 
 
 def import_transcripts(
-    store_root: Path, source: Source, path: Path | None, settings: Settings
+    store_root: Path, source: SourceKind, path: Path | None, settings: Settings
 ) -> ImportResult:
     """Bring the store's activity logs up to date with `source`'s transcripts."""
     if source not in SOURCES:
@@ -169,7 +170,7 @@ def import_transcripts(
     try:
         with lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
             cleaned = litter.clean_import(Layout(store_root))  # what a killed import left: ours, under our lock
-            kind = _DatabaseImport if source == "claude-mem" else _Import
+            kind = _DatabaseImport if source == SourceKind.CLAUDE_MEM else _Import
             result = kind(store_root, source, settings, project).run(found)
             result.cleaned = cleaned
             return result
@@ -177,7 +178,7 @@ def import_transcripts(
         raise Refused(f"{store_root}: another import into this store is still running") from None
 
 
-def sessions_project(store_root: Path, source: Source, path: Path | None, settings: Settings) -> str | None:
+def sessions_project(store_root: Path, source: SourceKind, path: Path | None, settings: Settings) -> str | None:
     """The folder whose sessions a Codex or claude-mem import takes, or None to take every session at the path.
 
     Codex keeps the sessions of every project in one folder, each with the
@@ -186,7 +187,7 @@ def sessions_project(store_root: Path, source: Source, path: Path | None, settin
     its config (``project = PATH``). With no project, only a path the user
     named is imported whole. Claude Code keeps one folder per project already.
     """
-    if source == "claude-code":
+    if source == SourceKind.CLAUDE_CODE:
         return None
     project = configured_project(store_root, settings)
     if project is not None:
@@ -216,7 +217,7 @@ def import_configured(store_root: Path, settings: Settings) -> ImportResult | No
 class _Import:
     """One import: compares each transcript with the state and updates its log."""
 
-    def __init__(self, store_root: Path, source: Source, settings: Settings, project: str | None = None):
+    def __init__(self, store_root: Path, source: SourceKind, settings: Settings, project: str | None = None):
         self.store = store_root
         self.source = source
         self.settings = settings

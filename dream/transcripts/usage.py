@@ -28,7 +28,8 @@ import orjson
 
 from dream.config import Settings
 from dream.errors import BadInput
-from dream.transcripts.discover import SOURCES, list_transcripts, resolve_source_path
+from dream.sources import SourceKind
+from dream.transcripts.discover import list_transcripts, resolve_source_path
 
 READ_TOOLS = frozenset({"Read", "View", "view", "read_file"})
 SHELL_TOOLS = frozenset({"Bash", "bash", "exec_command", "shell", "container.exec"})
@@ -188,7 +189,7 @@ MAX_TRANSCRIPTS = 500  # the newest of them: a status is not a full history scan
 def store_usage(store_root: Path, settings: Settings, tree: dict[str, bytes], pinned: set[str]) -> dict[str, Any] | None:
     """Reads per memory, the transcripts read, and the archive candidates; None when no transcripts are known."""
     memories = {rel for rel in tree if rel != "MEMORY.md"}
-    sources = [settings.transcripts] if settings.transcripts else [s for s in SOURCES if s == "claude-code"]
+    sources = [settings.transcripts] if settings.transcripts else [SourceKind.CLAUDE_CODE]
     files: list[Path] = []
     for source in sources:
         try:

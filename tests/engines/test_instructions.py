@@ -63,6 +63,14 @@ def test_statements_are_list_items_and_prose_not_headings_code_or_imports(tmp_pa
         (5, "Keep PRs small.", "CLAUDE.md line 5")]
 
 
+def test_an_indented_example_is_code_and_each_statement_knows_its_heading(tmp_path):
+    path = write(tmp_path / "CLAUDE.md", "A bad rule looks like this:\n\n    Always use npm.\n    npm i\n\n"
+                 "## Never do this\n- Push directly to main.\n  - continued item\n")
+    assert [(r.line, r.text, r.heading) for r in read_file(path, tmp_path, tmp_path / "home")] == [
+        (1, "A bad rule looks like this:", ""), (7, "Push directly to main.", "Never do this"),
+        (8, "continued item", "Never do this")]
+
+
 def test_subfolder_files_are_nested_ones_not_loaded_ones(tmp_path):
     """packages/web/AGENTS.md loads only while the agent works there: read apart, never among the loaded lines."""
     project, home, store = tmp_path / "project", tmp_path / "home", tmp_path / "memory"
@@ -74,3 +82,17 @@ def test_subfolder_files_are_nested_ones_not_loaded_ones(tmp_path):
     settings = Settings(transcripts=None, project=str(project), instructions_home=str(home))
     assert [r.text for r in load_instructions(store, settings)] == ["top"]
     assert [(r.file, r.text) for r in nested_instructions(store, settings)] == [("packages/web/AGENTS.md", "web only")]
+
+
+def test_a_codex_folder_finds_its_project_where_its_evidence_says_its_sessions_ran(tmp_path):
+    """No `project` setting: the rollout summaries' and raw memories' `cwd:` name the project, as transcripts do."""
+    project, home, store = tmp_path / "src" / "shop", tmp_path / "home", tmp_path / "home" / ".codex" / "memories"
+    write(project / "AGENTS.md", "- Use pnpm for installs.\n")
+    write(store / "memory_summary.md", "v1\n")
+    for n in (1, 2):
+        write(store / "rollout_summaries" / f"2026-11-2{n}T10-00-00-s{n}.md",
+              f"thread_id: t{n}\nupdated_at: 2026-11-2{n}T10:00:00Z\ncwd: {project}\n\n# Session {n}\n")
+    write(store / "raw_memories.md", f"# Raw Memories\n\n## Thread `t3`\nupdated_at: 2026-11-23T10:00:00Z\n"
+                                     f"cwd: {tmp_path / 'elsewhere'}\n")
+    settings = Settings(transcripts=None, instructions_home=str(home))
+    assert [(r.file, r.text) for r in load_instructions(store, settings)] == [("AGENTS.md", "Use pnpm for installs.")]

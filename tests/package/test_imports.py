@@ -285,7 +285,7 @@ def test_imports_inside_functions_say_which_start_up_cost_they_save():
     assert unexplained == [], "\n".join(unexplained)
 
 
-STORE_FILE_NAMES = {"MEMORY.md", "AGENTS.md", "CLAUDE.md"}  # files of the stores dream reads, not documents
+STORE_FILE_NAMES = {"MEMORY.md", "AGENTS.md", "CLAUDE.md", "SKILL.md"}  # files of the stores dream reads, not documents
 
 
 def test_the_repository_cites_only_documents_it_holds():

@@ -37,6 +37,15 @@ def test_the_users_words_are_what_a_summary_quotes():
                                       "keep commits short"]
 
 
+def test_a_summary_in_the_users_language_quotes_them_with_its_own_marks():
+    lines = ["- Der Nutzer verlangte „vergiss die Slack-Hinweise“ -> weg", "- l'utilisateur a dit : « retiens ça »",
+             "- ユーザーは「金曜日だと覚えておいて」と言った", "- User requested 'forget it, we're done' -> drop",
+             '- the agent proposed "forget the cart cache"; the user declined',  # a quote before the user: not theirs
+             '- the user ran "pytest -q" twice']  # no reporting verb: not something they said
+    assert codex.user_words("\n".join(lines)) == [
+        "vergiss die Slack-Hinweise", "retiens ça", "金曜日だと覚えておいて", "forget it, we're done"]
+
+
 def test_each_summary_and_each_unsummarised_raw_thread_is_one_log(tmp_path):
     store = tmp_path / "memories"
     store.mkdir()

@@ -89,6 +89,7 @@ from dream.errors import BudgetExceeded, ConfigError, EngineFailed, RunFailed
 from dream.limits import model_call_slot
 from dream.lint.signal import lint_signal
 from dream.outcomes import Usage
+from dream.store.layouts import named
 from dream.store.tree import Tree
 
 # Stop reasons that end a run with nothing proposed: (failure reason, what it means).
@@ -204,7 +205,8 @@ class ClaudeEngine:
 
     def _first_request_tokens(self, client: anthropic.Anthropic, inp: EngineInput, text: str, room: int) -> int:
         """The first request's prompt tokens: the local count, or the server's when the local one nears `room`."""
-        params = {"model": inp.settings.model, "system": [{"type": "text", "text": render_system()}],
+        system = render_system(named(inp.settings.layout))
+        params = {"model": inp.settings.model, "system": [{"type": "text", "text": system}],
                   "tools": self._toolbox(inp, StagingMemoryTool(inp.staging.folder(), self._secrets)).declarations(),
                   "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
         local = tokens.estimate_request(params)
@@ -373,7 +375,7 @@ class ClaudeEngine:
 
     def _params(self, settings: Any, tools: Toolbox, max_tokens: int) -> dict[str, Any]:
         """The request: system, tools, this segment's messages with their breakpoints, thinking and effort."""
-        system = [{"type": "text", "text": render_system()}]
+        system = [{"type": "text", "text": render_system(named(settings.layout))}]  # the run resolved the layout
         messages = [dict(m, content=[dict(b) for b in m["content"]]) if isinstance(m.get("content"), list) else m
                     for m in self._transcript]
         context.breakpoints(system, messages, self._previous_end)
@@ -457,7 +459,7 @@ class ClaudeEngine:
         since = since_last_dream(inp.store_root, inp.staging.tree(), hide)
         staged = inp.staging.folder()
         return render_dream(staged, inp.catalog, inp.today, inp.settings.instructions, inp.sessions, since,
-                            hide=hide, room=room, part=part) + hide(lint_signal(_claims_within(inp.lint, room.lint))) \
+                            hide=hide, room=room, part=part, layout=named(inp.settings.layout)) + hide(lint_signal(_claims_within(inp.lint, room.lint))) \
             + hide(instruction_section(load_instructions(inp.store_root, inp.settings), room.lint))  # CLAUDE.md: lint's room
 
     def _append_user_text(self, text: str) -> None:

@@ -2,7 +2,9 @@
 
 `system.md.j2` is the stable part: who the agent is, its tools, the limits,
 the four phases, what to save and what not, and the team rules. It depends on
-nothing that changes from run to run, so it can sit in the cached prefix.
+nothing that changes from run to run (only on the store's layout: which file
+is the index and its budget, which are memories, which evidence is read only),
+so it can sit in the cached prefix.
 `dream.md.j2` is tonight's part: the date, the store as it is, what changed
 since the last dream, a digest per session and the user's own instructions.
 """
@@ -26,6 +28,7 @@ from dream.engines.claude.digest import SessionPart, session_digests
 from dream.engines.claude.log_tools import session_title
 from dream.engines.claude.memory_tool import MAX_FILE_BYTES, ROOT
 from dream.engines.claude.secrets import SecretTable
+from dream.store.layouts import CLAUDE_CODE, StoreLayout, index_tokens
 from dream.store.model import VALID_TYPES
 from dream.store.tree import INDEX_NAME, read_tree
 from dream.store.validate import MAX_INDEX_BYTES, MAX_INDEX_LINES, MAX_LINE_CHARS
@@ -62,14 +65,20 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def render_system() -> str:
-    return _environment().get_template("system.md.j2").render(root=ROOT, limits=LIMITS)
+def layout_facts(layout: StoreLayout) -> dict[str, Any]:
+    """What the prompts say of a layout: its kind, its index and the index's budget, its read-only evidence."""
+    return {"kind": layout.kind.value, "index": layout.index, "budget_tokens": layout.index_budget_tokens,
+            "evidence": sorted(layout.evidence)}
+
+
+def render_system(layout: StoreLayout = CLAUDE_CODE) -> str:
+    return _environment().get_template("system.md.j2").render(root=ROOT, limits=LIMITS, layout=layout_facts(layout))
 
 
 def render_dream(staging: Path, catalog: list[Any], today: date, instructions: str | None,
                  sessions: pl.DataFrame | None = None, since: str | None = None,
                  hide: Callable[[str], str] | None = None, room: Room | None = None,
-                 part: SessionPart | None = None) -> str:
+                 part: SessionPart | None = None, layout: StoreLayout = CLAUDE_CODE) -> str:
     """Tonight's first message; `sessions` adds each session (in full or as a digest, within `room`), or `part`
     gives them already chosen; `since` the diff since the last dream. Every part of it stays within `room`.
 
@@ -83,8 +92,8 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             else SessionPart([], [])
     tree = read_tree(staging)
     files = _listing(tree, hide, room.listing)
-    shown = _small_topic_files(tree, hide, MAX_FILES_CHARS_SHOWN, room.files)
-    index = tree.get(INDEX_NAME)
+    shown = _small_topic_files(tree, hide, MAX_FILES_CHARS_SHOWN, room.files, layout.index)
+    index = tree.get(layout.index)
     full_index = None if index is None else hide(index.decode("utf-8", errors="replace"))
     index_chars = 0 if full_index is None else min(MAX_INDEX_CHARS_SHOWN, tokens.chars_within(full_index, room.index))
     index_text = None if full_index is None else full_index[:index_chars]
@@ -109,7 +118,7 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             files_more=len(tree) - len(files),
             index=index_text,
             shown=shown,
-            not_shown=len([r for r in tree if r != INDEX_NAME]) - len(shown),
+            not_shown=len([r for r in tree if r != layout.index]) - len(shown),
             index_cut=full_index is not None and len(full_index) > index_chars,
             index_size=len(full_index or ""),
             index_shown=index_chars,
@@ -118,6 +127,8 @@ def render_dream(staging: Path, catalog: list[Any], today: date, instructions: s
             deferred=len(part.deferred),
             catalog=listed,
             instructions=instructions,
+            layout=layout_facts(layout),
+            index_tokens=None if index is None else index_tokens(index),
         )
     )
 
@@ -137,13 +148,13 @@ def _listing(tree: dict[str, bytes], hide: Callable[[str], str], room: int) -> l
 
 
 def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str], cap: int,
-                       room: int = 1 << 40) -> list[dict[str, str]]:
+                       room: int = 1 << 40, index_name: str = INDEX_NAME) -> list[dict[str, str]]:
     """The topic files to show in full: the small ones, smallest first, within `cap` characters and `room`
     tokens together."""
     shown, total, used = [], 0, 0
     for rel, data in sorted(tree.items(), key=lambda item: (len(item[1]), item[0])):
         text = data.decode("utf-8", errors="replace")
-        if rel == INDEX_NAME or len(text) > MAX_FILE_CHARS_SHOWN or total + len(text) > cap:
+        if rel == index_name or len(text) > MAX_FILE_CHARS_SHOWN or total + len(text) > cap:
             continue
         cost = tokens.estimate(text)
         if used + cost > room:
@@ -154,8 +165,10 @@ def _small_topic_files(tree: dict[str, bytes], hide: Callable[[str], str], cap: 
 
 
 def render(staging: Path, catalog: list[Any], today: date, instructions: str | None,
-           sessions: pl.DataFrame | None = None, since: str | None = None) -> Prompts:
-    return Prompts(system=render_system(), dream=render_dream(staging, catalog, today, instructions, sessions, since))
+           sessions: pl.DataFrame | None = None, since: str | None = None,
+           layout: StoreLayout = CLAUDE_CODE) -> Prompts:
+    return Prompts(system=render_system(layout),
+                   dream=render_dream(staging, catalog, today, instructions, sessions, since, layout=layout))
 
 
 def instruction_section(rules: list[Instruction], room_tokens: int) -> str:

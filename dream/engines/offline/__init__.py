@@ -28,7 +28,8 @@ class OfflineEngine:
     name = "offline"
 
     def consolidate(self, inp: EngineInput) -> EngineResult:
-        from dream.engines.offline import consolidate, instructed, lint_notes, notice, orient, prune  # start-up: see above
+        from dream.engines.offline import (  # start-up: see the comment above
+            consolidate, handbook, instructed, lint_notes, notice, orient, prune, skills)
         from dream.engines.offline import requests as gather  # start-up: see the comment above
 
         ws, before = orient.load(inp.staging, inp.settings, inp.today, inp)
@@ -36,8 +37,10 @@ class OfflineEngine:
         requests, settled = notice.withdrawn(gather.gather_requests(inp.sessions), inp.sessions)
         requests = instructed.drop_said(ws, known, requests)
         consolidate.merge_duplicates(ws)
+        skills.note_repeats(ws)  # a Codex handbook bullet a skill says too: a person picks the place
         instructed.tidy(ws, known, inp.pinned)
         consolidate.absolute_dates(ws)
+        handbook.absolute_dates(ws)  # a Codex handbook's task groups, from their rollouts' dates
         consolidate.apply_requests(ws, requests)
         notice.note_unread(ws, inp.sessions, settled)
         lint_notes.note_findings(ws, inp.findings, inp.pinned)

@@ -3,9 +3,14 @@
 - A memory that only repeats instruction lines (each of its statements at the duplicate threshold) is
   removed as housekeeping, with the file and line as evidence. A memory that says anything more is kept
   and the repeated line is listed for a person: nothing found nowhere else is ever removed.
-- A remember or rule request whose content an instruction states files nothing, and says so.
+- A remember or rule request whose content an instruction states files nothing, and says so; so does one
+  that names what a line names (its key tokens: a tool, a command, a number, a name) in other words or
+  another language, below the duplicate threshold: a person sees both lines and decides whether to file it.
+- A request repeating a nested file's line (packages/api/AGENTS.md, loaded only while the agent works there)
+  files nothing either: a person decides whether the memory is needed.
 - A memory or a request that disagrees with an instruction (the same sentence with another value: a port,
-  a version, pnpm for npm; or one negating the other) goes to a person with both lines. When unsure, nothing.
+  a version, pnpm for npm; or one negating the other) goes to a person with both lines; so does a correction
+  calling stale a value an instruction line states. When unsure, nothing.
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
 from dream.engines.instructions import Instruction, load_instructions, nested_instructions
+from dream.engines.offline import corrections
 from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Memory, Workspace, memories
+from dream.engines.offline.phrases import language_of, negation
 from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
-from dream.engines.offline.similarity import CJK, CJK_CHARS, normalize, says_something, tokens
+from dream.engines.offline.similarity import (CJK, CJK_CHARS, content_keys, facts, normalize, says_something,
+                                               tokens, word_keys)
 from dream.engines.offline.text import shorten
 from dream.store.model import TopicFile, resolve_link
 from dream.store.layouts import LayoutKind, layout_of
@@ -30,11 +38,20 @@ from dream.store.tree import INDEX_NAME
 _DIGIT = re.compile(r"\d")
 _SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
+CHANGE_KINDS = ("correction", "update")  # requests to change a value a memory states
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
 CANDIDATE_ALIKE = 70.0  # ratio below which two lines are not read as disagreeing by one value only
 CANDIDATES = 8  # the lines most alike a statement that are checked for a disagreement
 TOUCHING_WORDS = 2  # content words a request shares with an instruction before a person is asked about it
+HOOK_NEW_WORDS = 2  # words of its own an index hook needs to say more than its file
 CONTENT_LETTERS = 4  # a word this long names something (shorter: "the", "use", "für", "que")
+# Key tokens: what names a thing whatever the language around it. `code`, identifiers (dream_test, a.b, --flag,
+# camelCase), all capitals (CI, DB), words without a vowel (pnpm, npm), and a Latin word in another script.
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+_IDENTIFIER = re.compile(r"[\w-]*\w[._/:=@][\w./:=@-]*\w|(?<!\S)--?[A-Za-z][\w-]*|\b[a-z]+[A-Z]\w*|\b[A-Z]{2,}\b")
+_VOWELLESS = re.compile(r"(?<![^\W\d_])[b-df-hj-np-tv-xz]{2,}(?![^\W\d_])", re.IGNORECASE)
+_LATIN_RUN = re.compile(r"[A-Za-z][A-Za-z0-9.+-]*")
+_NON_LATIN = re.compile(f"[{CJK_CHARS}\u0400-\u04ff\u0590-\u06ff\u0900-\u097f]")
 
 
 @dataclass
@@ -46,9 +63,13 @@ class Known:
     agent: LayoutKind = LayoutKind.CLAUDE_CODE  # the agent of the store: only its own files go without saying
     nested: list[Instruction] = field(default_factory=list)  # subfolders' files, loaded only while working there
     norms: list[str] = field(init=False)
+    words: list[set[str]] = field(init=False)  # each line's tokens
+    keys: list[frozenset[str]] = field(init=False)  # each line's key tokens
 
     def __post_init__(self) -> None:
         self.norms = [normalize(rule.text) for rule in self.rules]
+        self.words = [tokens(norm) for norm in self.norms]
+        self.keys = [key_tokens(rule.text) for rule in self.rules]
 
     def repeating(self, text: str, adding: bool = False) -> Instruction | None:
         """The instruction saying the same statement, at the threshold duplicates are merged at.
@@ -62,6 +83,8 @@ class Known:
         if found is None:
             return None
         rule = self.rules[found[2]]
+        if negation().search(rule.heading):  # "## Never do this" / "- Push to main": the words say the opposite
+            return None
         # "port 5433" is no repeat of "port 5432"
         if not (adding or adds_nothing(norm, found[0])) or disagree(text, rule.text):
             return None
@@ -85,6 +108,53 @@ class Known:
         most, rule = max(shared, key=lambda pair: pair[0], default=(0, None))
         return rule if most >= TOUCHING_WORDS else None
 
+    def keyed(self, text: str, values_only: bool = False) -> tuple[Instruction, frozenset[str]] | None:
+        """The instruction naming what a statement names, with the key tokens both name; or None.
+
+        A line qualifies when it names at least one key token of the statement's (or the statement names one
+        of the line's, or, in another language, shares a content word with it) and either names every number
+        and identifier of the statement, so the statement may say it again in other words or another language,
+        or names the same thing with other numbers ("Node
+        18" / "Node 20"), so it may disagree. `values_only`: only the second."""
+        mine, words, language = key_tokens(text), tokens(normalize(text)), language_of(text)
+        best: tuple[int, Instruction, frozenset[str]] | None = None
+        for rule, norm, line_words, line_keys in zip(self.rules, self.norms, self.words, self.keys):
+            shared = frozenset((mine & line_words) | (line_keys & words))
+            if language_of(rule.text) not in (None, language):  # the statement's words are not of the line's tongue
+                shared |= _content(normalize(text)) & _content(norm)  # a term kept across languages ("release")
+            if not shared:
+                continue
+            values, line_values = _numbers(list(mine)), _numbers(list(line_keys))
+            names = shared - values
+            other_value = bool(names) and bool(values) and bool(line_values) and values.isdisjoint(line_values)
+            covered = _must_name(text, mine) <= line_words
+            if (other_value or (covered and not values_only)) and (best is None or len(shared) > best[0]):
+                best = (len(shared), rule, shared)
+        return None if best is None else (best[1], best[2])
+
+
+def key_tokens(text: str) -> frozenset[str]:
+    """The words of `text` that name a thing in any language: numbers, names written with a capital inside a
+    sentence, `code`, identifiers, all-capital words, words without a vowel, a Latin word among another script."""
+    found: set[str] = set()
+    for name in facts(text):
+        found.update(tokens(normalize(name)))
+    pieces = [*_CODE_SPAN.findall(text), *_IDENTIFIER.findall(text), *_VOWELLESS.findall(text)]
+    if _NON_LATIN.search(text):
+        pieces += _LATIN_RUN.findall(text)
+    for piece in pieces:
+        found.update(tokens(normalize(piece)))
+    return frozenset(word for word in found if len(word) > 1 or word.isdigit())
+
+
+def _must_name(text: str, keys: frozenset[str]) -> frozenset[str]:
+    """The key tokens a line must name for a statement to add nothing to it: its numbers and identifiers. A
+    capitalized word may be only a German noun, and an acronym ("DB") another word for the line's ("database"):
+    they name the subject rather than add to it."""
+    pieces = [*_CODE_SPAN.findall(text), *(p for p in _IDENTIFIER.findall(text) if not p.isupper())]  # DB, CI: names
+    exact = {word for piece in pieces for word in tokens(normalize(piece))}
+    return frozenset(word for word in keys if _DIGIT.search(word) or word in exact)
+
 
 def load(inp: EngineInput) -> Known:
     agent = layout_of(inp.store_root, inp.settings.layout).kind
@@ -94,24 +164,65 @@ def load(inp: EngineInput) -> Known:
 
 def drop_said(ws: Workspace, known: Known, requests: list[Request]) -> list[Request]:
     """The requests left once those an instruction already states, or contradicts, are told to a person."""
-    if not known.rules:
+    if not known.rules and not known.nested:
         return requests
+    in_subfolders = Known(known.nested, known.threshold)
     kept = []
     for request in requests:
         said = f"“{shorten(request.sentence, 100)}” (session {request.session}, line {request.seq + 1})"
-        asks = request.kind in ASKED_KINDS and request.plain
-        if asks and (rule := known.repeating(request.text, adding=True)):
-            ws.ask(f"{said} asks to remember what {rule.where} already says (“{shorten(rule.text, 80)}”); "
-                   "nothing filed: the agent reads that file every session")
-        elif asks and (rule := known.disagreeing(request.text)):
-            ws.ask(f"{said} disagrees with {rule.where} (“{shorten(rule.text, 80)}”); nothing filed: "
-                   "a person decides which holds, and changes the instruction file or says so again")
-        elif asks and (rule := known.touching(request.text)):
-            ws.ask(f"{said} is about what {rule.where} says (“{shorten(rule.text, 80)}”); nothing filed: "
-                   "a person decides whether it repeats, contradicts or adds to that line")
+        held = request.plain and _why_held(known, in_subfolders, request)
+        if held:
+            ws.ask(f"{said} {held}")
         else:
             kept.append(request)
     return kept
+
+
+NESTED_NOTE = "; the agent loads that file only while it works in that folder"
+
+
+def _why_held(known: Known, in_subfolders: Known, request: Request) -> str:
+    """Why a plain request files or changes nothing (the rest of a note for a person), or '' to apply it."""
+    if request.kind in ASKED_KINDS:
+        return _held(known, request.text) or _held(in_subfolders, request.text, NESTED_NOTE)
+    return _changes_a_line(known, request.text) if request.kind in CHANGE_KINDS else ""
+
+
+def _changes_a_line(known: Known, text: str) -> str:
+    """Why a correction files nothing: the value it calls stale is what an instruction line states ("5433 now,
+    not 5432" beside "listens on port 5432"); changing the memory alone would make it contradict the line."""
+    fix = corrections.parse(text)
+    if fix is None or not (stale := tokens(normalize(fix.wrong))):
+        return ""
+    rule = next((rule for rule, words in zip(known.rules, known.words) if stale <= words), None)
+    if rule is None:
+        return ""
+    return (f"calls “{shorten(fix.wrong, 40)}” stale, which {rule.where} states (“{shorten(rule.text, 80)}”); "
+            "nothing changed: the agent reads that file every session, so a person changes the line there first "
+            "(or tells the memory it still holds)")
+
+
+def _held(known: Known, text: str, where_loaded: str = "") -> str:
+    """Why a request to file `text` files nothing (the rest of a note for a person), or '' to file it."""
+    if not known.rules:
+        return ""
+    if rule := known.repeating(text, adding=True):
+        return (f"asks to remember what {rule.where} already says (“{shorten(rule.text, 80)}”){where_loaded}; "
+                "nothing filed: the agent reads that file every session" if not where_loaded else
+                f"asks to remember what {rule.where} already says (“{shorten(rule.text, 80)}”){where_loaded}; "
+                "nothing filed: a person decides whether a memory is needed beside it")
+    if rule := known.disagreeing(text):
+        return (f"disagrees with {rule.where} (“{shorten(rule.text, 80)}”){where_loaded}; nothing filed: "
+                "a person decides which holds, and changes the instruction file or says so again")
+    if rule := known.touching(text):
+        return (f"is about what {rule.where} says (“{shorten(rule.text, 80)}”){where_loaded}; nothing filed: "
+                "a person decides whether it repeats, contradicts or adds to that line")
+    if found := known.keyed(text):
+        rule, shared = found
+        return (f"names what {rule.where} names ({', '.join(sorted(shared))}): “{shorten(rule.text, 80)}”"
+                f"{where_loaded}; {rule.file}:{rule.line} may already say this, or say otherwise: nothing "
+                "filed; file it anyway if it adds to that line")
+    return ""
 
 
 def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
@@ -143,6 +254,10 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
                 ws.ask(f"{memory.label} says “{shorten(line, 80)}” and {near.where} says "
                        f"“{shorten(near.text, 80)}”, "
                        "on the same subject; nothing changed: a person checks that they agree")
+            elif rule is None and (keyed := known.keyed(line, values_only=True)) is not None:
+                ws.ask(f"{memory.label} says “{shorten(line, 80)}” and {keyed[0].where} says "
+                       f"“{shorten(keyed[0].text, 80)}”: the same {', '.join(sorted(keyed[1]))} with other "
+                       "numbers; nothing changed: a person decides which holds")
 
 
 def _loaded(known: Known, hits: list[tuple[str, Instruction]]) -> bool:
@@ -212,7 +327,22 @@ def _statements(ws: Workspace, memory: Memory) -> list[str]:
         lines.append(description)
     if name and not adds_nothing(normalize(name), normalize(" ".join([*lines, description]))):
         lines.append(name)  # a short name may still say where the rule holds ("Staging only")
+    for hook in _hooks(ws, memory.key):  # the index line may say what the file does not ("web package only")
+        if _hook_adds(hook, " ".join([*lines, description, name])):
+            lines.append(hook)
     return lines
+
+
+def _hook_adds(hook: str, said: str) -> bool:
+    """An index hook is a short summary in words of its own ("pnpm, not npm"): it adds to what the file says
+    when it names a thing the file does not (a number, a name, `code`) or two words the file never uses."""
+    new_keys = key_tokens(hook) - tokens(normalize(said))
+    return bool(new_keys) or len(content_keys(hook) - word_keys(said)) >= HOOK_NEW_WORDS
+
+
+def _hooks(ws: Workspace, path: str) -> list[str]:
+    return [line.hook.strip() for line in ws.store.parsed_index()
+            if line.kind == "link" and resolve_link(INDEX_NAME, line.target) == path and line.hook.strip()]
 
 
 def _bare(line: str) -> str:
