@@ -428,6 +428,10 @@ class Catalog:
         rivals = [self.entries[k] for s, _, k in scored[1:] if -s == best]
         return self.entries[scored[0][2]], best, rivals
 
+    def sharing_a_key(self, wanted: frozenset[str]) -> set[int]:
+        """Every memory holding one of the keys in its name or text: the others score nothing against them."""
+        return set().union(*(self.by_named.get(k, ()) for k in wanted), *(self.by_key.get(k, ()) for k in wanted))
+
     def _sharing_any(self, wanted: frozenset[str]) -> set[int]:
         """Memories that may reach FORGET_MIN: they hold one of the query's rarest keys."""
         def posting(k: str) -> set[int]:

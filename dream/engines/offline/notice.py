@@ -25,7 +25,7 @@ import polars as pl
 from dream.engines.offline import phrases
 from dream.engines.offline.catalog import Catalog, Entry, keys
 from dream.engines.offline.orient import Workspace
-from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, said_before, sentences
+from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, said_before_each, sentences
 from dream.engines.offline.similarity import points_back, forget_keys, normalize
 from dream.engines.offline.text import QUOTATION, shorten
 
@@ -47,18 +47,22 @@ def note_unread(ws: Workspace, sessions: pl.DataFrame | None) -> None:
     asked = " ".join(ws.needs)
     done = {(c.evidence.session, c.evidence.line) for c in ws.changes if c.evidence}
     users = sessions.filter((pl.col("role") == "user") & pl.col("text").str.contains(_prefilter()))
-    catalog: Catalog | None = None
+    noticed = []
     for session, day, seq, entry in users.select("session", "date", "seq", "text").iter_rows():
         where = f"session {session}, {day.isoformat()}, line {int(seq) + 1}"
         if where in asked or (str(session), int(seq) + 1) in done:
             continue
-        catalog = catalog or Catalog(ws)
         typed, _, block = entry.partition("\n")
-        for sentence, change in _noticed(typed, block):
-            suggestion = _suggestion(catalog, sentence, change, said_before(sessions, str(session), int(seq)))
-            if suggestion:
-                ws.ask(f"“{shorten(sentence, 100)}” ({where}) may ask to change memory; nothing changed. "
-                       f"Suggested change: {suggestion}")
+        noticed += [((str(session), int(seq)), where, sentence, change) for sentence, change in _noticed(typed, block)]
+    if not noticed:
+        return
+    catalog = Catalog(ws)
+    before = said_before_each(sessions, [place for place, *_ in noticed])
+    for place, where, sentence, change in noticed:
+        suggestion = _suggestion(catalog, sentence, change, before[place])
+        if suggestion:
+            ws.ask(f"“{shorten(sentence, 100)}” ({where}) may ask to change memory; nothing changed. "
+                   f"Suggested change: {suggestion}")
 
 
 def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> list[Request]:
@@ -204,7 +208,7 @@ def _nearest(catalog: Catalog, sentence: str) -> Entry | None:
     needs two, and no other memory as many (two alike: the person picks, no guess)."""
     wanted = _named(sentence)
     scored = sorted(((2 * len(wanted & e.named) + len(wanted & (e.keys - e.named)), number)
-                     for number, e in catalog.entries.items()), reverse=True)
+                     for number in catalog.sharing_a_key(wanted) for e in [catalog.entries[number]]), reverse=True)
     if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
     return catalog.entries[scored[0][1]]

@@ -276,9 +276,20 @@ def _typed_and_pasted(entry: str) -> tuple[str, str]:
 
 def said_before(sessions: pl.DataFrame, session: str, seq: int) -> str:
     """The assistant's entry just before a user's (rarely needed: only for a request that points at it)."""
-    before = sessions.filter((pl.col("session") == session) & (pl.col("seq") == seq - 1)
-                             & (pl.col("role") == "assistant"))
-    return str(before["text"][0]) if before.height else ""
+    return said_before_each(sessions, [(session, seq)])[(session, seq)]
+
+
+def said_before_each(sessions: pl.DataFrame, places: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """`said_before` of each user entry at (session, seq), "" where none: one pass over a million rows, where
+    a filter per entry made a night of 600 noticed sentences scan them 600 times."""
+    wanted = pl.DataFrame({"session": [s for s, _ in places], "seq": [q - 1 for _, q in places]},
+                          schema={"session": sessions.schema["session"], "seq": sessions.schema["seq"]})
+    found = (sessions.with_row_index("row").filter(pl.col("role") == "assistant")
+             .join(wanted.unique(), on=["session", "seq"], how="semi").sort("row").select("session", "seq", "text"))
+    texts: dict[tuple[str, int], str] = {}
+    for session, seq, text in found.iter_rows():
+        texts.setdefault((str(session), int(seq) + 1), str(text))  # the first such entry, as a filter gives it
+    return {place: texts.get(place, "") for place in places}
 
 
 def _pointing_at(request: Request, block: str, said_before: str) -> Request:
