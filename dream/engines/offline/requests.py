@@ -284,8 +284,9 @@ def said_before_each(sessions: pl.DataFrame, places: list[tuple[str, int]]) -> d
     a filter per entry made a night of 600 noticed sentences scan them 600 times."""
     wanted = pl.DataFrame({"session": [s for s, _ in places], "seq": [q - 1 for _, q in places]},
                           schema={"session": sessions.schema["session"], "seq": sessions.schema["seq"]})
-    found = (sessions.with_row_index("row").filter(pl.col("role") == "assistant")
-             .join(wanted.unique(), on=["session", "seq"], how="semi").sort("row").select("session", "seq", "text"))
+    found = (sessions.lazy().select("session", "seq", "role", "text").with_row_index("row")
+             .join(wanted.lazy().unique(), on=["session", "seq"], how="semi").filter(pl.col("role") == "assistant")
+             .sort("row").select("session", "seq", "text").collect())
     texts: dict[tuple[str, int], str] = {}
     for session, seq, text in found.iter_rows():
         texts.setdefault((str(session), int(seq) + 1), str(text))  # the first such entry, as a filter gives it
