@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import insort
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cache
 
@@ -428,9 +428,16 @@ class Catalog:
         rivals = [self.entries[k] for s, _, k in scored[1:] if -s == best]
         return self.entries[scored[0][2]], best, rivals
 
-    def sharing_a_key(self, wanted: frozenset[str]) -> set[int]:
-        """Every memory holding one of the keys in its name or text: the others score nothing against them."""
-        return set().union(*(self.by_named.get(k, ()) for k in wanted), *(self.by_key.get(k, ()) for k in wanted))
+    def naming_scores(self, wanted: frozenset[str]) -> Counter[int]:
+        """Each memory holding a wanted key, scored: two for each key in its name or title, one for each only in
+        its text. Counted along the keys' lists: a night's noticed sentences each scored all 20,000 memories."""
+        scores: Counter[int] = Counter()
+        for key in wanted:
+            named = self.by_named.get(key, set())
+            scores.update(named)
+            scores.update(named)
+            scores.update(self.by_key.get(key, set()) - named)
+        return scores
 
     def _sharing_any(self, wanted: frozenset[str]) -> set[int]:
         """Memories that may reach FORGET_MIN: they hold one of the query's rarest keys."""

@@ -233,12 +233,10 @@ def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None,
 def _nearest(catalog: Catalog, sentence: str) -> Entry | None:
     """The one memory the sentence names best: a word of its name or title counts two, of its text one; it
     needs two, and no other memory as many (two alike: the person picks, no guess)."""
-    wanted = _named(sentence)
-    scored = sorted(((2 * len(wanted & e.named) + len(wanted & (e.keys - e.named)), number)
-                     for number in catalog.sharing_a_key(wanted) for e in [catalog.entries[number]]), reverse=True)
-    if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
-        return None
-    return catalog.entries[scored[0][1]]
+    scores = catalog.naming_scores(_named(sentence))
+    best = max(scores.values(), default=0)
+    top = [number for number, score in scores.items() if score == best]
+    return catalog.entries[top[0]] if best >= 2 and len(top) == 1 else None
 
 
 def _named_before(catalog: Catalog, before: str) -> Entry | None:
