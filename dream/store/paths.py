@@ -133,18 +133,26 @@ def check_new(rel: str, siblings: Siblings) -> None:
                           "(merge into an existing team file instead)")
     parts = rel.split("/")
     for depth, part in enumerate(parts):
-        names = set(siblings("/".join(parts[:depth])))
+        names = frozenset(siblings("/".join(parts[:depth])))  # no copy of a frozenset: `_first_by_key` finds it
         if part in names:
             continue
         slash = next((c for c in part if c in SEPARATOR_LOOKALIKES), None)
         if slash is not None:
             raise PathRefused(f"names {part!r}, whose {slash!r} reads as a folder separator; use '/' for folders "
                               "and another character in names")
-        key = name_key(part)
-        clash = min((n for n in names if name_key(n) == key), default=None)  # the first in order, as always
+        clash = _first_by_key(names).get(name_key(part))
         if clash is not None:
             raise PathRefused(f"names {part!r}, which reads as {clash!r} already there; use that name or a "
                               "clearly different one")
+
+
+@lru_cache(maxsize=8)  # a night creating a thousand files beside 20,000 compared each with every name
+def _first_by_key(names: frozenset[str]) -> dict[str, str]:
+    """Each name key of `names` with the first name (in order) that has it."""
+    first: dict[str, str] = {}
+    for name in sorted(names, reverse=True):
+        first[name_key(name)] = name
+    return first
 
 
 def tree_siblings(paths: Iterable[str]) -> Siblings:
@@ -154,7 +162,8 @@ def tree_siblings(paths: Iterable[str]) -> Siblings:
         parts = path.split("/")
         for depth, part in enumerate(parts):
             folders.setdefault("/".join(parts[:depth]), set()).add(part)
-    return lambda folder: folders.get(folder, set())
+    frozen = {folder: frozenset(names) for folder, names in folders.items()}
+    return lambda folder: frozen.get(folder, frozenset())
 
 
 def check_new_in_tree(rel: str, paths: Iterable[str]) -> None:

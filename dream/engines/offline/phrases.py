@@ -180,8 +180,8 @@ def _scans(items: list[tuple[Any, Any]]) -> bool:
             return _scans(list(av[3]))
         if op in _REPEATS:
             body = list(av[2])
-            if body and body[0][0] is sre.ANY:
-                return True
+            if body and (body[0][0] is sre.ANY or _scans(body)):
+                return True  # `.*?` or an optional part that opens with one: "(?:.*?\b)?jetzt\b"
             if av[0] == 0:
                 continue  # optional: what follows decides
         return False

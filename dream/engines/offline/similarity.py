@@ -35,8 +35,11 @@ def normalize(text: str) -> str:
     """Lowercase, unify Unicode forms, drop punctuation and extra spaces."""
     text = unicodedata.normalize("NFKC", text).lower()
     # "_" too: names like feedback_small_prs are words, not one key that starts like every other name
-    text = re.sub(r"[^\w\s]|_", " ", text)
+    text = _PUNCTUATION.sub(" ", text)
     return " ".join(text.split())
+
+
+_PUNCTUATION = re.compile(r"[^\w\s]|_")  # compiled once: `normalize` runs on every line a night compares
 
 
 def says_something(text: str) -> bool:

@@ -91,8 +91,10 @@ def test_only_patterns_that_scan_every_position_get_a_precheck():
     assert [(kind, pattern) for kind, pattern, _ in checks] == list(phrases.request_patterns())
     prechecked = [pattern.pattern for _, pattern, precheck in checks if precheck is not None]
     assert prechecked and len(prechecked) < len(checks)
-    for regex in prechecked:  # "X を忘れて", "X, not Y now": `.+?` first; the rest open with their leads
-        assert regex.startswith(("^(?P<text>.", "^(?:请)?(?:把|将)?(?P<text>.")), regex
+    for regex in prechecked:  # "X を忘れて", "X, not Y now": `.+?` first, or an optional part opening with
+        # `.*?` ("…jetzt …, nicht mehr Y"); the rest open with their leads
+        assert regex.startswith(("^(?P<text>.", "^(?:请)?(?:把|将)?(?P<text>.", "^(?P<text>(?:.*?")), regex
+    assert any(regex.startswith("^(?P<text>(?:.*?\\b)?jetzt") for regex in prechecked)
 
 
 NEEDLES = [needles for lang in LANGS for item in lang.patterns
