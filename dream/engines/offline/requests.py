@@ -133,8 +133,8 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
         return None
     if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
         return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
-    if phrases.marker("pending").search(sentence):
-        return hit[0], hit[1], False  # "as soon as the cutover is done, drop …": not yet; the whole sentence says so
+    if any(phrases.marker(name).search(sentence) for name in ("pending", "doubt")):
+        return hit[0], hit[1], False  # "as soon as …, drop …", "er meinte, vergiss …": the whole sentence says so
     return hit
 
 
