@@ -43,7 +43,7 @@ _DATES = _struct("Dates", [
     ("row", list[_DATE_ROW], []), ("number", str, ""), ("read_as", dict[str, str], {}),  # type: ignore[valid-type]
     ("year_shift", dict[str, int], {}),
     *[(key, str, "") for key in "day_form today_form week_form bare_week_form month_year_form".split()],
-    *[(key, list[str], []) for key in ("weekdays this today_words prepositions telltale unresolved relative "
+    *[(key, list[str], []) for key in ("weekdays this next last today_words prepositions telltale unresolved relative "
                                        "joined_before joined_after").split()],
 ])
 _TABLES: dict[str, Any] = {"leads": _LEADS, "words": _WORDS, "not_requests": _NOT_REQUESTS,

@@ -98,7 +98,7 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
     mind" or "…, no" start nothing.
     """
     whole = sentence.strip()
-    sentence = whole.strip("\"'“”").strip()
+    sentence = whole.strip("\"'“”").strip() if whole[:1] in "\"'“”" else whole  # 'ops said: "… tomorrow"': quoted
     if sentence != whole.strip("\"'“”") or not _QUOTED.fullmatch(whole):
         sentence = _QUOTED.sub("…", sentence)
     sentence = phrases.emphasis().sub("", sentence)  # "IMPORTANT: always run the migrations first"
