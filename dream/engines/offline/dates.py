@@ -236,6 +236,9 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
         if ambiguous(phrase, base):  # a wrong date is worse than a relative one: kept, and said why
             left.append(Unresolved(phrase, "may be " + " or ".join(readings(phrase, base))))
             return phrase
+        if granularity == "week" and base.weekday() == 6:  # a week that starts on Sunday starts that very day
+            left.append(Unresolved(phrase, "was said on a Sunday: its week may start that day or the next"))
+            return phrase
         day_of_week = resolve(phrase, lang, "day", base) if granularity == "week" else None
         absolute = resolve(phrase, lang, granularity, base)
         if absolute is None:
