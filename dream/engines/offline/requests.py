@@ -106,7 +106,8 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
         return None
     if sentence.rstrip().endswith(("?", "？")):
         return _asked(sentence)
-    return _judged_whole(sentence, _request_in(sentence))  # first: most lines ask for nothing
+    hit = _judged_whole(sentence, _request_in(sentence))  # first: most lines ask for nothing
+    return (hit[0], hit[1], False) if hit and _QUOTED.fullmatch(whole) else hit  # quoted whole: whose words?
 
 
 def _asked(sentence: str) -> tuple[str, str, bool] | None:
