@@ -264,10 +264,11 @@ def _joined(side: str) -> re.Pattern[str]:
 
 
 def ambiguous(phrase: str, base: date) -> bool:
-    """Whether people read the phrase two ways: "next Friday" said on a Tuesday may be in 3 or 10 days,
-    "this Monday" said on a Wednesday two days ago or in five, "last Tuesday" on a Thursday 2 or 9 days ago."""
+    """Whether people read the phrase two ways: "next Friday" on a Tuesday (in 3 or 10 days; on a Sunday any
+    "next" day: weeks start on Sunday or Monday), "this Monday" on a Wednesday, "last Tuesday" on a Thursday."""
     said, target = weekday_phrase(phrase) or ("", 0)
-    return said != "" and (target >= base.weekday() if said == "next" else target < base.weekday())
+    soon = target >= base.weekday() or base.weekday() == 6
+    return said != "" and (soon if said == "next" else target < base.weekday())
 
 
 def readings(phrase: str, base: date) -> tuple[str, str]:
@@ -282,11 +283,8 @@ def readings(phrase: str, base: date) -> tuple[str, str]:
 
 def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[Row, ...]] | None = None
                  ) -> tuple[str, list[tuple[str, str]], list[Unresolved]]:
-    """Rewrite relative dates in one line outside code spans and link targets.
-
-    Returns the line, the (phrase, date) pairs rewritten, and the phrases left
-    as written because they name no one date.
-    """
+    """Rewrite relative dates in one line outside code spans and link targets: the line, the (phrase, date)
+    pairs rewritten, and the phrases left as written because they name no one date."""
     patterned = patterned or _pattern(None)
     found: list[tuple[str, str]] = []
     left: list[Unresolved] = []
