@@ -87,8 +87,10 @@ def _pattern(text_lang: str | None) -> tuple[re.Pattern[str], tuple[Row, ...]]:
 
 
 # Spans never rewritten: inline code, link targets, URLs, paths, dotted names ("Tomorrow.io", "next.config.js"),
-# and quotations: "we'll fix it tomorrow" in a quote is what someone said then, not a date to resolve.
-_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|[^\s/]*/[^\s/]+/?|{QUOTATION}")
+# names and settings (#today, @tomorrow, :tomorrow, TODAY=1, --since yesterday), and quotations: "we'll fix it
+# tomorrow" in a quote is what someone said then, not a date to resolve.
+_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|[^\s/]*/[^\s/]+/?|{QUOTATION}"
+                        r"|[#@$]\w[\w-]*|(?<!\S):[a-z][\w-]*|\b\w+=\S*|(?<![\w-])--[a-z][\w-]*[= ]\S+")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 

@@ -85,3 +85,11 @@ def test_a_wish_a_report_or_a_quotation_goes_to_a_person(sentence):
 def test_a_remember_ending_on_a_quotation_keeps_the_quotation_out_of_its_text():
     hit = read('remember what ops told us: "we fix it tomorrow"')
     assert hit is not None and "tomorrow" not in hit[1]
+
+
+@pytest.mark.parametrize("line", ["alerts go to #today in slack", "ping @tomorrow bot", "set TODAY=1 in .env",
+                                  "images tagged :tomorrow", "run git log --since yesterday", "git log --since=yesterday",
+                                  "下周末去团建", "今年度中に移行", "다음 주말에 배포", "ieri l'altro", "elke morgen om 9 uur",
+                                  "the audit is in two weeks and three days"])
+def test_a_name_a_setting_or_a_longer_period_is_never_rewritten(line):
+    assert rewrite_line(line, THURSDAY)[0] == line
