@@ -93,3 +93,17 @@ def test_a_remember_ending_on_a_quotation_keeps_the_quotation_out_of_its_text():
                                   "the audit is in two weeks and three days"])
 def test_a_name_a_setting_or_a_longer_period_is_never_rewritten(line):
     assert rewrite_line(line, THURSDAY)[0] == line
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("forget the staging", "reset schedule part"),  # the request goes on in the next line
+    ("VPNのメモ消して", "うーん、やっぱ残したほうがいいかな？"),
+])
+def test_a_request_the_next_line_completes_or_hedges_goes_to_a_person(first, second):
+    found = gather_requests(said(("user", first), ("user", second)))
+    assert found and all(not r.plain for r in found)
+
+
+def test_a_remember_ending_on_a_particle_goes_on_and_is_not_filed_alone():
+    hit = read("覚えておいて：ステージングは")
+    assert hit is not None and hit[2] is False
