@@ -33,7 +33,7 @@ _WORDS = _lists("Words", "about and_then asked asked_after before_value but chan
                 "final_particles forget_stems function instead_of naming_no_fact naming_nothing negation no_longer "
                 "not_after_value not_forget_after not_instruction not_rule_after notice now please pointer points_back "
                 "that yes")
-_NOT_REQUESTS = _lists("NotRequests", "about_memory amends chatter doubt hopes hypothetical keeps narrows not_to_keep "
+_NOT_REQUESTS = _lists("NotRequests", "about_memory amends asks_which chatter doubt hopes hypothetical keeps narrows not_to_keep "
                        "pending recalls rule_doubt scope set_aside task withdraws")
 _PATTERN = _struct("Pattern", [("kind", RequestKind), ("regex", str), ("needs", list[str], [])])
 _DATE_ROW = _struct("DateRow", [("regex", str), ("means", Literal["day", "week", "month", "year", "weekday"]),
