@@ -107,3 +107,19 @@ def test_a_request_the_next_line_completes_or_hedges_goes_to_a_person(first, sec
 def test_a_remember_ending_on_a_particle_goes_on_and_is_not_filed_alone():
     hit = read("覚えておいて：ステージングは")
     assert hit is not None and hit[2] is False
+
+
+@pytest.mark.parametrize(("asked", "answer"), [
+    ("Which one: the gateway (8080) or the database (5432)?", "the database one"),
+    ("Welche? Gateway oder Datenbank?", "die datenbank"),
+    ("ゲートウェイとデータベース、どちらですか？", "データベースの方"),
+    ("网关的还是数据库的？", "数据库的"),
+])
+def test_a_forget_the_assistant_asks_which_one_about_goes_to_a_person(asked, answer):
+    found = gather_requests(said(("user", "forget the port note"), ("assistant", asked), ("user", answer)))
+    assert [(r.kind, r.plain) for r in found] == [("forget", False)]
+
+
+def test_a_forget_the_assistant_just_confirms_is_applied():
+    found = gather_requests(said(("user", "forget the port note"), ("assistant", "Done. Anything else?")))
+    assert [(r.kind, r.plain) for r in found] == [("forget", True)]
