@@ -24,7 +24,8 @@ CATEGORIES = {
     "people-change", "owner-formats", "forget-across-languages",
     "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
     "noticed-requests", "layout-codex", "instruction-files", "withdrawn-later", "split-narrowing", "pointing-back",
-    "chatter-lookalikes", "dates-entangled",
+    "chatter-lookalikes", "dates-entangled", "dates-unresolved", "split-narrowing-more", "withdrawn-more",
+    "chatter-lookalikes-more",
 }
 
 
