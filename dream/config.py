@@ -84,6 +84,9 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     model_rate_limit: str | None = None
     fleet_budget_tokens: Annotated[int, Positive] | None = None
     fleet_budget_usd: Annotated[float, Meta(gt=0)] | None = None
+    # how long the fleet flow waits for a worker of the pool to take up a shard while none of its shards runs;
+    # then the shards still waiting are cancelled and their stores reported not dreamed, and the fleet run fails
+    fleet_worker_wait_seconds: Annotated[float, Meta(gt=0)] = 1800.0
     # review policy
     auto_accept: bool = False
     auto_accept_requests: bool = False  # may auto_accept take requests that rewrite or remove text?

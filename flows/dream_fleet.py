@@ -22,7 +22,11 @@ on the Prefect server; once it is reached, the remaining stores skip with
 reason ``budget`` and the next night's run dreams them first.
 
 A store that fails is a failed row with its reason; the fleet run then ends
-`Failed`, its message saying how many of how many failed.
+`Failed`, its message saying how many of how many failed. A shard that no
+worker of the pool takes up is waited for `fleet_worker_wait_seconds` (30
+minutes by default) while none of the fleet's shards runs; then it is
+cancelled, and its stores are failed rows that say they were not dreamed,
+named in the flow's log.
 
 The module does not use ``from __future__ import annotations``: Prefect builds
 a pydantic model from each flow's signature, and on a Dask worker (where the
@@ -81,4 +85,6 @@ def dream_fleet(roots: Optional[list[str]] = None, engine: Engine = "auto", forc
         rows = fleet.run_fleet(stores, force=force, dreamer=lambda due: dream_in_shards(due, budget))
     tasks.publish_fleet(rows)
     print(f"{len(rows)} store(s): {fleet.fleet_summary(rows)}")
+    if undreamed := tasks.undreamed_stores(rows):
+        print(f"not dreamed, no worker took up their shard: {', '.join(undreamed)}")
     return tasks.fleet_state(rows)

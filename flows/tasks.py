@@ -41,7 +41,7 @@ from prefect.input import RunInput
 from prefect.runtime import flow_run as flow_run_runtime
 from prefect.runtime import task_run as task_run_runtime
 from prefect.settings import PREFECT_API_URL
-from prefect.states import Completed, Failed, State
+from prefect.states import Cancelled, Completed, Failed, State
 from pydantic import Field
 
 from dream.config import load_settings
@@ -413,7 +413,8 @@ def publish_shard(rows: list[dict]) -> None:
 
 
 def run_shard_deployments(deployment: str, shards: list[list[str]], engine: str, force: bool,
-                          max_concurrency: int, budget: dict | None = None) -> list[dict]:
+                          max_concurrency: int, budget: dict | None = None,
+                          worker_wait: float | None = None) -> list[dict]:
     """Each shard as a flow run of `deployment` on its work pool, all waited for together; their rows, in order.
 
     The shard runs are created one after another from the fleet flow's own
@@ -421,13 +422,17 @@ def run_shard_deployments(deployment: str, shards: list[list[str]], engine: str,
     the client retries two seconds later), then watched with one query per
     poll however many shards there are. A shard that could not be started,
     or ended without its table (crashed, cancelled), is one failed row per
-    store, naming the shard's flow run and its state.
+    store, naming the shard's flow run and its state. A shard no worker took
+    up while none of the shards ran for `worker_wait` seconds
+    (`fleet_worker_wait_seconds`) is cancelled: its stores are failed rows
+    saying they were not dreamed.
     """
     parameters = {"engine": engine, "force": force, "max_concurrency": max_concurrency, "budget": budget}
     started = [_start_shard(deployment, stores, parameters) for stores in shards]
-    ended = wait_for_flow_runs([run.id for run in started if isinstance(run, FlowRun)])
+    wait = load_settings(None).fleet_worker_wait_seconds if worker_wait is None else worker_wait
+    ended = wait_for_flow_runs([run.id for run in started if isinstance(run, FlowRun)], wait)
     tables = shard_tables(list(ended))
-    return [row for stores, run in zip(shards, started) for row in _shard_rows(stores, run, ended, tables)]
+    return [row for stores, run in zip(shards, started) for row in _shard_rows(stores, run, ended, tables, wait)]
 
 
 def _start_shard(deployment: str, stores: list[str], parameters: dict) -> FlowRun | Exception:
@@ -441,11 +446,15 @@ def _start_shard(deployment: str, stores: list[str], parameters: dict) -> FlowRu
 
 
 def _shard_rows(stores: list[str], run: FlowRun | Exception, ended: dict[UUID, FlowRun],
-                tables: dict[UUID, list[dict]]) -> list[dict]:
+                tables: dict[UUID, list[dict]], worker_wait: float) -> list[dict]:
     if isinstance(run, Exception):
         return [fleet.failed_row(store, f"shard not started: {type(run).__name__}: {run}") for store in stores]
     if run.id in tables:
         return tables[run.id]
+    if run.id not in ended:
+        return [fleet.failed_row(store, f"{NOT_TAKEN}: no worker of the pool took up shard flow run {run.name} "
+                                        f"in {worker_wait:g} s (fleet_worker_wait_seconds); cancelled")
+                for store in stores]
     state = ended[run.id].state
     name, message = (state.name, state.message or "no result") if state else ("unknown", "no result")
     return [fleet.failed_row(store, f"shard flow run {run.name} ended {name}: {message}") for store in stores]
@@ -456,19 +465,35 @@ def _shard_rows(stores: list[str], run: FlowRun | Exception, ended: dict[UUID, F
 SHARD_POLL_SECONDS = 1
 # The most flow runs or artifacts one query returns (the server's PREFECT_API_DEFAULT_LIMIT).
 QUERY_LIMIT = 200
+# How a store's row begins when its shard was never taken up (`undreamed_stores` finds them by it).
+NOT_TAKEN = "not dreamed"
 
 
-def wait_for_flow_runs(ids: list[UUID]) -> dict[UUID, FlowRun]:
-    """The flow runs `ids`, each once it is final."""
+def wait_for_flow_runs(ids: list[UUID], worker_wait: float) -> dict[UUID, FlowRun]:
+    """The flow runs `ids` that ended, each once it is final; the others no worker took up, and are cancelled.
+
+    A run still scheduled is waiting for a worker. While another run of `ids`
+    runs, the pool is alive and busy, and the wait goes on; once none has run
+    nor ended for `worker_wait` seconds, the scheduled ones are given up.
+    """
     ended: dict[UUID, FlowRun] = {}
+    idle_since = time.monotonic()
     with get_client(sync_client=True) as client:
         while len(ended) < len(ids):
             time.sleep(SHARD_POLL_SECONDS)
             waiting = [i for i in ids if i not in ended][:QUERY_LIMIT]
-            for run in client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=waiting)),
-                                             limit=QUERY_LIMIT):
-                if run.state is not None and run.state.is_final():
-                    ended[run.id] = run
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=waiting)),
+                                         limit=QUERY_LIMIT)
+            finished = {run.id: run for run in runs if run.state is not None and run.state.is_final()}
+            ended.update(finished)
+            if finished or any(run.state is not None and not run.state.is_scheduled() for run in runs
+                               if run.id not in finished):
+                idle_since = time.monotonic()  # a shard ran or ended: the pool has a worker
+            elif time.monotonic() - idle_since > worker_wait:
+                for run_id in (i for i in ids if i not in ended):
+                    client.set_flow_run_state(run_id, Cancelled(message=f"no worker took it up in {worker_wait:g} s"),
+                                              force=True)
+                return ended
     return ended
 
 
@@ -501,9 +526,26 @@ def publish_fleet(rows: list[dict]) -> None:
     create_table_artifact(table=rows, key="dream-fleet", description=f"dream fleet: {fleet.fleet_summary(rows)}")
 
 
+NAMED_MAX = 20  # stores a fleet run's state message names; the flow's log names them all
+
+
+def undreamed_stores(rows: list[dict]) -> list[str]:
+    """The stores whose shard no worker took up."""
+    return [row["store"] for row in rows if (row.get("message") or "").startswith(NOT_TAKEN)]
+
+
+def _named_undreamed(rows: list[dict]) -> str:
+    undreamed = undreamed_stores(rows)
+    if not undreamed:
+        return ""
+    more = f" and {len(undreamed) - NAMED_MAX} more" if len(undreamed) > NAMED_MAX else ""
+    return f"; not dreamed, no worker took up their shard: {', '.join(undreamed[:NAMED_MAX])}{more}"
+
+
 def fleet_state(rows: list[dict]) -> State:
     """`Completed`, or `Failed` saying how many stores failed; the rows are the state's data either way."""
     failed = fleet.fleet_counts(rows)[Status.FAILED]
     if failed:
-        return Failed(message=f"{failed} of {len(rows)} store(s) failed; {fleet.fleet_summary(rows)}", data=rows)
+        message = f"{failed} of {len(rows)} store(s) failed; {fleet.fleet_summary(rows)}{_named_undreamed(rows)}"
+        return Failed(message=message, data=rows)
     return Completed(message=fleet.fleet_summary(rows), data=rows)

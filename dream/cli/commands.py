@@ -424,7 +424,7 @@ def print_decision(decision, as_json: bool, what_to: str = "", resumed=None, pus
 @app.command()
 def history(
     store: StoreOpt = Path("."),
-    limit: Annotated[int, typer.Option(min=0, help="How many rows.")] = 20,
+    limit: Annotated[int, typer.Option(min=1, help="How many rows of each kind (runs, review actions).")] = 20,
     all_stores: AllOpt = False,
     roots: RootOpt = None,
     as_json: JsonOpt = False,

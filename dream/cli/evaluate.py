@@ -14,7 +14,8 @@ from dream.cli.console import emit_json, out, table
 @app.command("eval")
 def eval_cmd(
     engine: Annotated[str, typer.Option("--engine", "-e", help="offline, claude or auto.")] = "offline",
-    cases: Annotated[Optional[Path], typer.Option("--cases", help="Folder of case files (default: data/eval).")] = None,
+    cases: Annotated[Optional[Path], typer.Option(
+        "--cases", help="Folder of case files, or one file (default: data/eval).")] = None,
     only: Annotated[Optional[str], typer.Option("--only", help="Only cases whose category or id has this.")] = None,
     blind: Annotated[bool, typer.Option(
         "--blind", help="Run the blind cases (default: data/eval-blind) and print only counts per category.")] = False,

@@ -393,21 +393,7 @@ def gc(
     if as_json:
         emit_json(result.to_json())
         return
-    out.print(f"deleted {len(result.deleted_versions)} version(s), {len(result.proposals_deleted)} decided "
-              f"proposal(s) and {result.deleted_blobs} blob(s) ({result.freed_bytes} bytes); "
-              f"kept versions {_ranges(result.kept_versions) or 'none'}; {result.packed_objects} object(s) "
-              f"packed, {result.pack_files} pack file(s)")
-
-
-def _ranges(numbers: list[int]) -> str:
-    """1, 4-9, 12: a kept list of a few hundred versions stays one line."""
-    spans: list[list[int]] = []
-    for n in numbers:
-        if spans and n == spans[-1][1] + 1:
-            spans[-1][1] = n
-        else:
-            spans.append([n, n])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+    out.print(result.summary())
 
 
 @app.command()

@@ -105,9 +105,9 @@ def default_blind_dir() -> Path:
 
 def load_cases(folder: Path | str) -> list[Case]:
     folder = Path(folder)
-    files = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
-    if not files:
-        raise BadInput(f"{folder}: no eval case files (*.yaml) found; pass --cases with a folder of them")
+    files = sorted(folder.glob("*.yaml")) if folder.is_dir() else [folder] if folder.suffix == ".yaml" else []
+    if not files or not files[0].is_file():
+        raise BadInput(f"{folder}: no eval case files (*.yaml) found; pass --cases with a folder of them or one")
     cases = [case for path in files for case in _load_file(path)]
     seen: set[str] = set()
     for case in cases:

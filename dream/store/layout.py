@@ -89,7 +89,8 @@ class Layout:
             raise StoreNotFound(f"{root}: store path is not a folder")
         _refuse_unmarked_folder_in_git(root)
         if not _looks_like_store(root):
-            raise StoreNotFound(f"{root}: not a memory store (no MEMORY.md, no topic files, no logs/)")
+            raise StoreNotFound(f"{root}: not a memory store (no MEMORY.md, no topic files, no logs/); create "
+                                "MEMORY.md there to make it one")
         layout = cls(root.resolve())
         layout.check_own_folders()
         layout.check_format()

@@ -43,6 +43,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from dream import history
 from dream.errors import BadInput, DreamError
 from dream.store.layout import Layout
 from dream.versions import packfiles
@@ -71,6 +72,24 @@ class GcResult:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+    def summary(self) -> str:
+        """One line: what went, the bytes freed, what stays (the command's output and its history event)."""
+        return (f"deleted {len(self.deleted_versions)} version(s) {_ranges(self.deleted_versions)}".rstrip()
+                + f", {len(self.proposals_deleted)} decided proposal(s) and {self.deleted_blobs} blob(s) "
+                f"({self.freed_bytes} bytes freed); kept versions {_ranges(self.kept_versions) or 'none'}; "
+                f"{self.packed_objects} object(s) packed, {self.pack_files} pack file(s)")
+
+
+def _ranges(numbers: list[int]) -> str:
+    """1, 4-9, 12: a list of a few hundred versions stays one line."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def versions_to_keep(created: dict[int, float], keep: int, pinned: set[int], cutoff: float) -> list[int]:
@@ -111,7 +130,9 @@ def gc(store: str | Path, keep: int, keep_proposals: bool = False, keep_days: fl
     check_keep_days(keep_days)
     layout = Layout.open(store)
     with LockedStore(layout, "gc"):
-        return collect(layout, keep, keep_proposals, keep_days)
+        result = collect(layout, keep, keep_proposals, keep_days)
+        history.record_event(layout, "gc", detail=result.summary())
+        return result
 
 
 def collect_if_due(layout: Layout) -> GcResult | None:
@@ -132,7 +153,9 @@ def collect_if_due(layout: Layout) -> GcResult | None:
         if not (_version_due(Versions(layout), time.time() - keep_days * DAY_SECONDS)
                 or loose_count(layout) >= LOOSE_MAX or small_pack_count(layout) >= SMALL_PACKS_MAX):
             return None
-        return collect(layout, 1, False, keep_days)
+        result = collect(layout, 1, False, keep_days)
+        history.record_event(layout, "auto-gc", detail=result.summary())
+        return result
     except (DreamError, OSError) as exc:
         sys.stderr.write(f"dream: warning: automatic gc skipped, nothing deleted that is needed: "
                          f"{' '.join(str(exc).split())}\n")

@@ -274,7 +274,10 @@ def _rewrite_files(layout: Layout, replacer: _Replacer, result: PurgeResult) -> 
                 result.changing.append(rel)
         if replacer.text(path.name) != path.name:
             target = path.with_name(replacer.text(path.name))
-            os.replace(path, target)
+            try:
+                os.replace(path, target)
+            except FileNotFoundError:  # gone meanwhile: another writer renamed or removed it
+                continue
             result.renamed.append(f"{rel} -> {target.relative_to(layout.root)}")
 
 
@@ -290,8 +293,11 @@ def _walk(root: Path, skip: set[Path]) -> Iterator[Path]:
 
 def _rewrite_file(layout: Layout, path: Path, replacer: _Replacer) -> str:
     """"rewritten", "binary" (holds the secret, not text), "changing" (another writer kept changing it, or made
-    it something other than a file: it may still hold the secret) or "" (does not hold it)."""
-    data = path.read_bytes()
+    it something other than a file: it may still hold the secret) or "" (does not hold it, or is gone)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:  # listed, then renamed or removed by another writer (an editor's swap file)
+        return ""
     opened = _gunzip(data)
     text = data if opened is None else opened
     if not replacer.holds(text):

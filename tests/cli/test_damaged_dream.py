@@ -128,8 +128,9 @@ def test_one_damaged_proposal_does_not_fail_the_store(dreamed, cli):
         p for p in listing.json["proposals"] if p["id"] == path.parent.name).items()
 
 
-def test_history_limit_must_not_be_negative(dreamed, cli):
-    result = cli("history", "--limit", "-1", "--store", str(dreamed))
+@pytest.mark.parametrize("limit", ["-1", "0"])  # 0 printed "no runs yet" over a store with runs
+def test_history_limit_must_be_at_least_one(dreamed, cli, limit):
+    result = cli("history", "--limit", limit, "--store", str(dreamed))
     _one_error_line(result, "--limit")
 
 

@@ -31,7 +31,7 @@ def test_store_is_a_file(tmp_path, cli):
 def test_folder_that_is_not_a_store_is_refused_untouched(tmp_path, cli):
     (tmp_path / "notes.txt").write_text("not memory")
     res = cli("run", "--store", str(tmp_path), "--force")
-    assert_one_line_error(res, 2, "not a memory store")
+    assert_one_line_error(res, 2, "not a memory store", "create MEMORY.md there to make it one")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 

@@ -24,8 +24,8 @@ CATEGORIES = {
     "people-change", "owner-formats", "forget-across-languages",
     "values-in-context", "across-sessions", "chatter-as-memory", "talk-about-memory", "relative-dates-cjk",
     "noticed-requests", "layout-codex", "instruction-files", "withdrawn-later", "split-narrowing", "pointing-back",
-    "chatter-lookalikes", "dates-entangled", "dates-unresolved", "split-narrowing-more", "withdrawn-more",
-    "chatter-lookalikes-more",
+    "chatter-lookalikes", "dates-entangled", "secrets-not-filed", "stale-for-the-task", "dates-unresolved",
+    "split-narrowing-more", "withdrawn-more", "chatter-lookalikes-more",
 }
 
 
@@ -83,6 +83,15 @@ def test_a_miss_is_scored_apart_from_a_wrong_change(tmp_path):
     assert result.misses == ["gone: feedback_tests.md is still in the store"]
     failed = in_process("eval", "--cases", str(tmp_path / "cases"))
     assert failed.code == 1 and "MISS forget/forget-jenkins" in failed.stdout
+
+
+def test_cases_may_name_one_file(tmp_path):
+    one = write_case(tmp_path / "cases", CASE) / "one.yaml"
+    card = in_process("eval", "--cases", str(one), "--json")
+    assert card.code == 0 and [c["id"] for c in card.json["cases"]] == ["forget-jenkins"]
+    (tmp_path / "notes.txt").write_text("not a case")
+    refused = in_process("eval", "--cases", str(tmp_path / "notes.txt"))
+    assert refused.code == 2 and "no eval case files" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def _known(case: str, known_miss: str) -> str:

@@ -268,3 +268,31 @@ def test_the_fleet_on_a_dask_cluster_of_two_worker_processes_proposes_every_due_
     assert state.is_completed(), state.message
     assert state.message == "4 proposed, 4 skipped"
     _assert_fleet_rows(fleet, state.result())
+
+
+def test_a_shard_no_worker_takes_up_is_given_up_and_its_stores_are_named_not_dreamed(tmp_path, monkeypatch):
+    from prefect.client.schemas.actions import WorkPoolCreate
+
+    from flows.dream_fleet import dream_shard
+
+    config = tmp_path / "config.toml"
+    config.write_text("fleet_worker_wait_seconds = 3\n")
+    monkeypatch.setenv("DREAM_CONFIG", str(config))
+    with get_client(sync_client=True) as client:
+        client.create_work_pool(WorkPoolCreate(name="nobody-works-here", type="process"))
+    dream_shard.to_deployment(name="unattended", work_pool_name="nobody-works-here").apply()
+    fleet = make_fleet(tmp_path / "projects", total=5, due=3)
+
+    state = dream_fleet([str(fleet.root)], engine="offline", shard_size=2, shard_deployment="dream-shard/unattended",
+                        return_state=True)  # returns: on main this waited for ever
+
+    assert state.is_failed() and state.message.startswith("3 of 5 store(s) failed; "), state.message
+    assert all(str(store) in state.message for store in fleet.due)  # each store left undreamed, by name
+    rows = {row["store"]: row for row in state.result(raise_on_failure=False)}
+    for store in fleet.due:
+        assert rows[str(store)]["status"] == "failed"
+        assert rows[str(store)]["message"].startswith("not dreamed: no worker of the pool took up shard flow run")
+    assert not any(Layout.open(store).history.exists() for store in fleet.due)
+    with get_client(sync_client=True) as client:  # a worker that comes later finds nothing left to run
+        shards = [run for run in client.read_flow_runs() if run.deployment_id is not None]
+    assert len(shards) == 2 and all(run.state.is_cancelled() for run in shards)

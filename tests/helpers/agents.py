@@ -8,6 +8,8 @@ It writes in three ways, as agents and editors do:
 - truncate: open for writing in place, read, truncate, write it back with one more line.
 
 Each line it wrote is logged (path, way, line) only once written, so a test can look for every one.
+Given `carries` bytes, a rewrite (rename or truncate) whose bytes read back held them is logged as
+"<way>:carried": the agent itself wrote them back, from what it read before another writer took them out.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ _SCRIPT = r"""
 import os, random, sys, time
 files, stop, log, seed = sys.argv[1].split("|"), sys.argv[2], sys.argv[3], int(sys.argv[4])
 low, high, ways = float(sys.argv[5]), float(sys.argv[6]), sys.argv[7].split(",")
+carries = bytes.fromhex(sys.argv[8]) if sys.argv[8] else None
 rnd = random.Random(seed)
+carried = False  # whether the last rewrite wrote back `carries`
 
 def identity(path):
     info = os.stat(path)
@@ -43,6 +47,8 @@ def rename(path, line):
     tmp = f"{path}.agent-{seed}.swp"
     with open(tmp, "wb") as fh:
         fh.write(data + line)
+    global carried
+    carried = carries is not None and carries in data
     if identity(path) != before:  # changed since read: an editor asks; this one tries again later
         os.unlink(tmp)
         return False
@@ -55,6 +61,8 @@ def truncate(path, line):
         fh.seek(0)
         fh.truncate()
         fh.write(data + line)
+    global carried
+    carried = carries is not None and carries in data
     return True
 
 hows = [{"append": append, "rename": rename, "truncate": truncate}[way] for way in ways]
@@ -64,12 +72,14 @@ with open(log, "ab") as out:
         path = rnd.choice(files)
         line = f"- agent line {seed}-{n}\n".encode()
         how = rnd.choice(hows)
+        carried = False
         try:
             wrote = how(path, line)
         except FileNotFoundError:
             wrote = False
         if wrote:
-            out.write(f"{path}\t{how.__name__}\t".encode() + line); out.flush()
+            way = how.__name__ + (":carried" if carried else "")
+            out.write(f"{path}\t{way}\t".encode() + line); out.flush()
             n += 1
         time.sleep(rnd.uniform(low, high))
 """
@@ -79,11 +89,11 @@ class Agent:
     """`with Agent(files, where, seed) as agent:` writes until the block ends; `agent.written()` after."""
 
     def __init__(self, files: list[Path], where: Path, seed: int, pause: tuple[float, float] = (0.005, 0.04),
-                 ways: tuple[str, ...] = WAYS):
+                 ways: tuple[str, ...] = WAYS, carries: bytes | None = None):
         where.mkdir(parents=True, exist_ok=True)
         self.stop, self.log = where / "agent.stop", where / "agent.tsv"
         self.args = ["|".join(map(str, files)), str(self.stop), str(self.log), str(seed), str(pause[0]),
-                     str(pause[1]), ",".join(ways)]
+                     str(pause[1]), ",".join(ways), (carries or b"").hex()]
 
     def __enter__(self) -> Agent:
         self.process = subprocess.Popen([sys.executable, "-c", _SCRIPT, *self.args])

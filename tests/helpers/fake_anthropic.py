@@ -8,7 +8,9 @@ an HTTP error (429 with ``retry-after``, 529 overloaded, ...), an error
 event in the middle of a streamed reply, or a connection dropped half way
 through the response. It answers in JSON, or as
 server-sent events when the request asks to stream. Every request body is
-recorded.
+recorded. A function of the script that raises is a bug in the test: that
+request gets a 500 the client does not retry, and `stop` (the fixture's
+teardown) raises the exception, traceback and all.
 
 Like the real server it refuses what the real one would:
 - a tool_use without its tool_result in the next message (400);
@@ -197,6 +199,7 @@ class FakeAnthropic:
     thought: dict[str, int] = field(default_factory=dict)  # a thinking block's signature -> the tokens it thought
     clock: Callable[[], float] = time.monotonic
     cache: dict[str, float] = field(default_factory=dict)  # prefix key -> expiry on `clock`
+    script_errors: list[Exception] = field(default_factory=list)  # raised by the script's reply functions
     in_flight: int = 0  # requests being answered now
     peak_in_flight: int = 0  # the most ever answered at once: what a shared limit on model calls must bound
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -221,8 +224,11 @@ class FakeAnthropic:
         return self
 
     def stop(self) -> None:
+        """Stop serving; then raise the first exception a scripted reply raised, so the test fails with it."""
         self._server.shutdown()
         self._server.server_close()
+        if self.script_errors:
+            raise self.script_errors[0]
 
     @property
     def url(self) -> str:
@@ -291,9 +297,24 @@ class FakeAnthropic:
             self._drop(handler, body)
         elif isinstance(step, StreamError):
             self._stream_error(handler, body, step)
+        elif isinstance(step, Reply):
+            self._reply(handler, body, step)
         else:
-            reply = step if isinstance(step, Reply) else step(body)
-            self._reply(handler, body, reply)
+            self._scripted(handler, body, step)
+
+    def _scripted(self, handler: BaseHTTPRequestHandler, body: dict[str, Any],
+                  step: Callable[[dict[str, Any]], Reply]) -> None:
+        """A reply made by the test's function. One that raises is a bug in the test, not a server error: the
+        client gets a 500 it does not retry, and `stop` raises the exception with its traceback."""
+        try:
+            reply = step(body)
+        except Exception as exc:
+            with self._lock:
+                self.script_errors.append(exc)
+            self._send_error(handler, 500, "api_error", f"the test's scripted reply raised {exc!r}; the fake raises "
+                             "it again when it stops", retry=False)
+            return
+        self._reply(handler, body, reply)
 
     def _count(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         """``count_tokens``: the prompt's tokens as a request would count them (no cache is read or written)."""

@@ -24,7 +24,7 @@ TREE = {"MEMORY.md": INDEX.encode(), "project_queue.md": QUEUE.encode(), "refere
      Suggestion(Action.FORGET, path="reference_wiki.md")),
     ("“broker moved to 5672” (session s3, 2026-11-02, line 9): in `project_queue.md`, 5671 → 5672?",
      Suggestion(Action.REPLACE, path="project_queue.md", old="5671", new="5672")),
-    ("… may be a remember, but its intent is not plain; not filed. Candidate memory: “the VPN is vpn3.corp.test”",
+    ("… may ask to remember something, but its intent is not plain; not filed. Candidate memory: “the VPN is vpn3.corp.test”",
      Suggestion(Action.REMEMBER, text="the VPN is vpn3.corp.test")),
     ("“the wiki notes can go” (session s3, 2026-11-02, line 8) may ask to change memory; nothing changed. "
      "Suggested change: forget `reference_wiki.md`?", Suggestion(Action.FORGET, path="reference_wiki.md")),

@@ -172,14 +172,17 @@ def test_no_planted_secret_reaches_the_proposal_the_store_or_the_history(demo_st
     assert outcome["status"] == "proposed", outcome
     assert outcome["redactions"] == len(SECRETS) + redactions_elsewhere
     diff = cli("diff", outcome["proposal_id"], "--store", str(demo_store), "--json").json["diff"]
-    assert "stripe live key is [REDACTED:stripe-key]" in diff  # remembered, without the key
-    assert "password=[REDACTED:password]" in diff  # the key name is kept
+    # A memory of "the stripe live key is [REDACTED:…]" would only say that a key exists: none is made, a person is told
+    assert "[REDACTED:stripe-key]" not in diff
+    notes = [n["text"] for n in cli("notes", "--store", str(demo_store), "--json").json["shown"]]
+    assert any("the stripe live key is [REDACTED:stripe-key]" in n and "was not stored" in n for n in notes)
+    assert "postgres://payouts:[REDACTED:url-password]@db.internal:5432/payouts" in diff  # the rest of the URL is kept
     assert leaks(demo_store) == []
 
     accepted = cli("accept", outcome["proposal_id"], "--store", str(demo_store), "--json")
 
     assert accepted.code == 0, accepted.stderr
-    assert any("stripe_live_key" in p.name for p in demo_store.glob("*.md"))  # the new memory is in the store
+    assert any("db.internal:5432/payouts" in p.read_text() for p in demo_store.glob("*.md"))  # the URL, remembered
     assert any(where == ".dream/history.jsonl" for where, _ in everything_written(demo_store))  # history searched
     assert leaks(demo_store) == []
     assert (demo_store / PLANTED).read_text() == planted  # the user's log is never edited

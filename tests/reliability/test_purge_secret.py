@@ -125,14 +125,19 @@ PURGES_UNDER_AN_AGENT = 30
 @pytest.mark.slow  # an agent process beside each of 30 purges
 def test_purge_beside_an_agent_writing_keeps_every_line_it_wrote(tmp_path, cli):
     """The live files are rewritten by compare-and-swap: a line the agent appends, or saves through a rename
-    or an in-place rewrite, while the purge rewrites the file stays, and the secret goes."""
+    or an in-place rewrite, while the purge rewrites the file stays, and the secret goes.
+
+    An agent that read a file before the purge and writes it back after puts the secret back itself (an
+    editor's save racing its own check, or a rewrite in place with no check at all): no purge can stop
+    that. Such a file is counted apart when the agent wrote the secret back into it after the purge
+    started; a purge that failed would leave the secret in most trials, beyond the bound below."""
     origin = tmp_path / "origin"
     origin.mkdir()
     (origin / "MEMORY.md").write_text(INDEX)
     (origin / "project_deploys.md").write_text(memory("Deploys", "Deploys go through the release branch."))
     log = origin / "logs" / "2026" / "03" / "02" / "s1.md"
     log.parent.mkdir(parents=True)
-    problems, purged_files = [], 0
+    problems, purged_files, put_back = [], 0, []
     for trial in range(PURGES_UNDER_AN_AGENT):
         store = tmp_path / str(trial)
         shutil.copytree(origin, store)
@@ -140,13 +145,24 @@ def test_purge_beside_an_agent_writing_keeps_every_line_it_wrote(tmp_path, cli):
             f"Line {n}: the staging db password is {SECRET}; port 5432." for n in range(40))))
         (store / log.relative_to(origin)).write_text(f"> the staging token was {SECRET}\n< Noted.\n")
         files = [store / "project_db.md", store / "MEMORY.md", store / log.relative_to(origin)]
-        with Agent(files, store.parent / f"agent-{trial}", trial, pause=(0.0, 0.003)) as agent:
+        with Agent(files, store.parent / f"agent-{trial}", trial, pause=(0.0, 0.003),
+                   carries=SECRET.encode()) as agent:
+            started = len(agent.written())
             purged = cli("purge-secret", "--store", str(store), "--json", input=SECRET)
         assert purged.code == 0, purged.stderr
-        purged_files += len(json.loads(purged.stdout)["files"])
+        report = json.loads(purged.stdout)  # a file the agent kept changing is named apart, and checked below
+        purged_files += len(report["files"]) + len(report["changing"])
         for path, how, line in agent.written():
             if line not in path.read_bytes():
                 problems.append(f"trial {trial}: {path.name} ({how}) lost {line.strip().decode()}")
-        problems += [f"trial {trial}: {f.name} holds the secret" for f in files if SECRET.encode() in f.read_bytes()]
+        wrote_it_back = {path for path, how, _ in agent.written()[started:] if how.endswith(":carried")}
+        for held in (f for f in files if SECRET.encode() in f.read_bytes()):
+            if held in wrote_it_back:
+                put_back.append(f"trial {trial}: {held.name}")
+            else:
+                problems.append(f"trial {trial}: {held.name} holds the secret")
     assert problems == [], "\n".join(problems[:20])
-    assert purged_files >= 2 * PURGES_UNDER_AN_AGENT  # the secret was in project_db.md and the log each time
+    assert len(put_back) <= PURGES_UNDER_AN_AGENT // 6, put_back  # a rare race of the agent's, not the rule
+    # The secret was in project_db.md and the log each time: each was purged, or (a rewrite in place caught
+    # half done reads as empty) the agent wrote it back and it was counted above.
+    assert purged_files + len(put_back) >= 2 * PURGES_UNDER_AN_AGENT

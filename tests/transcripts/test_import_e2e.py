@@ -145,7 +145,9 @@ def test_run_imports_gates_dreams_and_proposes_then_import_is_incremental(projec
     text = diff["diff"]
     assert "CSV every Monday at 06:00 UTC" in text and "TZ=UTC" in text  # remembered
     assert "-- [Jenkins deploy job](project_jenkins.md)" in text  # forgotten
-    assert "staging API key is [REDACTED:anthropic-key]" in text  # remembered, but never the key
+    assert "[REDACTED:anthropic-key]" not in text  # a memory of the key alone is no memory: a person is told
+    notes = [n["text"] for n in cli("notes", "--store", str(store), "--json", env=env).json["shown"]]
+    assert any("staging API key is [REDACTED:anthropic-key]" in n and "was not stored" in n for n in notes)
     assert any(where == ".dream/history.jsonl" for where, _ in everything_written(store))  # the history is searched too
     assert_no_secret(store)
 

@@ -66,6 +66,26 @@ def test_keep_one_deletes_old_versions_and_their_blobs(demo_store, cli):
     assert res.json["deleted_blobs"] >= 1 and res.json["freed_bytes"] > 0
 
 
+def test_gc_is_in_the_history_with_what_it_removed_and_the_bytes_freed(demo_store, cli):
+    layout = Layout.open(demo_store)
+    pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]
+    assert cli("accept", pid, "--store", str(demo_store)).code == 0
+    cli("rollback", "1", "--store", str(demo_store))
+    backdate(layout, 200)
+
+    res = cli("gc", "--keep", "1", "--store", str(demo_store), "--json")
+    assert res.code == 0, res.stderr
+    freed = res.json["freed_bytes"]
+    assert freed > 0
+    events = cli("history", "--store", str(demo_store), "--json").json["events"]
+    gcs = [e for e in events if e["action"] == "gc"]
+    assert len(gcs) == 1
+    assert gcs[0]["detail"].startswith("deleted 2 version(s) 1-2, 1 decided proposal(s)")
+    assert f"({freed} bytes freed); kept versions 3" in gcs[0]["detail"]
+    shown = " ".join(cli("history", "--store", str(demo_store)).stdout.replace("│", " ").split())
+    assert "action: gc" in shown and f"({freed} bytes freed)" in shown
+
+
 def test_never_deletes_the_base_of_a_pending_proposal(demo_store, cli):
     layout = Layout.open(demo_store)
     pid = cli("run", "--store", str(demo_store), "--json").json["proposal_id"]  # base version 1

@@ -15,7 +15,7 @@ from typing import Callable
 from dream.engines.offline import corrections, dates, polarity
 from dream.engines.offline.archive import archive_lines
 from dream.engines.offline.catalog import Catalog, Entry
-from dream.engines.offline.kinds import ChangeAction
+from dream.engines.offline.kinds import ChangeAction, RequestKind
 from dream.engines.offline.orient import (
     Memory,
     Workspace,
@@ -36,7 +36,8 @@ from dream.engines.offline.similarity import (
     similar_pairs,
     subset_pairs,
 )
-from dream.engines.offline.text import MAX_LINE, fit_line, short_slug, short_title, shorten, third_person
+from dream.engines.offline.text import (MAX_LINE, fit_line, only_a_secret, short_slug, short_title, shorten,
+                                        third_person)
 from dream.store.model import (
     DATE_KEYS,
     TopicFile,
@@ -350,6 +351,8 @@ def apply_requests(ws: Workspace, requests: list[Request]) -> None:
             forget(ws, catalog, request)
         elif request.kind in ("correction", "update"):
             correct_existing(ws, catalog, request)
+        elif request.kind in (RequestKind.REMEMBER, RequestKind.RULE) and only_a_secret(request.text):
+            ws.ask(_secret_not_stored(request))
         elif not _filed_as_correction(ws, catalog, request):
             file_memory(ws, catalog, request)
 
@@ -359,8 +362,15 @@ def _not_plain(request: Request) -> str:
     if request.answers:
         return (f"{said} answers the assistant's “{shorten(request.answers, 120)}”: those words are the "
                 f"assistant's, not the user's; not filed. Write the memory yourself if it is meant")
-    return (f"{said} may be a {request.kind}, but its intent is not plain; not filed. "
+    return (f"{said} may ask to {RequestKind(request.kind).asks_to}, but its intent is not plain; not filed. "
             f"Candidate memory: “{shorten(third_person(request.text), 120)}”")
+
+
+def _secret_not_stored(request: Request) -> str:
+    """The note for a request whose memory would hold only a redacted secret: the words, never the secret."""
+    return (f"“{shorten(request.sentence, 100)}” ({_where(request)}): a secret was asked to be remembered and was "
+            "not stored; a memory would say only that it exists. Keep it in a secret manager, and write a memory "
+            "saying where it is kept if one is wanted")
 
 
 def _where(request: Request) -> str:

@@ -19,6 +19,12 @@ class RequestKind(StrEnum):
     RULE = "rule"  # "always …", "never …", "from now on …"
     UPDATE = "update"  # a change read from its form alone: "X, not Y now"
 
+    @property
+    def asks_to(self) -> str:
+        """What such a request asks, as a note for a person words it: "may ask to remember …"."""
+        return {"remember": "remember something", "forget": "forget a memory", "correction": "correct a memory",
+                "rule": "file a rule", "update": "update a memory"}[self.value]
+
 
 class ChangeAction(StrEnum):
     CREATED = "created"

@@ -65,6 +65,15 @@ def short_slug(text: str, words: int = 4) -> str:
 
 _MARKER = re.compile(r"\s*\[REDACTED:[^\]\s]*\]")
 _MARKER_TAIL = re.compile(r"\s+(?:is|are|=|:)?\s*$")
+# A marker inside a URL or an address ("postgres://ledger:[REDACTED:…]@db:5432/app") hides one part of a value
+# whose other parts (host, port, database) are still worth remembering.
+_MARKER_IN_ADDRESS = re.compile(r"\S*(?:://|@)\S*\[REDACTED:[^\]\s]*\]|\[REDACTED:[^\]\s]*\]\S*@")
+
+
+def only_a_secret(text: str) -> bool:
+    """Whether what `text` would have a memory hold is a redacted secret itself ("the staging token is
+    [REDACTED:…]", "always use [REDACTED:…] for releases"): such a memory says only that a secret exists."""
+    return _MARKER.search(text) is not None and _MARKER_IN_ADDRESS.search(text) is None
 
 
 def short_title(text: str, words: int = 8) -> str:

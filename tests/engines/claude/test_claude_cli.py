@@ -185,3 +185,24 @@ def test_no_fault_after_the_model_deleted_files_ever_proposes_a_partial_dream(
     assert cli("proposals", "--store", str(demo_store), "--json").json["proposals"] == []
     after = {p: p.read_bytes() for p in demo_store.rglob("*") if p.is_file() and ".dream" not in p.parts}
     assert after == before
+
+
+def test_a_scripted_reply_that_raises_fails_the_test_with_its_traceback_not_a_retried_server_error(
+        demo_store: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in a test's reply function used to be a dropped connection, a retry, then "script exhausted" (500)."""
+    fake = FakeAnthropic().start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
+
+    def broken_reply(body: dict) -> Reply:
+        return Reply([text(body["no-such-key"])])
+
+    fake.play(broken_reply, Reply([text("never reached")]))
+    try:
+        run = cli("run", "--store", str(demo_store), "--engine", "claude", "--force", "--json")
+    finally:
+        with pytest.raises(KeyError, match="no-such-key") as raised:
+            fake.stop()
+    assert run.code != 0 and "scripted reply raised KeyError" in run.stdout + run.stderr
+    assert len(fake.requests) == 1 and len(fake.script) == 1  # not retried: the next step is still there
+    assert any(frame.name == "broken_reply" for frame in raised.traceback)  # the test's own line, to fix
