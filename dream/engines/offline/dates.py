@@ -59,8 +59,9 @@ def _weekday_names() -> tuple[list[str], ...]:
 
 
 @cache
-def _this_words() -> frozenset[str]:
-    return frozenset(w for words in _table("this").values() for w in words)
+def _table_words(key: str) -> frozenset[str]:
+    """Every language's words of one [dates] list ("this", "next", "last")."""
+    return frozenset(w for words in _table(key).values() for w in words)
 
 
 @cache
@@ -86,8 +87,10 @@ def _pattern(text_lang: str | None) -> tuple[re.Pattern[str], tuple[Row, ...]]:
 
 
 # Spans never rewritten: inline code, link targets, URLs, paths, dotted names ("Tomorrow.io", "next.config.js"),
-# and quotations: "we'll fix it tomorrow" in a quote is what someone said then, not a date to resolve.
-_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|[^\s/]*/[^\s/]+/?|{QUOTATION}")
+# names and settings (#today, @tomorrow, :tomorrow, TODAY=1, --since yesterday), and quotations: "we'll fix it
+# tomorrow" in a quote is what someone said then, not a date to resolve.
+_PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|[^\s/]*/[^\s/]+/?|{QUOTATION}"
+                        r"|[#@$]\w[\w-]*|(?<!\S):[a-z][\w-]*|\b\w+=\S*|(?<![\w-])--[a-z][\w-]*[= ]\S+")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
@@ -163,13 +166,16 @@ def resolve(phrase: str, lang: str, granularity: str, base: date) -> str | None:
     return _format(day, granularity)
 
 
-def weekday_phrase(phrase: str) -> tuple[bool, int] | None:
-    """(says "this", weekday number) for "next Friday", "el próximo viernes", "ce lundi" …; else None."""
+def weekday_phrase(phrase: str) -> tuple[str, int] | None:
+    """("this" | "next" | "last" | "", weekday number) for "next Friday", "el próximo viernes", "ce lundi" …
+    ([dates] `this`; `next` and `last` are stems: "nächst" for "nächsten"); else None."""
     words = phrase.lower().replace("-feira", "").split()
+    padded = f" {' '.join(words)} "
     for names in _weekday_names():
         for number, name in enumerate(names):
             if name in words and len(words) > 1:
-                return any(w in _this_words() for w in words), number
+                said = [key for key in ("next", "last") if any(w in padded for w in _table_words(key))]
+                return ("this" if any(w in _table_words("this") for w in words) else (said + [""])[0]), number
     return None
 
 
@@ -183,12 +189,9 @@ def weekdays_named(text: str) -> frozenset[int]:
 
 def _weekday_date(phrase: str, base: date) -> str | None:
     """The coming such weekday; "next" on that very weekday means a week on, "this" means today."""
-    found = weekday_phrase(phrase)
-    if found is None:
-        return None
-    this, target = found
+    said, target = weekday_phrase(phrase) or ("", -1)
     ahead = (target - base.weekday()) % 7
-    return (base + timedelta(days=ahead if this or ahead else 7)).isoformat()
+    return None if target < 0 else (base + timedelta(days=ahead if said == "this" or ahead else 7)).isoformat()
 
 
 # How a date reads in place of the phrase, so the sentence stays grammatical ([dates] `*_form`):
@@ -235,6 +238,9 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
         if ambiguous(phrase, base):  # a wrong date is worse than a relative one: kept, and said why
             left.append(Unresolved(phrase, "may be " + " or ".join(readings(phrase, base))))
             return phrase
+        if granularity == "week" and base.weekday() == 6:  # a week that starts on Sunday starts that very day
+            left.append(Unresolved(phrase, "was said on a Sunday: its week may start that day or the next"))
+            return phrase
         day_of_week = resolve(phrase, lang, "day", base) if granularity == "week" else None
         absolute = resolve(phrase, lang, granularity, base)
         if absolute is None:
@@ -247,6 +253,7 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
     return pattern.sub(replace, segment)
 
 
+_ISO = r"\d{4}-\d\d-\d\d"  # a date beside the phrase says which day it means; a weekday "Tuesday of"
 
 
 @cache
@@ -254,38 +261,32 @@ def _joined(side: str) -> re.Pattern[str]:
     """What joins a relative date to a longer one: [dates] `joined_*`, weekday names, an apostrophe after it."""
     joined, days = ("|".join(sorted({re.escape(w) for lang in _langs() for w in lang.dates.get(key, [])}, key=len,
                                     reverse=True)) or "(?!)" for key in (f"joined_{side}", "weekdays"))
-    return re.compile(rf"(?<!\w)(?:(?:{joined})\W*|(?:{days})\w*\W*(?:\w{{1,3}}\W+)?)$" if side == "before"
-                      else rf"['’]|\s*(?:{joined}|{days})", re.I)  # a weekday a short word away: "Tuesday of"
+    return re.compile(rf"(?<!\w)(?:(?:{joined})\W*|(?:{days})\w*\W*(?:\w{{1,3}}\W+)?|{_ISO}\W{{0,3}})$"
+                      if side == "before" else rf"['’]|\s*(?:{joined}|{days})|\W{{0,3}}{_ISO}", re.I)
 
 
 def ambiguous(phrase: str, base: date) -> bool:
-    """Whether people read the phrase two ways: "next Friday" said on a Tuesday may be in 3 or 10 days."""
-    found = weekday_phrase(phrase)
-    if found is None or not re.search(r"next|this|próxim|proxim|este|esta|nächst|kommend|diesen|prochain|ce |nest|"
-                                      r"que viene",
-                                      phrase.lower() + " "):
-        return False
-    this, target = found
-    return target < base.weekday() if this else target >= base.weekday()
+    """Whether people read the phrase two ways: "next Friday" on a Tuesday (in 3 or 10 days; on a Sunday any
+    "next" day: weeks start on Sunday or Monday), "this Monday" on a Wednesday, "last Tuesday" on a Thursday."""
+    said, target = weekday_phrase(phrase) or ("", 0)
+    soon = target >= base.weekday() or base.weekday() == 6
+    return said != "" and (soon if said == "next" else target < base.weekday())
 
 
 def readings(phrase: str, base: date) -> tuple[str, str]:
-    """The two dates an ambiguous weekday phrase is read as: the coming such day and a week later ("next"),
-    or that day of this week, already past, and the coming one ("this")."""
-    this, _ = weekday_phrase(phrase) or (False, 0)
-    coming = date.fromisoformat(_weekday_date(phrase, base) or base.isoformat())
-    other = coming - timedelta(days=7) if this else coming + timedelta(days=7)
-    first, second = sorted((coming, other))
+    """The two dates an ambiguous weekday phrase is read as, a week apart: "next" the coming such day and a
+    week later, "this" this week's and the coming one, "last" the gone one and the one a week before."""
+    said, target = weekday_phrase(phrase) or ("next", 0)
+    ahead = (target - base.weekday()) % 7 or 7
+    near = base + timedelta(days={"next": ahead, "this": target - base.weekday(), "last": ahead - 7}.get(said, 0))
+    first, second = sorted((near, near + timedelta(days=-7 if said == "last" else 7)))
     return first.isoformat(), second.isoformat()
 
 
 def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[Row, ...]] | None = None
                  ) -> tuple[str, list[tuple[str, str]], list[Unresolved]]:
-    """Rewrite relative dates in one line outside code spans and link targets.
-
-    Returns the line, the (phrase, date) pairs rewritten, and the phrases left
-    as written because they name no one date.
-    """
+    """Rewrite relative dates in one line outside code spans and link targets: the line, the (phrase, date)
+    pairs rewritten, and the phrases left as written because they name no one date."""
     patterned = patterned or _pattern(None)
     found: list[tuple[str, str]] = []
     left: list[Unresolved] = []

@@ -33,7 +33,8 @@ _WORDS = _lists("Words", "about and_then asked asked_after before_value but chan
                 "final_particles forget_stems function instead_of naming_no_fact naming_nothing negation no_longer "
                 "not_after_value not_forget_after not_instruction not_rule_after notice now please pointer points_back "
                 "remember_stems that yes")
-_NOT_REQUESTS = _lists("NotRequests", "about_memory amends chatter doubt hopes hypothetical keeps narrows not_to_keep "
+_NOT_REQUESTS = _lists("NotRequests", "about_memory amends asks_which chatter doubt hopes hypothetical keeps narrows "
+                       "not_to_keep "
                        "pending recalls rule_doubt scope set_aside task withdraws")
 _PATTERN = _struct("Pattern", [("kind", RequestKind), ("regex", str), ("needs", list[str], [])])
 _DATE_ROW = _struct("DateRow", [("regex", str), ("means", Literal["day", "week", "month", "year", "weekday"]),
@@ -43,7 +44,7 @@ _DATES = _struct("Dates", [
     ("row", list[_DATE_ROW], []), ("number", str, ""), ("read_as", dict[str, str], {}),  # type: ignore[valid-type]
     ("year_shift", dict[str, int], {}),
     *[(key, str, "") for key in "day_form today_form week_form bare_week_form month_year_form".split()],
-    *[(key, list[str], []) for key in ("weekdays this today_words prepositions telltale unresolved relative "
+    *[(key, list[str], []) for key in ("weekdays this next last today_words prepositions telltale unresolved relative "
                                        "joined_before joined_after").split()],
 ])
 _TABLES: dict[str, Any] = {"leads": _LEADS, "words": _WORDS, "not_requests": _NOT_REQUESTS,

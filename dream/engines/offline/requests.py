@@ -98,7 +98,7 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
     mind" or "…, no" start nothing.
     """
     whole = sentence.strip()
-    sentence = whole.strip("\"'“”").strip()
+    sentence = whole.strip("\"'“”").strip() if whole[:1] in "\"'“”" else whole  # not 'ops said: "…"'
     if sentence != whole.strip("\"'“”") or not _QUOTED.fullmatch(whole):
         sentence = _QUOTED.sub("…", sentence)
     sentence = phrases.emphasis().sub("", sentence)  # "IMPORTANT: always run the migrations first"
@@ -106,7 +106,8 @@ def read(sentence: str) -> tuple[str, str, bool] | None:
         return None
     if sentence.rstrip().endswith(("?", "？")):
         return _asked(sentence)
-    return _judged_whole(sentence, _request_in(sentence))  # first: most lines ask for nothing
+    hit = _judged_whole(sentence, _request_in(sentence))  # first: most lines ask for nothing
+    return (hit[0], hit[1], False) if hit and _QUOTED.fullmatch(whole) else hit  # quoted whole: whose words?
 
 
 def _asked(sentence: str) -> tuple[str, str, bool] | None:
@@ -133,8 +134,8 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
         return None
     if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
         return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
-    if phrases.marker("pending").search(sentence):
-        return hit[0], hit[1], False  # "as soon as the cutover is done, drop …": not yet; the whole sentence says so
+    if any(phrases.marker(name).search(sentence) for name in ("pending", "doubt")):
+        return hit[0], hit[1], False  # "as soon as …, drop …", "er meinte, vergiss …": the whole sentence says so
     return hit
 
 
@@ -226,7 +227,7 @@ def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:
     users = sessions.filter(pl.col("role") == "user")
     led = pl.col("text").str.contains(phrases.prefilter())
     found = _read_requests(sessions, users.filter(led).sort(["date", "session", "seq"]))
-    return _amended_after(found, users.filter(~led))
+    return _amended_after(found, sessions.filter(pl.col("role").eq("assistant") | pl.col("role").eq("user") & ~led))
 
 
 def _read_requests(sessions: pl.DataFrame, users: pl.DataFrame) -> list[Request]:
@@ -249,17 +250,18 @@ def _read_requests(sessions: pl.DataFrame, users: pl.DataFrame) -> list[Request]
 
 
 def _amended_after(found: list[Request], rest: pl.DataFrame) -> list[Request]:
-    """Requests amended by a user line the quick filter passed over ("äh, ich meinte 5433", "*5433"): a
-    person decides. Only the lines right after a plain request are read."""
+    """Requests amended by a user line the quick filter passed over ("äh, ich meinte 5433", "*5433") or left open by
+    the assistant asking which one ("the gateway or the database?"): a person decides. Only the next lines count."""
     last = {(r.session, r.seq): i for i, r in enumerate(found) if r.plain}  # each entry's last request
     if not last:
         return found
     keys = pl.DataFrame({"session": [s for s, q in last for _ in range(_RETRACTION_REACH)],
                          "seq": [q + step for _, q in last for step in range(1, _RETRACTION_REACH + 1)]},
                         schema={"session": rest.schema["session"], "seq": rest.schema["seq"]})
-    near = rest.join(keys.unique(), on=["session", "seq"], how="semi").select("session", "seq", "text")
-    for session, seq, entry in near.iter_rows():
-        if not any(_amends(sentence) for sentence in sentences(_typed_and_pasted(entry)[0])):
+    near = rest.join(keys.unique(), on=["session", "seq"], how="semi").select("session", "seq", "role", "text")
+    for session, seq, role, entry in near.iter_rows():
+        if not (phrases.marker("asks_which").search(entry) if role == "assistant"
+                else any(_amends(sentence) for sentence in sentences(_typed_and_pasted(entry)[0]))):
             continue
         for step in range(1, _RETRACTION_REACH + 1):
             i = last.get((str(session), int(seq) - step))
