@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from dream.cli.app import JsonOpt, app
-from dream.cli.console import emit_json, out, table
+from dream.cli.console import emit_json, err, out, table
 
 
 @app.command("eval")
@@ -47,7 +47,13 @@ def eval_cmd(
             mark = "WRONG" if result.wrong else f"MISS (known: {result.known_miss})" if result.excused else "MISS"
             out.print(f"{mark} {result.category}/{result.id}: {'; '.join(result.failures)}", markup=False,
                       soft_wrap=True)
-    if any(r.wrong for r in card.results) or (not hidden and card.regressions()):  # CI gates on it
+    errored = [r for r in card.results if r.errors]
+    if errored:  # a broken engine or phrase file must not read as a night of silent misses
+        first = errored[0].errors[0]
+        # a blind run shows no case's words: an error message may quote them
+        shown = f"{first.split(':', 1)[0]} (details hidden: --blind)" if hidden else first
+        err.print(f"dream eval: {len(errored)} case(s) could not run; first: {shown}", markup=False, soft_wrap=True)
+    if errored or any(r.wrong for r in card.results) or (not hidden and card.regressions()):  # CI gates on it
         raise typer.Exit(1)
 
 

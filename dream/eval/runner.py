@@ -46,7 +46,8 @@ def run_case(case: Case, engine: str) -> CaseResult:
     failures = run_checks(outcome, case.expect)
     return CaseResult.of(case.category, case.id, case.why, failures, round(_time.monotonic() - started, 3),
                          outcome.changed(), case.known_miss_for(engine), quoted=outcome.quoted(),
-                         chatter=case.chatter, named=not outcome.said and outcome.names(expected_changed(case.expect)))
+                         chatter=case.chatter, named=not outcome.said and outcome.names(expected_changed(case.expect)),
+                         errors=outcome.errors)
 
 
 def _play(case: Case, engine: str, store: Path) -> Outcome:

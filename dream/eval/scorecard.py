@@ -44,14 +44,15 @@ class CaseResult:
     quoted: list[bool] = field(default_factory=list)  # per user entry: a note for a person quotes it
     chatter: bool = False  # the case's user entries ask for nothing (dream.eval.cases.Case.chatter)
     named: bool = False  # no user entry, but a note for a person names the files it expected changed
+    errors: list[str] = field(default_factory=list)  # steps that could not run: the case measured nothing
 
     @classmethod
     def of(cls, category: str, id: str, why: str, failures: list[str], seconds: float,
            changed: list[str], known_miss: str = "", quoted: list[bool] | None = None,
-           chatter: bool = False, named: bool = False) -> CaseResult:
+           chatter: bool = False, named: bool = False, errors: list[str] | None = None) -> CaseResult:
         wrong = [str(f) for f in failures if isinstance(f, Wrong)]
         return cls(category, id, why, [str(f) for f in failures], seconds, changed, wrong, known_miss,
-                   list(quoted or []), chatter, named)
+                   list(quoted or []), chatter, named, list(errors or []))
 
     @property
     def ending(self) -> Ending:

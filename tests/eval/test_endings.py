@@ -143,3 +143,17 @@ def test_a_housekeeping_miss_nobody_is_told_of_stays_silent(tmp_path):
                               "description: Closures bekommen einen Namen, wenn sie länger als drei Zeilen sind")
     card = evaluate(write(tmp_path / "cases", "duplicates", unnamed), "offline")
     assert [r.ending for r in card.results] == [Ending.SILENT]
+
+
+def test_a_case_that_cannot_run_fails_the_scorecard_and_is_not_counted_silent(tmp_path):
+    """A broken engine, phrase file or setting must not pass as a night of silent misses (a blind run exits 0
+    on misses): the count of cases that could not run and the first error, exit 1."""
+    broken = case("broken", "forget the grafana dashboards", ["gone: reference_grafana.md"],
+                  extra="    settings:\n      similarity_threshold: not-a-number\n")
+    folder = write(tmp_path / "cases", "mixed", broken, PASSED)
+    shown = in_process("eval", "--cases", str(folder))
+    assert shown.code == 1 and "1 case(s) could not run; first: step run" in shown.stderr, shown.stderr
+    assert "similarity_threshold" in shown.stderr
+    blind = in_process("eval", "--blind", "--cases", str(folder))
+    assert blind.code == 1 and "1 case(s) could not run" in blind.stderr and "details hidden" in blind.stderr
+    assert "grafana" not in blind.stderr + blind.stdout
