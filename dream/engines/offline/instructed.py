@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -100,6 +102,14 @@ class Known:
         return next((self.rules[i] for _, _, i in alike if disagree(text, self.rules[i].text)), None)
 
 
+    def in_another_script(self, text: str) -> Instruction | None:
+        """The first instruction line, when the request is written in a script no line is written in (a Russian
+        remember beside an English CLAUDE.md): they share no word, so no comparison here can tell whether it
+        repeats one; only a person can."""
+        mine = script_of(text)
+        theirs = {script_of(rule.text) for rule in self.rules} - {""}
+        return self.rules[0] if mine and theirs and mine not in theirs else None
+
     def touching(self, text: str) -> Instruction | None:
         """The instruction sharing the most content words with a request, two at least: one in another language
         or other words may repeat it or disagree with it, which only a person can tell."""
@@ -131,6 +141,18 @@ class Known:
             if (other_value or (covered and not values_only)) and (best is None or len(shared) > best[0]):
                 best = (len(shared), rule, shared)
         return None if best is None else (best[1], best[2])
+
+
+_ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK"}  # Japanese writes three as one
+
+
+def script_of(text: str) -> str:
+    """The script the text is written in (LATIN, CYRILLIC, HANGUL, CJK …), '' for none. Latin words inside
+    another script are names and terms ("항상 pnpm 써"): the other script decides."""
+    found = Counter(_ONE_SCRIPT.get(name, name) for name in
+                    (unicodedata.name(ch, "?").split(" ", 1)[0] for ch in text if ch.isalpha()))
+    other = [name for name, _ in found.most_common() if name != "LATIN"]
+    return other[0] if other else ("LATIN" if found else "")
 
 
 def key_tokens(text: str) -> frozenset[str]:
@@ -222,6 +244,9 @@ def _held(known: Known, text: str, where_loaded: str = "") -> str:
         return (f"names what {rule.where} names ({', '.join(sorted(shared))}): “{shorten(rule.text, 80)}”"
                 f"{where_loaded}; {rule.file}:{rule.line} may already say this, or say otherwise: nothing "
                 "filed; file it anyway if it adds to that line")
+    if rule := known.in_another_script(text):
+        return (f"is said in another script than the instruction files ({rule.file} …){where_loaded}: whether they "
+                "already say it cannot be told without a translation; nothing filed: file it anyway if it is new")
     return ""
 
 
