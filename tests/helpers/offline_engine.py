@@ -21,6 +21,13 @@ def topic(name: str, description: str, type_: str, body: str, **extra: str) -> b
     return f"---\nname: {name}\ndescription: {description}\ntype: {type_}\n{keys}---\n\n{body}\n".encode()
 
 
+def indexed(*topics: tuple[str, str, str, str, str]) -> dict[str, bytes]:
+    """A store of (file, name, description, type, body) topics, each with its index line."""
+    index = "".join(f"- [{name}]({file}) — {description}\n" for file, name, description, _, _ in topics)
+    return {"MEMORY.md": index.encode(),
+            **{file: topic(name, description, type_, body) for file, name, description, type_, body in topics}}
+
+
 def sessions(*rows: tuple[str, date, str, str]) -> pl.DataFrame:
     data = {"session": [], "date": [], "seq": [], "role": [], "text": []}
     for seq, (session, day, role, text) in enumerate(rows):

@@ -67,11 +67,13 @@ class Known:
     norms: list[str] = field(init=False)
     words: list[set[str]] = field(init=False)  # each line's tokens
     keys: list[frozenset[str]] = field(init=False)  # each line's key tokens
+    scripts: set[str] = field(init=False)  # the scripts the lines are written in (LATIN, CYRILLIC …)
 
     def __post_init__(self) -> None:
         self.norms = [normalize(rule.text) for rule in self.rules]
         self.words = [tokens(norm) for norm in self.norms]
         self.keys = [key_tokens(rule.text) for rule in self.rules]
+        self.scripts = {script_of(rule.text) for rule in self.rules} - {""}
 
     def repeating(self, text: str, adding: bool = False) -> Instruction | None:
         """The instruction saying the same statement, at the threshold duplicates are merged at.
@@ -107,8 +109,7 @@ class Known:
         remember beside an English CLAUDE.md): they share no word, so no comparison here can tell whether it
         repeats one; only a person can."""
         mine = script_of(text)
-        theirs = {script_of(rule.text) for rule in self.rules} - {""}
-        return self.rules[0] if mine and theirs and mine not in theirs else None
+        return self.rules[0] if mine and self.scripts and mine not in self.scripts else None
 
     def touching(self, text: str) -> Instruction | None:
         """The instruction sharing the most content words with a request, two at least: one in another language

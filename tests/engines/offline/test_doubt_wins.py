@@ -14,15 +14,13 @@ from dream.engines.offline import dates
 from dream.engines.offline.phrase_schema import check
 from dream.engines.offline.similarity import names_a_fact
 from dream.errors import BadInput
-from helpers.offline_engine import run, sessions, topic
+from helpers.offline_engine import indexed, run, sessions
 
 FRIDAY, SATURDAY = date(2026, 5, 15), date(2026, 5, 16)
-TREE = {
-    "MEMORY.md": "- [Queue](reference_queue.md) — jobs queue on rabbit-3:5672\n"
-                 "- [Lint](feedback_lint.md) — lint with ruff before pushing\n".encode(),
-    "reference_queue.md": topic("Queue", "jobs queue on rabbit-3:5672", "reference", "Jobs queue on rabbit-3:5672."),
-    "feedback_lint.md": topic("Lint", "lint with ruff before pushing", "feedback", "Lint with ruff before pushing."),
-}
+TREE = indexed(
+    ("reference_queue.md", "Queue", "jobs queue on rabbit-3:5672", "reference", "Jobs queue on rabbit-3:5672."),
+    ("feedback_lint.md", "Lint", "lint with ruff before pushing", "feedback", "Lint with ruff before pushing."),
+)
 
 
 @pytest.mark.parametrize("said, left", [

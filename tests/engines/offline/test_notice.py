@@ -7,15 +7,13 @@ from datetime import date
 
 import pytest
 
-from helpers.offline_engine import run, sessions, topic
+from helpers.offline_engine import indexed, run, sessions, topic
 
 DAY, NEXT = date(2026, 3, 9), date(2026, 3, 10)
-TREE = {
-    "MEMORY.md": "- [Gateway](reference_gateway.md) — gateway on port 7070\n"
-                 "- [Backups](project_backups.md) — backups run at 02:00 on bk-2\n".encode(),
-    "reference_gateway.md": topic("Gateway", "gateway on port 7070", "reference", "The gateway listens on port 7070."),
-    "project_backups.md": topic("Backups", "backups run at 02:00 on bk-2", "project", "Backups run at 02:00 on bk-2."),
-}
+TREE = indexed(
+    ("reference_gateway.md", "Gateway", "gateway on port 7070", "reference", "The gateway listens on port 7070."),
+    ("project_backups.md", "Backups", "backups run at 02:00 on bk-2", "project", "Backups run at 02:00 on bk-2."),
+)
 
 
 @pytest.mark.parametrize("said, suggested", [
