@@ -16,10 +16,11 @@ same run. Targets: 0.8 s CPU, 2 s wall.
     python bench/bench_nightly.py [--runs 5] [--profile /tmp/nightly.prof]
     python bench/bench_nightly.py --against /tmp/main-ref   # also the same dream with the code of another checkout
 
-`--against DIR` (a checkout, e.g. `git worktree add /tmp/main-ref main`)
-runs the same dream with that checkout's `dream` package first on
-PYTHONPATH (same venv, same libraries), alternating with the others: a
-before/after in one run.
+`--against DIR` (a checkout with its own venv, e.g. `git worktree add
+/tmp/main-ref main`, then `python3 -m venv .venv && .venv/bin/pip install -e .`
+in it) runs the same dream with that checkout's `.venv/bin/dream`, its code
+and its data (phrases, prompts), alternating with the others: a before/after
+in one run.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchlib import USER_ENV, Case, alternate, median_cpu, median_wall, print_cases
+from benchlib import USER_ENV, Case, alternate, checkout_dream, median_cpu, median_wall, print_cases
 
 TOPICS = 200
 SESSIONS = 20
@@ -97,6 +98,7 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="also the same dream with the code of this checkout (before/after)")
     args = parser.parse_args()
     dream = str(Path(sys.executable).with_name("dream"))
+    other = checkout_dream(args.against) if args.against else None
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         template = Path(tmp) / "template"
@@ -117,8 +119,7 @@ def main() -> None:
         def dream_run() -> list[str]:
             return [dream, "run", "--store", str(fresh_store()), "--engine", "offline", "--force", "--json"]
 
-        against = [Case(f"the same, code of {args.against}",
-                        lambda: ["env", f"PYTHONPATH={args.against.resolve()}", *dream_run()])] if args.against else []
+        against = [Case(f"the same, checkout {args.against}", lambda: [other, *dream_run()[1:]])] if other else []
         cases = alternate([
             Case("python -c pass", lambda: [sys.executable, "-c", "pass"]),
             Case(f"python reading the same {len(files)} files", lambda: [sys.executable, "-c", READ_ALL, *files]),

@@ -11,9 +11,10 @@ the target (0.3 s wall) and what dream adds over the bare interpreter.
     python bench/bench_startup.py [--runs 15]
     python bench/bench_startup.py --against /tmp/main-ref   # also each command with another checkout's code
 
-`--against DIR` (a checkout of the `dream` package, e.g. `git worktree add /tmp/main-ref main`) runs each
-command a second time with that checkout first on PYTHONPATH (same venv, same libraries), alternating
-with the others: a before/after in one run, as `bench_nightly.py --against` does.
+`--against DIR` (a checkout with its own venv, e.g. `git worktree add /tmp/main-ref main`, then
+`python3 -m venv .venv && .venv/bin/pip install -e .` in it) runs each command a second time with that
+checkout's `.venv/bin/dream` (its code and its data), alternating with the others: a before/after in one
+run, as `bench_nightly.py --against` does.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from benchlib import USER_ENV, Case, alternate, median_wall, print_cases
+from benchlib import USER_ENV, Case, alternate, checkout_dream, median_wall, print_cases
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 0.3
@@ -38,6 +39,7 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="also each command with the code of this checkout (before/after)")
     args = parser.parse_args()
     dream = str(Path(sys.executable).with_name("dream"))
+    other = checkout_dream(args.against) if args.against else None
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "demo"
         shutil.copytree(REPO / "data" / "demo", store, ignore=shutil.ignore_patterns(".dream"))
@@ -60,8 +62,8 @@ def main() -> None:
             Case("dream review --store dreamed (no tty)", lambda: [dream, "review", "--store", str(dreamed)]),
             Case("dream accept (a real pending proposal)", pending),
         ]
-        against = [Case(f"{case.name}, code of {args.against.name}", _with_path(case.prepare, args.against.resolve()))
-                   for case in commands] if args.against else []
+        against = [Case(f"{case.name}, checkout {args.against.name}", _with_script(case.prepare, other))
+                   for case in commands] if other else []
         cases = alternate([Case("python -c pass", lambda: [sys.executable, "-c", "pass"]), *against, *commands],
                           args.runs)
     print_cases(cases, "start-up")
@@ -85,8 +87,9 @@ def dream_once(dream: str, store: Path) -> None:
                    stdout=subprocess.DEVNULL, env=USER_ENV)
 
 
-def _with_path(argv: Callable[[], list[str]], checkout: Path) -> Callable[[], list[str]]:
-    return lambda: ["env", f"PYTHONPATH={checkout}", *argv()]
+def _with_script(argv: Callable[[], list[str]], script: str) -> Callable[[], list[str]]:
+    """The same command with another checkout's `dream` script in place of this one's."""
+    return lambda: [script, *argv()[1:]]
 
 
 if __name__ == "__main__":

@@ -16,6 +16,19 @@ from pathlib import Path
 USER_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
+def checkout_dream(checkout: Path) -> str:
+    """The `dream` console script of another checkout's own venv (`DIR/.venv/bin/dream`), for a before/after.
+
+    Its own venv, not its package on this venv's PYTHONPATH: an editable install maps the data packages
+    (phrases, prompts, eval cases) to its own checkout, so PYTHONPATH would run the other code on this
+    checkout's data."""
+    script = checkout.resolve() / ".venv" / "bin" / "dream"
+    if not script.is_file():
+        raise SystemExit(f"--against {checkout}: no {script}; make its venv first "
+                         f"(cd {checkout} && python3 -m venv .venv && .venv/bin/pip install -e .)")
+    return str(script)
+
+
 def load_average() -> str:
     return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 

@@ -117,12 +117,15 @@ def _marks() -> _Marks:
 
 def _alternation(words: list[str]) -> re.Pattern[str]:
     """Whole words (a CJK word anywhere: no spaces mark where it ends), longest first."""
-    parts = [re.escape(w) if CJK_WORD.search(w) else rf"(?<!\w){re.escape(w)}(?!\w)"
+    parts = [re.escape(w) if _cjk_word().search(w) else rf"(?<!\w){re.escape(w)}(?!\w)"
              for w in sorted(set(words), key=len, reverse=True)]
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
-CJK_WORD = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+@cache
+def _cjk_word() -> re.Pattern[str]:
+    """Compiled when the quote marks are first read (a class of the CJK ranges costs ms to compile)."""
+    return re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def render_log(text: str) -> str:

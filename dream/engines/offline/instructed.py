@@ -32,13 +32,13 @@ from dream.engines.offline.polarity import opposite
 from dream.engines.offline.requests import Request
 from dream.engines.offline.similarity import (CJK, CJK_CHARS, content_keys, facts, normalize, says_something,
                                                tokens, word_keys)
-from dream.engines.offline.text import shorten
+from dream.engines.offline.text import LazyPattern, ScriptPattern, shorten
 from dream.store.model import TopicFile, resolve_link
 from dream.store.layouts import LayoutKind, layout_of
 from dream.store.tree import INDEX_NAME
 
 _DIGIT = re.compile(r"\d")
-_SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
+_SCRIPT_RUN = LazyPattern(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
 CHANGE_KINDS = ("correction", "update")  # requests to change a value a memory states
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
@@ -53,7 +53,7 @@ _CODE_SPAN = re.compile(r"`([^`]+)`")
 _IDENTIFIER = re.compile(r"[\w-]*\w[._/:=@][\w./:=@-]*\w|(?<!\S)--?[A-Za-z][\w-]*|\b[a-z]+[A-Z]\w*|\b[A-Z]{2,}\b")
 _VOWELLESS = re.compile(r"(?<![^\W\d_])[b-df-hj-np-tv-xz]{2,}(?![^\W\d_])", re.IGNORECASE)
 _LATIN_RUN = re.compile(r"[A-Za-z][A-Za-z0-9.+-]*")
-_NON_LATIN = re.compile(f"[{CJK_CHARS}\u0400-\u04ff\u0590-\u06ff\u0900-\u097f]")
+_NON_LATIN = ScriptPattern(f"[{CJK_CHARS}\u0400-\u04ff\u0590-\u06ff\u0900-\u097f]", "\u0400")  # Cyrillic is its lowest
 
 
 @dataclass
@@ -327,7 +327,8 @@ def _content(normalized: str) -> set[str]:
     """Words that name something (a tool, a port, a branch), not "the", "use" or "for": four letters or more or
     a digit, and pairs of CJK characters; a Latin name inside CJK text ("pnpmを使う") is a word of its own."""
     found: set[str] = set()
-    for run in _SCRIPT_RUN.findall(normalized):
+    # without a CJK character the runs are the words: `normalize` left single spaces between them
+    for run in _SCRIPT_RUN.compiled.findall(normalized) if CJK.search(normalized) else normalized.split():
         if CJK.match(run):
             found.update(run[i:i + 2] for i in range(len(run) - 1))
         elif len(run) >= CONTENT_LETTERS or _DIGIT.search(run):

@@ -29,8 +29,8 @@ from dream.engines.offline.catalog import Catalog, Entry, keys
 from dream.engines.offline.kinds import RequestKind
 from dream.engines.offline.orient import Workspace
 from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, sentences
-from dream.engines.offline.similarity import CJK_CHARS, forget_keys, normalize, points_back, says_something
-from dream.engines.offline.text import QUOTATION, shorten
+from dream.engines.offline.similarity import CJK_CHARS, CJK_FLOOR, forget_keys, normalize, points_back, says_something
+from dream.engines.offline.text import QUOTATION, ScriptPattern, shorten
 
 # Change forms every language writes alike: an arrow, a sed substitution.
 _ARROW = re.compile(r"(?P<old>(?:[^\s→>:=-]|:(?=[^\s→])|-(?!-*>))+)\s*(?:→|-+>|=>|⇒|⟶|➡️?|➜|➔|⇨)\s*(?P<new>[^\s,;]+)")
@@ -43,7 +43,7 @@ _FILE = re.compile(r"[\w./-]+?\.md(?![A-Za-z0-9_])")  # "reference_vpn.md를" na
 _QUESTION_END = r"[?？]\s*$"
 _VALUE = re.compile(r"[\w./:-]*\d(?:[\w./:-]*\w)?|\w+(?:[./:-]\w+)+")  # 8081, 30s, cache-2.internal, ./deploy-v3.sh
 # Where a word of a spaced script meets one written without spaces ("VPNのメモ", "把VPN的"): a word ends there
-_SCRIPT_EDGE = re.compile(rf"(?<=[^\W{CJK_CHARS}])(?=[{CJK_CHARS}])|(?<=[{CJK_CHARS}])(?=[^\W{CJK_CHARS}])")
+_SCRIPT_EDGE = ScriptPattern(rf"(?<=[^\W{CJK_CHARS}])(?=[{CJK_CHARS}])|(?<=[{CJK_CHARS}])(?=[^\W{CJK_CHARS}])", CJK_FLOOR)
 _MARKERS = (*NOT_REQUESTS, "set_aside", "pending")
 
 

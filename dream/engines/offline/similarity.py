@@ -25,7 +25,8 @@ from dream.engines.offline import phrases
 
 # Scripts written without spaces between words: kana, Han, Hangul.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-CJK = re.compile(f"[{CJK_CHARS}]")
+CJK = re.compile(f"[{CJK_CHARS}]")  # compiled at once: every night reads the phrase files' CJK words
+CJK_FLOOR = CJK_CHARS[0]  # the ranges go up: none of their characters is below the first
 _WORD = re.compile(r"\w+")
 _DIGIT = re.compile(r"\d")
 MAX_BLOCK = 40  # tokens in more texts than this are not used to pick candidates

@@ -39,6 +39,31 @@ class LazyPattern:
         return self.compiled.sub(replacement, text)
 
 
+class ScriptPattern(LazyPattern):
+    """A `LazyPattern` every match of which holds a character at or above `floor` (a class of CJK ranges, whose
+    compile is the costly part): a text without one is answered without compiling it, so a night of Latin text
+    never compiles it. `max` is C's loop over the text, and an ASCII text is told at once."""
+
+    def __init__(self, regex: str, floor: str, flags: int = 0):
+        super().__init__(regex, flags)
+        self.floor = floor
+
+    def may_match(self, text: str) -> bool:
+        return not text.isascii() and max(text) >= self.floor
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text) if self.may_match(text) else None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text) if self.may_match(text) else None
+
+    def findall(self, text: str) -> list[str]:
+        return self.compiled.findall(text) if self.may_match(text) else []
+
+    def sub(self, replacement: str, text: str) -> str:
+        return self.compiled.sub(replacement, text) if self.may_match(text) else text
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 
