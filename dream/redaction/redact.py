@@ -271,10 +271,13 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
 
     One scan of the whole column for every hint (dream's patterns' and the
     detectors') keeps the rows that may hold a secret; most rows hold none.
-    On those, kind after kind as `redact`, each kind looking only at the rows
-    that hold its own hint, and running its pattern once: the replacements
-    are counted by the markers they leave, which no pattern can match. Then
-    the detectors' two regexes pick the rows that `find_spans` looks at.
+    Logs say the same text again and again (a tool's output, "ok"): each
+    distinct one of those rows is redacted once, its count weighted by how
+    often it is said. On those, kind after kind as `redact`, each kind looking
+    only at the rows that hold its own hint, and running its pattern once: the
+    replacements are counted by the markers they leave, which no pattern can
+    match. Then the detectors' two regexes pick the rows that `find_spans`
+    looks at.
     """
     import polars as pl  # start-up: only gathering and import need polars
 
@@ -286,20 +289,25 @@ def redact_column(column: pl.Series) -> tuple[pl.Series, int]:
     rows = gate.fill_null(False).arg_true()
     if not len(rows):
         return column, 0
-    texts, total = _redact_patterns_column(column.gather(rows))
+    said = column.gather(rows).alias("text")
+    distinct = said.value_counts(sort=False, name="times")  # each text once, and how often it is said
+    texts, total = _redact_patterns_column(distinct["text"].clone(), distinct["times"])
     detect = (texts.str.contains(hint()) & texts.str.contains(prefilter())).fill_null(False).arg_true()
     if len(detect):
         found, counts = zip(*(_redact_detected(t) for t in texts.gather(detect).to_list()))
         if sum(counts):
             texts = texts.scatter(detect, pl.Series(found, dtype=pl.Utf8))
-            total += sum(counts)
+            total += int((pl.Series(counts, dtype=pl.Int64) * distinct["times"].gather(detect)).sum())
     # scatter writes in place: the caller's series stays as it was. (Scattered
     # even when nothing was counted: cheap, and no changed text is ever lost.)
-    return column.clone().scatter(rows, texts), total
+    return column.clone().scatter(rows, said.replace_strict(distinct["text"], texts)), total
 
 
-def _redact_patterns_column(texts: pl.Series) -> tuple[pl.Series, int]:
-    """Dream's patterns on a column, as `redact` applies them to one string; the column may be changed in place."""
+def _redact_patterns_column(texts: pl.Series, times: pl.Series) -> tuple[pl.Series, int]:
+    """Dream's patterns on a column of distinct texts, as `redact` applies them to one string, each replacement
+    counted `times` of its row (how often the text is said); the column may be changed in place."""
+    import polars as pl  # start-up, as in `redact_column`
+
     total = 0
     for p in PATTERNS:
         rows = texts.str.contains(p.hint).fill_null(False).arg_true()
@@ -311,11 +319,10 @@ def _redact_patterns_column(texts: pl.Series) -> tuple[pl.Series, int]:
         if not changed.any():
             continue
         before, after = candidates.filter(changed), replaced.filter(changed)
-        marker = p.marker
+        added = (after.str.count_matches(p.marker, literal=True).cast(pl.Int64)
+                 - before.str.count_matches(p.marker, literal=True).cast(pl.Int64))
         # Counts are integers; polars types Series.sum() as int | float | Decimal.
-        total += int(after.str.count_matches(marker, literal=True).sum()) - int(
-            before.str.count_matches(marker, literal=True).sum()
-        )
+        total += int((added * times.gather(rows).filter(changed)).sum())
         texts = texts.scatter(rows.filter(changed), after)
     return texts, total
 

@@ -226,6 +226,15 @@ def test_column_and_string_forms_agree() -> None:
     assert column_count > len(CASES)
 
 
+def test_column_counts_a_text_said_again_each_time() -> None:
+    """Each distinct text is redacted once: one said three times is still three secrets, in three rows."""
+    texts = [f"k {AWS_ID}", "plain", f"k {AWS_ID}", None, f"a {ANTHROPIC} b", f"k {AWS_ID}"]
+    column, count = redact_column(pl.Series(texts))
+    singles = [redact(t) if t is not None else (None, 0) for t in texts]
+    assert column.to_list() == [s for s, _ in singles]
+    assert count == sum(n for _, n in singles) == 4
+
+
 def test_column_keeps_nulls_and_order() -> None:
     series = pl.Series(["plain", None, f"k {AWS_ID}", "also plain"])
     column, count = redact_column(series)

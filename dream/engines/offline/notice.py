@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache
@@ -152,8 +152,9 @@ def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> tuple[l
         users = users.filter(pl.col("text").str.contains(_withdrawal_texts()))
     # Only a line that withdraws is looked at further: a long session has a million user lines, and a tuple
     # with the names of each one ran a 150 MB log out of a 2 GB address space (tests/reliability/test_memory_cap.py).
-    later = [(day, str(session), int(seq), kind, _named(text))
-             for day, session, seq, text in users.iter_rows() for kind in [_withdrawal(text)] if kind]
+    how = {text: _withdrawal(text) for text in users["text"].unique()}  # a line said again is read once
+    later = [(day, str(session), int(seq), how[text], _named(text))
+             for day, session, seq, text in users.iter_rows() if how[text]]
     # A forget that points back ("さっきのは忘れて") names nothing of its own; one that names another memory
     # ("forget the deploy memory" after a remember of the staging port) does not take the remember back.
     later += [(r.date, r.session, r.seq, "forget", frozenset() if points_back().search(r.text) else _named(r.text))
@@ -365,13 +366,15 @@ def _values_apart(catalog: Catalog, sentence: str) -> tuple[str, str] | None:
 def _nearest(catalog: Catalog, sentence: str) -> Entry | None:
     """The one memory the sentence names best: a word of its name or title counts two, of its text one; it
     needs two, and no other memory as many (two alike: the person picks, no guess)."""
-    wanted = _named(sentence)
-    holding = set().union(*(catalog.by_key.get(k, set()) | catalog.by_named.get(k, set()) for k in wanted))
-    scored = sorted(((2 * len(wanted & e.named) + len(wanted & (e.keys - e.named)), number)
-                     for number in holding for e in [catalog.entries[number]]), reverse=True)  # not all 20,000
-    if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
-        return None
-    return catalog.entries[scored[0][1]]
+    scores: Counter[int] = Counter()  # 2 per word in the name, 1 per word only in the text: |W & named| + |W & all|
+    for k in _named(sentence):  # counted along the words' lists in C ("the" is in most of 20,000 memories)
+        named, keyed = catalog.by_named.get(k, set()), catalog.by_key.get(k, set())
+        scores.update(named)
+        scores.update(keyed)
+        scores.update(named - keyed)
+    best = max(scores.values(), default=0)
+    leaders = [number for number, score in scores.items() if score == best]
+    return catalog.entries[leaders[0]] if best >= 2 and len(leaders) == 1 else None
 
 
 def _named_before(catalog: Catalog, before: str) -> Entry | None:

@@ -234,14 +234,14 @@ def _read_requests(sessions: pl.DataFrame, users: pl.DataFrame) -> list[Request]
     """The requests in the user lines the quick filter kept, in order."""
     users = users.select("session", "date", "seq", "text")
     found: list[Request] = []
+    readings: dict[str, tuple[str, str, bool] | None] = {}  # a line said again (chatter, "ok") is read once
     for session, day, seq, entry in users.iter_rows():
         typed, block = _typed_and_pasted(entry)
         before = len(found)
         for sentence in sentences(typed):
             if found and _just_before(found[-1], str(session), int(seq)) and _amends(sentence):
                 found[-1] = replace(found[-1], plain=False)  # taken back or amended: a person decides
-            hit = read(sentence)
-            if hit:
+            if hit := readings[sentence] if sentence in readings else readings.setdefault(sentence, read(sentence)):
                 kind, text, plain = hit
                 found.append(Request(RequestKind(kind), text, str(session), day, int(seq), sentence, plain))
         if len(found) > before and phrases.points_ahead().match(found[-1].text):
