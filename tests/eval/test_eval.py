@@ -27,7 +27,7 @@ CATEGORIES = {
     "chatter-lookalikes", "dates-entangled", "secrets-not-filed", "stale-for-the-task",
     "noticed-diffs", "noticed-forgets", "noticed-long-sessions",
     "noticed-mid-sentence", "noticed-answers", "noticed-values", "noticed-dates", "noticed-chatter",
-    "dates-unresolved", "split-narrowing-more", "withdrawn-more", "chatter-lookalikes-more",
+    "dates-unresolved", "split-narrowing-more", "withdrawn-more", "chatter-lookalikes-more", "dates-anchors-idioms",
 }
 
 

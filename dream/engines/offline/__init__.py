@@ -39,7 +39,7 @@ class OfflineEngine:
         consolidate.merge_duplicates(ws)
         skills.note_repeats(ws)  # a Codex handbook bullet a skill says too: a person picks the place
         instructed.tidy(ws, known, inp.pinned)
-        consolidate.absolute_dates(ws)
+        consolidate.absolute_dates(ws, inp.sessions)  # a memory with no date: its session's
         handbook.absolute_dates(ws)  # a Codex handbook's task groups, from their rollouts' dates
         consolidate.apply_requests(ws, requests)
         notice.note_unread(ws, inp.sessions, settled)

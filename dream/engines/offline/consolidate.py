@@ -9,8 +9,10 @@ moved to the archive file (see prune.py), not deleted.
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Callable
 
+import polars as pl
 
 from dream.engines.offline import corrections, dates, polarity
 from dream.engines.offline.archive import archive_lines
@@ -286,29 +288,20 @@ def _merge_rules(ws: Workspace, keep: Memory, dup: Memory, score: float) -> None
 # ---------------------------------------------------------------- dates
 
 
-def absolute_dates(ws: Workspace) -> None:
-    """Rewrite relative dates in topic files that say when they were written."""
+def absolute_dates(ws: Workspace, sessions: pl.DataFrame | None = None) -> None:
+    """Rewrite relative dates in topic files that say when they were written: a date in their frontmatter, or
+    the one date of the session that wrote them (`originSessionId`)."""
     for path, topic in sorted(ws.store.topics.items()):
         if path in ws.store.created or not dates.has_relative_dates(topic.text.lines):
             continue
-        if scope_of(path) == "team":
-            ws.note(f"{path}: relative dates left as they are: a team memory, edited only by its team")
-            continue
-        found = topic.source_dates()
+        found = topic.source_dates() or _origin_date(topic, sessions)
         distinct = sorted(set(found.values()))
-        if not distinct:
-            ws.note(f"{path}: relative dates left as they are: no source date "
-                    f"({', '.join(DATE_KEYS)} in frontmatter)")
-            continue
-        if len(distinct) > 1:
-            shown = ", ".join(f"{k} {v}" for k, v in found.items())
-            ws.note(f"{path}: relative dates left as they are: its dates disagree ({shown})")
-            continue
-        if not editable(topic):
-            ws.note(f"{path}: relative dates left as they are: {'; '.join(topic.format_problems)}")
+        start = topic.frontmatter.end + 1 if topic.frontmatter else 0
+        why = _not_datable(path, topic, found)
+        if why:
+            _left_as_written(ws, path, topic.text.lines[start:], start, why)
             continue
         base = distinct[0]
-        start = topic.frontmatter.end + 1 if topic.frontmatter else 0
         new_lines, rewrites, unresolved = dates.rewrite_lines(topic.text.lines, base, start)
         for u in unresolved:
             ws.ask(f"{path} line {u.line + 1}: “{u.phrase}”, written {base:%A} {base.isoformat()}, {u.why}: "
@@ -320,6 +313,36 @@ def absolute_dates(ws: Workspace) -> None:
         key = next(k for k, v in found.items() if v == base)
         detail = "; ".join(f"{r.phrase} → {r.absolute}" for r in rewrites)
         ws.change(ChangeAction.DATED, path, f"relative dates made absolute from its {key} date {base}", detail)
+
+
+def _origin_date(topic: TopicFile, sessions: pl.DataFrame | None) -> dict[str, date]:
+    """{"session ID": its date} for a memory its session names, when that session ran on one day; else {}."""
+    origin = str(topic.meta("originSessionId") or "")
+    if not origin or sessions is None or "session" not in sessions.columns:
+        return {}
+    days = set(sessions.filter(pl.col("session") == origin)["date"].to_list())
+    return {f"session {origin}": days.pop()} if len(days) == 1 else {}
+
+
+def _not_datable(path: str, topic: TopicFile, found: dict[str, date]) -> str:
+    """Why no relative date of `topic` can be made absolute ("": they can): no one date says when it was written."""
+    if scope_of(path) == "team":
+        return "a team memory, edited only by its team"
+    if len(set(found.values())) != 1:
+        shown = ", ".join(f"{k} {v}" for k, v in found.items())
+        return f"its dates disagree ({shown})" if found else f"no source date ({', '.join(DATE_KEYS)} in frontmatter)"
+    return "; ".join(topic.format_problems) if not editable(topic) else ""
+
+
+def _left_as_written(ws: Workspace, path: str, body: list[str], start: int, why: str) -> None:
+    """Each relative date of a file no date anchors, put to a person: the file, its line and the phrase. Any day
+    serves to find them (none is rewritten), and it is never said."""
+    _, rewrites, unresolved = dates.rewrite_lines(body, date(2000, 1, 3))
+    said = sorted({(r.line, r.phrase) for r in rewrites} | {(u.line, u.phrase) for u in unresolved})
+    for line, phrase in said:
+        ws.ask(f"{path} line {start + line + 1}: “{phrase}” left as written: {why}; write the date it means")
+    if said:
+        ws.note(f"{path}: relative dates left as they are: {why}")
 
 
 # ---------------------------------------------------------------- requests
@@ -380,15 +403,9 @@ def _where(request: Request) -> str:
 def _dated_text(request: Request, ws: Workspace | None = None) -> str:
     """The request with relative dates made absolute from its session's date; those that name no one date
     left as written and asked about."""
-    unrewritten = dates.relative_words(request.text)  # "en dos semanas": no row reads it, a person is told
-    if not dates.might_have_relative_dates(request.text):
-        unresolved = [dates.Unresolved(word, "is a relative date this engine does not read") for word in unrewritten]
-        text = request.text  # the date pattern is slow and most requests hold no date
-    else:
-        text, found, unresolved = dates.rewrite_line(request.text, request.date)
-        said = " ".join(phrase for phrase, _ in found) + " " + " ".join(u.phrase for u in unresolved)
-        unresolved += [dates.Unresolved(word, "is a relative date this engine does not read")
-                       for word in unrewritten if word.lower() not in said.lower()]
+    text, unresolved = request.text, list[dates.Unresolved]()  # the date pattern is slow and most requests hold no date
+    if dates.might_have_relative_dates(text) or dates.relative_words(text):
+        text, _, unresolved = dates.rewrite_line(text, request.date)
     for u in unresolved:
         if ws is not None:
             ws.ask(f"“{u.phrase}” in “{shorten(request.text, 80)}” (session {request.session}, "

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from dream.engines.offline.phrases import Language, languages
 from dream.engines.offline.text import QUOTATION
@@ -54,43 +54,27 @@ def _table(key: str) -> dict[str, Any]:
 
 
 @cache
-def _weekday_names() -> tuple[list[str], ...]:
-    return tuple(_table("weekdays").values())
-
-
-@cache
 def _table_words(key: str) -> frozenset[str]:
     """Every language's words of one [dates] list ("this", "next", "last")."""
     return frozenset(w for words in _table(key).values() for w in words)
 
 
 @cache
-def _unspaced() -> frozenset[str]:
-    return frozenset(lang.code for lang in _langs() if not lang.spaced)
-
-
-def _compile(chosen: tuple[Row, ...]) -> re.Pattern[str]:
-    parts = []
-    for number, row in enumerate(chosen):
-        body = f"(?:{row.regex})"
-        if row.lang not in _unspaced():
-            body = rf"(?<![\w-]){body}(?![\w-])"
-        parts.append(f"(?P<p{number}>{body})")
-    return re.compile("|".join(parts), re.IGNORECASE)
-
-
-@cache
 def _pattern(text_lang: str | None) -> tuple[re.Pattern[str], tuple[Row, ...]]:
-    """The pattern for text that reads as `text_lang` (None: no language in particular), with its rows."""
+    """The pattern for text that reads as `text_lang` (None: no language in particular), with its rows; a row of
+    a spaced language matches whole words only."""
     chosen = tuple(r for r in rows() if not r.own_text_only or r.lang == text_lang)
-    return _compile(chosen), chosen
+    edges = {lang.code: (r"(?<![\w-])", r"(?![\w-])") if lang.spaced else ("", "") for lang in _langs()}
+    return re.compile("|".join(f"(?P<p{n}>{edges[r.lang][0]}(?:{r.regex}){edges[r.lang][1]})"
+                               for n, r in enumerate(chosen)), re.I), chosen
 
 
 # Spans never rewritten: inline code, link targets, URLs, paths, dotted names ("Tomorrow.io", "next.config.js"),
 # names and settings (#today, @tomorrow, :tomorrow, TODAY=1, --since yesterday), and quotations: "we'll fix it
-# tomorrow" in a quote is what someone said then, not a date to resolve.
+# tomorrow" in a quote, or a commit's message after its hash or `-m`, is what someone wrote then, not a date to resolve.
 _PROTECTED = re.compile(rf"(`+)[^`]*?\1|\]\([^)]*\)|\b\w+://\S+|\b[\w-]+(?:\.[\w-]+)+|[^\s/]*/[^\s/]+/?|{QUOTATION}"
-                        r"|[#@$]\w[\w-]*|(?<!\S):[a-z][\w-]*|\b\w+=\S*|(?<![\w-])--[a-z][\w-]*[= ]\S+")
+                        r"|[#@$]\w[\w-]*|(?<!\S):[a-z][\w-]*|\b\w+=\S*|(?<![\w-])--[a-z][\w-]*[= ]\S+"
+                        r"|\b(?=\d*[a-f])(?=[a-f]*\d)[\da-f]{7,40}\b.*|(?<!\S)-m\s.*")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
@@ -119,12 +103,7 @@ def text_language(text: str) -> str | None:
     return None
 
 
-@dataclass
-class Rewrite:
-    line: int
-    phrase: str
-    absolute: str
-
+Rewrite = NamedTuple("Rewrite", [("line", int), ("phrase", str), ("absolute", str)])
 
 @dataclass
 class Unresolved:
@@ -136,14 +115,8 @@ class Unresolved:
 
 
 def _format(day: date, granularity: str) -> str:
-    if granularity == "week":
-        year, week, _ = day.isocalendar()
-        return f"{year}-W{week:02d}"
-    if granularity == "month":
-        return f"{day.year:04d}-{day.month:02d}"
-    if granularity == "year":
-        return f"{day.year:04d}"
-    return day.isoformat()
+    return {"week": "{0}-W{1:02d}".format(*day.isocalendar()), "month": f"{day.year:04d}-{day.month:02d}",
+            "year": f"{day.year:04d}"}.get(granularity, day.isoformat())
 
 
 @lru_cache(maxsize=4096)
@@ -171,7 +144,7 @@ def weekday_phrase(phrase: str) -> tuple[str, int] | None:
     ([dates] `this`; `next` and `last` are stems: "nächst" for "nächsten"); else None."""
     words = phrase.lower().replace("-feira", "").split()
     padded = f" {' '.join(words)} "
-    for names in _weekday_names():
+    for names in _table("weekdays").values():
         for number, name in enumerate(names):
             if name in words and len(words) > 1:
                 said = [key for key in ("next", "last") if any(w in padded for w in _table_words(key))]
@@ -183,7 +156,7 @@ def weekdays_named(text: str) -> frozenset[int]:
     """The weekdays `text` names, in any language of data/phrases, as numbers (Monday 0): "releases ship
     on Thursdays" and "on ne publie plus le jeudi" both name 3."""
     said = re.findall(r"\w+", text.lower())
-    return frozenset(number for names in _weekday_names() for number, name in enumerate(names)
+    return frozenset(number for names in _table("weekdays").values() for number, name in enumerate(names)
                      for word in said if word.startswith(name))
 
 
@@ -203,23 +176,21 @@ def _after_preposition() -> re.Pattern[str]:
     return re.compile(rf"(?:^|\s)(?:{'|'.join(map(re.escape, words)) or '(?!)'})\s*$", re.I)
 
 
-def _form(key: str, lang: str) -> str | None:
-    return _table(key).get(lang)
-
-
-def phrased(phrase: str, absolute: str, lang: str, granularity: str, before: str) -> str:
-    """The absolute date as words that can stand where `phrase` stood."""
-    bare = bool(_after_preposition().search(before))
+def phrased(phrase: str, absolute: str, lang: str, granularity: str, before: str, after: str = "") -> str:
+    """The absolute date as words that can stand where `phrase` stood (`before` and `after` it: its clause)."""
+    opens = not before.strip() or before.rstrip()[-1] in ":;,.!?—–-"  # "tomorrow is the deadline": the subject
+    bare = bool(_after_preposition().search(before) or opens and re.match(_table("subject").get(lang) or "(?!)", after))
     if granularity == "week":
         monday = date.fromisoformat(absolute) if len(absolute) == 10 else None
         day = (monday - timedelta(days=monday.weekday())).isoformat() if monday else absolute
-        text = (_form("bare_week_form" if bare else "week_form", lang) or "{}").format(day)
+        text = (_table("bare_week_form" if bare else "week_form").get(lang) or "{}").format(day)
     elif granularity == "day":
-        today = phrase.lower() in _table("today_words").get(lang, [])
-        form = (_form("today_form", lang) if today else None) or _form("day_form", lang) or "{}"
+        today = phrase.lower() in _table("today_words").get(lang, []) and re.search(  # "in use today": as of;
+            _table("state").get(lang) or "(?!)", before, re.I)  # "we decided today", "we deploy today": on
+        form = (_table("today_form").get(lang) if today else None) or _table("day_form").get(lang) or "{}"
         text = absolute if bare else form.format(absolute)
     else:
-        text = absolute if bare else (_form("month_year_form", lang) or "{}").format(absolute)
+        text = absolute if bare else (_table("month_year_form").get(lang) or "{}").format(absolute)
     return text[:1].upper() + text[1:] if phrase[:1].isupper() and not before.strip() else text
 
 
@@ -228,15 +199,21 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
     pattern, chosen = patterned
 
     def replace(match: re.Match[str]) -> str:
-        row = chosen[int((match.lastgroup or "g0")[1:])]  # the pattern is all named groups: one matched
-        lang, granularity = row.lang, row.means
         phrase = match.group(0)
+        row = _reader(chosen[int((match.lastgroup or "g0")[1:])], match)  # the pattern is all named groups: one matched
+        if row is None:
+            left.append(Unresolved(phrase, "is a word of two languages, and the line reads as neither"))
+            return phrase
+        lang, granularity = row.lang, row.means
         if _joined("before").search(segment, max(0, match.start() - 40), match.start()) or _joined("after").match(
                 segment, match.end()):  # "two weeks from tomorrow", "next week Monday": rewritten alone, wrong
             left.append(Unresolved(phrase, "is part of a longer date phrase"))
             return phrase
         if ambiguous(phrase, base):  # a wrong date is worse than a relative one: kept, and said why
             left.append(Unresolved(phrase, "may be " + " or ".join(readings(phrase, base))))
+            return phrase
+        if granularity == "day" and re.search("|".join(_table("small_hours").values()) or "(?!)", segment, re.I):
+            left.append(Unresolved(phrase, "was said around midnight: the day it counts from is not certain"))  # 1am
             return phrase
         if granularity == "week" and base.weekday() == 6:  # a week that starts on Sunday starts that very day
             left.append(Unresolved(phrase, "was said on a Sunday: its week may start that day or the next"))
@@ -248,9 +225,18 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
             return phrase
         found.append((phrase, absolute))
         shown = "day" if granularity == "weekday" else granularity
-        return phrased(phrase, day_of_week or absolute, lang, shown, segment[:match.start()])
+        return phrased(phrase, day_of_week or absolute, lang, shown, segment[:match.start()], segment[match.end():])
 
     return pattern.sub(replace, segment)
+
+
+def _reader(row: Row, match: re.Match[str]) -> Row | None:
+    """The row that reads a match: a word two languages share ("morgen": Dutch and German tomorrow) reads in the
+    one whose telltales its text holds more of, so that it is written in that language; on a tie, in none."""
+    rivals = [r for r in rows() if (m := re.compile(r.regex, re.I).match(match.string, match.start())) and
+              m.end() == match.end()] or [row]
+    counts = [len(_telltales()[r.lang].findall(match.string)) if r.lang in _telltales() else 0 for r in rivals]
+    return rivals[counts.index(max(counts))] if len(rivals) == 1 or counts.count(max(counts)) == 1 else None
 
 
 _ISO = r"\d{4}-\d\d-\d\d"  # a date beside the phrase says which day it means; a weekday "Tuesday of"
@@ -290,32 +276,41 @@ def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[
     patterned = patterned or _pattern(None)
     found: list[tuple[str, str]] = []
     left: list[Unresolved] = []
-    pieces, last = [], 0
-    for protected in _protected().finditer(line):
-        pieces.append(_rewrite_segment(line[last:protected.start()], base, patterned, found, left))
-        if protected.lastgroup == "unresolved":  # "大后天": never rewritten in part, and a person is told
+    pieces, plain, last = [], [], 0
+    for protected in [*_protected().finditer(line), None]:
+        plain.append(line[last:protected.start() if protected else len(line)])
+        pieces.append(_rewrite_segment(plain[-1], base, patterned, found, left))
+        if protected and protected.lastgroup == "unresolved":  # "大后天": never rewritten in part; a person is told
             left.append(Unresolved(protected.group(0), "names a day this engine does not resolve exactly"))
-        pieces.append(protected.group(0))
-        last = protected.end()
-    pieces.append(_rewrite_segment(line[last:], base, patterned, found, left))
+        pieces.append(protected.group(0) if protected else "")
+        last = protected.end() if protected else last
+    said = " ".join(phrase for phrase, _ in found).lower()  # "en dos semanas": no row reads it, a person is told
+    left = left or [Unresolved(word, "is a relative date this engine does not read")  # (once a line: "three
+                    for word in relative_words(" ".join(plain)) if word.lower() not in said]  # weeks from tomorrow")
     return "".join(pieces), found, left
 
 
 def rewrite_lines(lines: list[str], base: date, start: int = 0
                   ) -> tuple[list[str], list[Rewrite], list[Unresolved]]:
-    """Rewrite every line from `start` on, skipping fenced code blocks."""
+    """Rewrite every line from `start` on, skipping fenced code blocks. A line dated otherwise than `base`, in
+    itself or by the heading above it ("## 2026-11-09", "- 2026-11-10: died yesterday"), is left as written."""
     patterned = _pattern(text_language("\n".join(lines)))
     out = list(lines)
     rewrites: list[Rewrite] = []
     unresolved: list[Unresolved] = []
-    in_fence = False
+    in_fence, heading = False, set[str]()
     for number in range(start, len(lines)):
         if _FENCE.match(lines[number]):
             in_fence = not in_fence
             continue
-        if in_fence or not might_have_relative_dates(lines[number]):
+        days = set(re.findall(_ISO, lines[number])) - {base.isoformat()}
+        heading = days if lines[number].startswith("#") else heading
+        if in_fence or not (might_have_relative_dates(lines[number]) or relative_words(lines[number])):
             continue  # the big pattern costs a third of a millisecond a line: only lines with an anchor word
         new, found, left = rewrite_line(lines[number], base, patterned)
+        if found and (days or heading):  # which of two dates a "yesterday" counts from is not certain
+            why = f"stands by {', '.join(sorted(days or heading))}, not the file's date"
+            new, found, left = lines[number], [], left + [Unresolved(phrase, why) for phrase, _ in found]
         out[number] = new
         rewrites += [Rewrite(number, phrase, absolute) for phrase, absolute in found]
         unresolved += [Unresolved(u.phrase, u.why, number) for u in left]
@@ -332,7 +327,8 @@ def _anchors() -> tuple[str, ...]:
 
 @cache
 def _relative_words() -> re.Pattern[str]:
-    words = sorted({w for lang in _langs() for w in lang.dates.get("relative", [])}, key=len, reverse=True)
+    words = sorted({w for lang in _langs() for key in ("relative", "unresolved") for w in lang.dates.get(key, [])},
+                   key=len, reverse=True)  # "大后天" in a code span is no date; in text, rewrite_line asks about it
     return re.compile(rf"(?:{'|'.join(re.escape(w) for w in words) or '(?!)'})\w*", re.I)  # CJK: no edges
 
 
@@ -348,8 +344,8 @@ def might_have_relative_dates(text: str) -> bool:
 
 def has_relative_dates(lines: list[str]) -> bool:
     text = "\n".join(lines)
-    if not might_have_relative_dates(text):
-        return False
+    if relative_words(text) or not might_have_relative_dates(text):
+        return bool(relative_words(text))
     pattern, _ = _pattern(text_language(text))
     in_fence = False
     for line in lines:

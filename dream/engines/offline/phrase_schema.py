@@ -43,7 +43,7 @@ _DATE_ROW = _struct("DateRow", [("regex", str), ("means", Literal["day", "week",
 _DATES = _struct("Dates", [
     ("row", list[_DATE_ROW], []), ("number", str, ""), ("read_as", dict[str, str], {}),  # type: ignore[valid-type]
     ("year_shift", dict[str, int], {}),
-    *[(key, str, "") for key in "day_form today_form week_form bare_week_form month_year_form".split()],
+    *[(key, str, "") for key in "day_form today_form week_form bare_week_form month_year_form state subject small_hours".split()],
     *[(key, list[str], []) for key in ("weekdays this next last today_words prepositions telltale unresolved relative "
                                        "joined_before joined_after").split()],
 ])

@@ -97,7 +97,9 @@ def test_relative_dates_use_the_files_own_date(tmp_path):
     assert out["nodate.md"] == tree["nodate.md"]
     assert "nodate.md: relative dates left as they are: no source date" in result.summary
     assert result.needs_person == ["deploy.md line 8: “next Friday”, written Wednesday 2026-03-04, may be 2026-03-06 or "
-                                   "2026-03-13: left as written; write the date it means"]
+                                   "2026-03-13: left as written; write the date it means",
+                                   "nodate.md line 7: “yesterday” left as written: no source date (date, created, "
+                                   "updated, modified in frontmatter); write the date it means"]  # a person is told
 
 
 def test_requests_are_filed_indexed_and_dated_from_the_session(tmp_path):
