@@ -24,7 +24,7 @@ from dream.engines.offline.text import QUOTATION
 # A quotation inside a sentence reports what someone else said (or an error message): masked.
 _QUOTED = re.compile(QUOTATION)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # CJK text has no space after a stop
-_CODE_HINTS = re.compile(r"```|^\s*[$#>]\s|[{};]\s*$|=>|\b(?:def|class|import|function|return)\b.*[(:]")
+_CODE_HINTS = re.compile(r"```|\"\"\"|'''|^\s*[$#>]\s|[{};]\s*$|=>|\b(?:def|class|import|function|return)\b.*[(:]")
 
 
 @dataclass(frozen=True)
@@ -91,18 +91,14 @@ def extract(sentence: str) -> tuple[str, str] | None:
 
 
 def read(sentence: str) -> tuple[str, str, bool] | None:
-    """(kind, text, plain) if the sentence is a request; `plain` False when only maybe.
-
-    The request may follow a first clause ("the importer is gone, forget the
-    rule about tabs"); only remember and forget count there, since "…, never
-    mind" or "…, no" start nothing.
-    """
+    """(kind, text, plain) if the sentence is a request; `plain` False when only maybe. It may follow a first clause
+    ("the importer is gone, forget the rule about tabs"): only a remember or forget, "…, never mind" starts nothing."""
     whole = sentence.strip()
     sentence = whole.strip("\"'“”").strip() if whole[:1] in "\"'“”" else whole  # not 'ops said: "…"'
     if sentence != whole.strip("\"'“”") or not _QUOTED.fullmatch(whole):
         sentence = _QUOTED.sub("…", sentence)
     sentence = phrases.emphasis().sub("", sentence)  # "IMPORTANT: always run the migrations first"
-    if not sentence or looks_like_code(sentence):
+    if not sentence or looks_like_code(sentence) or looks_like_code(whole[:3]):  # a docstring opens with """
         return None
     if sentence.rstrip().endswith(("?", "？")):
         return _asked(sentence)
@@ -132,8 +128,8 @@ def _judged_whole(sentence: str, hit: tuple[str, str, bool] | None) -> tuple[str
     sentence = sentence[opening.end():] if opening else sentence  # "¿puedes …" is no hypothetical "¿…"
     if retracts(sentence) or any(phrases.marker(name).search(sentence) for name in NOT_REQUESTS):
         return None
-    if any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence)):
-        return hit[0], hit[1], False  # "always squash, no wait, scratch that": a person decides
+    if any(_amends(sentence[b.end():], ("keeps", "withdraws")) for b in _CLAUSE_START.finditer(sentence)):
+        return hit[0], hit[1], False  # "always squash, no wait, scratch that", "…, but keep the part on Y"
     if any(phrases.marker(name).search(sentence) for name in ("pending", "doubt")):
         return hit[0], hit[1], False  # "as soon as …, drop …", "er meinte, vergiss …": the whole sentence says so
     return hit
@@ -148,11 +144,11 @@ def retracts(text: str) -> bool:
     return bool(phrases.retraction().match(text.strip()))
 
 
-def _amends(sentence: str) -> bool:
+def _amends(sentence: str, markers: tuple[str, ...] = ("amends", "narrows", "keeps", "withdraws")) -> bool:
     """It, or a clause of it, takes back, amends or narrows the request just before it: "hmm wait, never mind",
     "scratch that", "sorry, I meant 5433", "*artifacts", "not staging though"."""
     return (retracts(sentence) or any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence))
-            or any(phrases.marker(name).search(sentence) for name in ("amends", "narrows")))
+            or any(phrases.marker(name).search(sentence) for name in markers))
 
 
 def _request_in(sentence: str) -> tuple[str, str, bool] | None:
@@ -208,8 +204,7 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
         return None
     doubtful = (phrases.marker("doubt").search(sentence) or (kind == "rule" and phrases.marker("rule_doubt").search(text))
                 or (kind == "remember" and phrases.bare_dont_forget().match(sentence)))
-    plain = not doubtful
-    return kind, text, plain
+    return kind, text, not doubtful
 
 
 def gather_requests(sessions: pl.DataFrame | None) -> list[Request]:

@@ -43,6 +43,9 @@ def test_questions_tasks_and_talk_reach_no_one(tmp_path, said):
     "the backups migration on bk-2 failed again, rerun it",  # es/pt "migr", it "migrati" read "migration"
     "add type annotations to the gateway handler",  # it "annot"
     "another gateway timeout on port 7070 during the backups",  # pt "anot" read "another"
+    "es notable lo lento que va el gateway con los backups",  # es "nota" read "notable"
+    "ho notato che il gateway rallenta durante i backups",  # it "nota" read "notato"
+    "a notação dos backups no gateway mudou",  # pt "nota" read "notação"
 ])
 def test_a_stem_of_one_language_does_not_notice_an_everyday_word_of_another(tmp_path, said):
     """Noticing stems match a word's start in any language: a Spanish one must not fire on English talk (a

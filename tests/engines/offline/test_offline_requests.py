@@ -491,3 +491,34 @@ def test_please_after_the_lead_is_not_part_of_what_is_named(said, named):
 def test_a_request_amended_on_the_next_line_goes_to_a_person(amendment, plain):
     found = gather_requests(sessions(["remember the staging db is on port 5432", amendment]))
     assert [(r.text, r.plain) for r in found] == [("the staging db is on port 5432", plain)]
+
+
+@pytest.mark.parametrize("follow_up, plain", [
+    ("hmm idk actually", False),
+    ("jk", False),
+    ("should we keep the cache bit though?", False),  # a short question right after it
+    ("стой, подожди", False),
+    ("boh, non so", False),
+    ("あ、待って", False),
+    ("actually, the proxy moved to 3129 too", True),  # news after it, not a doubt about it
+    ("thanks, and please run the linter after that", True),
+])
+def test_a_forget_doubted_or_questioned_on_the_next_line_goes_to_a_person(follow_up, plain):
+    found = gather_requests(sessions(["forget the proxy note", follow_up]))
+    assert [(r.kind, r.plain) for r in found][:1] == [("forget", plain)]
+
+
+@pytest.mark.parametrize("said", ["forget the proxy note, but keep the part about the port",
+                                  "forget the proxy note... actually keep it"])
+def test_a_forget_kept_in_part_or_whole_on_its_own_line_goes_to_a_person(said):
+    found = gather_requests(sessions([said]))
+    assert [(r.kind, r.plain) for r in found] == [("forget", False)]
+
+
+@pytest.mark.parametrize("said", ['"""Remember the offset so the next page starts there."""',
+                                  "note that the lint job is failing on CI", "keep in mind the runners are slow today",
+                                  "WARN cache: forgetting 12 keys", "fix(api): forget expired tokens on logout",
+                                  "always redis that crashes first", "a partir de ahora el build tarda 9 minutos",
+                                  "总是这个超时，烦死了", "デプロイするの忘れないで"])
+def test_code_logs_statuses_and_complaints_that_hold_a_request_word_ask_for_nothing(said):
+    assert extract(said) is None
