@@ -285,9 +285,10 @@ def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]
 
 
 def _code(sentence: str, change: tuple[str, str] | None) -> bool:
-    """Code, not talk; but a "=>" between two values is a change said, not a lambda ("gateway: 8080 => 8081")."""
-    values = change and _VALUE.fullmatch(change[0]) and _VALUE.fullmatch(change[1])
-    return looks_like_code(sentence.replace("=>", "→") if values else sentence)
+    """Code, not talk; but a "=>" that spells a change is an arrow, not a lambda ("gateway: 8080 => 8081"): the
+    suggestion still needs a memory stating the old value or named ("x => x * 2" names none)."""
+    arrow = change and all(re.fullmatch(r"[\w./:@%-]+", side) for side in change)  # not "(req) => handle(req)"
+    return looks_like_code(sentence.replace("=>", "→") if arrow else sentence)
 
 
 def _typed_below(block: str) -> str:
@@ -352,6 +353,8 @@ def _unnamed(sentence: str, before: str) -> str:
         return "forget a memory, but which? No memory's name is said" if _memory_word().search(sentence) else ""
     if len(_notice().findall(sentence)) >= 2 and _restates(sentence):  # "网关那条记忆过时了，现在是9090"
         return "update a memory to say what this sentence says, but which? No memory's name is said"
+    if "[REDACTED:" in sentence and _memory_word().search(sentence):  # the redaction's mark (dream.redaction)
+        return "change the memory by hand: a secret said here is never filed"  # "the password changed, update memory"
     if before and _points(sentence):
         return f"remember what was said just before (“{shorten(before, 100)}”)?"  # "save that", "それメモリに入れといて"
     return ""
