@@ -41,7 +41,9 @@ _QUOTED = re.compile(QUOTATION)
 _CLAUSES = re.compile(r"[,:;，：；]\s*|\s[—–-]\s+")
 _FILE = re.compile(r"[\w./-]+?\.md(?![A-Za-z0-9_])")  # "reference_vpn.md를" names reference_vpn.md
 _QUESTION_END = r"[?？]\s*$"
-_VALUE = re.compile(r"[\w./:-]*\d(?:[\w./:-]*\w)?|\w+(?:[./:-]\w+)+")  # 8081, 30s, cache-2.internal, ./deploy-v3.sh
+_NO_CJK = rf"(?![{CJK_CHARS}])"  # a value ends where a script without spaces goes on: "今は8081だよ" says 8081
+_VALUE = re.compile(rf"(?:{_NO_CJK}[\w./:-])*\d(?:(?:{_NO_CJK}[\w./:-])*{_NO_CJK}\w)?|(?:{_NO_CJK}\w)+(?:[./:-](?:{_NO_CJK}\w)+)+")
+# 8081, 30s, cache-2.internal, ./deploy-v3.sh
 # Where a word of a spaced script meets one written without spaces ("VPNのメモ", "把VPN的"): a word ends there
 _SCRIPT_EDGE = ScriptPattern(rf"(?<=[^\W{CJK_CHARS}])(?=[{CJK_CHARS}])|(?<=[{CJK_CHARS}])(?=[^\W{CJK_CHARS}])", CJK_FLOOR)
 _MARKERS = (*NOT_REQUESTS, "set_aside", "pending")
@@ -84,20 +86,23 @@ def note_unread(ws: Workspace, sessions: pl.DataFrame | None, settled: Settled =
         catalog = catalog or Catalog(ws)
         typed, _, block = entry.partition("\n")
         before = near.said(str(session), int(seq) - 1, "assistant")
-        noticed = _noticed(typed, block)
+        noticed = _noticed(typed, block) + (_noticed(below, "") if (below := _typed_below(block)) else [])
+        asking = False
         for sentence, change in noticed:
             if settled.withdraws(day, str(session), int(seq), sentence):
                 continue  # "drop the scheduler note" · next day: "re the scheduler note: leave it"
             suggestion = _suggestion(catalog, sentence, change, before, near.answer_after(str(session), int(seq)))
-            _ask(ws, " ".join(entry.split()) if block and sentence == typed.strip() else sentence, where, suggestion)
-        if not noticed and re.match(_yes(), typed):
+            asking = _ask(ws, " ".join(entry.split()) if block and sentence == typed.strip() else sentence, where,
+                          suggestion) or asking
+        if not asking and re.match(_yes(), typed) and re.search(_QUESTION_END, before):  # "да, запомни"
             _ask(ws, typed, where, _agreed(catalog, before))
 
 
-def _ask(ws: Workspace, sentence: str, where: str, suggestion: str) -> None:
+def _ask(ws: Workspace, sentence: str, where: str, suggestion: str) -> bool:
     if suggestion:
         ws.ask(f"“{shorten(sentence, 100)}” ({where}) may ask to change memory; nothing changed. "
                f"Suggested change: {suggestion}")
+    return bool(suggestion)
 
 
 def _yes_answers(sessions: pl.DataFrame, users: pl.DataFrame) -> pl.DataFrame:
@@ -112,8 +117,12 @@ def _agreed(catalog: Catalog, question: str) -> str:
     "yep"): that. A question with no memory word asks for no change ("Want to see reference_vpn.md?")."""
     if not _notice().search(question):
         return ""
-    entry = _named_before(catalog, question) or _nearest(catalog, question)
-    return f"what the assistant asked (“{shorten(question, 100)}”), for {_label(catalog, entry)}?" if entry else ""
+    if entry := _named_before(catalog, question) or _nearest(catalog, question):
+        return f"what the assistant asked (“{shorten(question, 100)}”), for {_label(catalog, entry)}?"
+    # "Should I save the wipe schedule to memory?" "yes please": an offer to keep something new, by two memory
+    # words or a remember lead; not "Should I update the tests?"
+    offers = len({m.lower() for m in _notice().findall(question)}) > 1 or _remember_lead().search(question)
+    return f"remember what the assistant offered to keep (“{shorten(question, 100)}”)?" if offers else ""
 
 
 @dataclass(frozen=True)
@@ -265,7 +274,7 @@ def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]
         words = [sentence[m.start():] for m in _notice().finditer(sentence)]
         if not change and not words and not diff and not _restates(sentence) and len(_VALUE.findall(sentence)) < 2:
             continue
-        if sentence.rstrip().endswith(("?", "？")) or retracts(sentence) or looks_like_code(sentence) or any(
+        if sentence.rstrip().endswith(("?", "？")) or retracts(sentence) or _code(sentence, change) or any(
                 phrases.task().match(w) or phrases.not_after("not_forget_after", "forget").match(w) for w in words):
             continue  # a question, a take-back, code, a task ("remember to squash", "I always forget to"): no ask
         if any(phrases.marker(name).search(sentence) for name in _MARKERS):
@@ -274,6 +283,22 @@ def _noticed(typed: str, block: str) -> list[tuple[str, tuple[str, str] | None]]
     if diff and not found and looks_like_code(typed):  # a diff pasted with nothing typed but its fence
         found.append((typed, _tokens_apart(diff["old"], diff["new"])))
     return found
+
+
+def _code(sentence: str, change: tuple[str, str] | None) -> bool:
+    """Code, not talk; but a "=>" that spells a change is an arrow, not a lambda ("gateway: 8080 => 8081"): the
+    suggestion still needs a memory stating the old value or named ("x => x * 2" names none)."""
+    arrow = change and all(re.fullmatch(r"[\w./:@%-]+", side) for side in change)  # not "(req) => handle(req)"
+    return looks_like_code(sentence.replace("=>", "→") if arrow else sentence)
+
+
+def _typed_below(block: str) -> str:
+    """The paragraph the user typed below what they pasted: the last line, when a blank line or a closing fence
+    sets it apart and it is not indented as pasted lines are ("<160 log lines>\n\nanyway, forget the vpn note")."""
+    lines = block.rstrip().split("\n")
+    if len(lines) < 3 or lines[-1][:1].isspace() or not (lines[-2].strip() in ("", "```")):
+        return ""
+    return lines[-1].strip()
 
 
 def _restates(sentence: str) -> bool:
@@ -308,7 +333,7 @@ def _suggestion(catalog: Catalog, sentence: str, change: tuple[str, str] | None,
             return f"{change[0]} → {change[1]} in which of {', '.join(_names(stating))}?"
     if not change and (said := _remembered(sentence)):
         return f"remember “{shorten(said, 100)}”?"  # "remeber that the search cluster listens on 9200"
-    entry = (_nearest(catalog, sentence) or _named_before(catalog, before)
+    entry = (_nearest(catalog, sentence) or _named_before(catalog, before, sentence)
              or (_nearest(catalog, f"{sentence} {answer}") if answer else None))
     if entry and not (spelled or _notice().search(sentence) or _restates(sentence) and _replaces(entry, sentence)):
         return ""  # "the db is at 95% cpu now", "handled 1200 requests in 300ms": no value of the memory's replaced
@@ -327,9 +352,22 @@ def _unnamed(sentence: str, before: str) -> str:
     if _forgets().search(sentence) or _dismiss().search(sentence):  # "nvm, forget it" is talk, but not
         # "스케줄러 메모는 이제 필요 없어, 지워줘": a memory said to go, by a name none of the store's is
         return "forget a memory, but which? No memory's name is said" if _memory_word().search(sentence) else ""
-    if before and len(_named(sentence)) <= 2 and _pointer().search(sentence):
+    if len(_notice().findall(sentence)) >= 2 and _restates(sentence):  # "网关那条记忆过时了，现在是9090"
+        return "update a memory to say what this sentence says, but which? No memory's name is said"
+    if "[REDACTED:" in sentence and _memory_word().search(sentence):  # the redaction's mark (dream.redaction)
+        return "change the memory by hand: a secret said here is never filed"  # "the password changed, update memory"
+    if before and _points(sentence):
         return f"remember what was said just before (“{shorten(before, 100)}”)?"  # "save that", "それメモリに入れといて"
     return ""
+
+
+def _points(sentence: str) -> bool:
+    """A pointer ("that", "それ", "2つ目のやつ") and next to nothing else: at most two words named, or in a script
+    without spaces, fewer characters than a fact takes once the pointer and memory words are out ("それメモっといて")."""
+    if not (_pointer().search(sentence) or points_back().search(sentence)):
+        return False
+    rest = _notice(whole_words=True).sub(" ", points_back().sub(" ", _pointer().sub(" ", sentence)))
+    return len(_named(sentence)) <= 2 or not says_something(rest)
 
 
 def _remembered(sentence: str) -> str:
@@ -377,10 +415,13 @@ def _nearest(catalog: Catalog, sentence: str) -> Entry | None:
     return catalog.entries[leaders[0]] if best >= 2 and len(leaders) == 1 else None
 
 
-def _named_before(catalog: Catalog, before: str) -> Entry | None:
-    """"get rid of it" answering the assistant's line that names one memory file."""
+def _named_before(catalog: Catalog, before: str, sentence: str = "") -> Entry | None:
+    """"get rid of it" answering the assistant's line that names one memory file; a dismissal also the one
+    memory the line names by its words ("The VPN note still says WireGuard." "yeah get rid of it")."""
     named = {m for m in _FILE.findall(before) if m in catalog.topic_ids}
-    return catalog.entries[catalog.topic_ids[named.pop()]] if len(named) == 1 else None
+    if len(named) == 1:
+        return catalog.entries[catalog.topic_ids[named.pop()]]
+    return _nearest(catalog, before) if before and (_dismiss().search(sentence) or _forgets().search(sentence)) else None
 
 
 def _label(catalog: Catalog, entry: Entry) -> str:
@@ -404,10 +445,11 @@ def _notice(whole_words: bool = False) -> re.Pattern[str]:
 
 
 @cache
-def _unspaced() -> list[str]:
-    """The same words of the languages written without spaces: looked for anywhere."""
+def _unspaced(*keys: str) -> list[str]:
+    """The words of `keys` (the noticing ones by default) of the languages written without spaces: looked for
+    anywhere."""
     return [w for lang in phrases.languages() if not lang.spaced
-            for key in ("notice", "forget_stems", "remember_stems", "dismiss", "change_verbs")
+            for key in keys or ("notice", "forget_stems", "remember_stems", "dismiss", "change_verbs")
             for w in lang.words.get(key, [])]
 
 
@@ -419,14 +461,14 @@ def _pattern(template: str, **words: list[str]) -> re.Pattern[str]:
 
 @cache
 def _now() -> re.Pattern[str]:
-    return _pattern(r"(?<!\w)(?:{now})(?!\w)", now=phrases.words("now"))
+    """A word saying what holds now ([words] `now`), whole; in a language written without spaces, anywhere."""
+    return _pattern(r"(?<!\w)(?:{spaced})(?!\w)|{unspaced}", spaced=phrases.words("now"), unspaced=_unspaced("now"))
 
 
 @cache
 def _memory_word() -> re.Pattern[str]:
     """A memory word ([words] `notice`) at a word's start, or anywhere in a language written without spaces."""
-    unspaced = [w for lang in phrases.languages() if not lang.spaced for w in lang.words.get("notice", [])]
-    return _pattern(r"(?<!\w)(?:{spaced})|{unspaced}", spaced=phrases.words("notice"), unspaced=unspaced)
+    return _pattern(r"(?<!\w)(?:{spaced})|{unspaced}", spaced=phrases.words("notice"), unspaced=_unspaced("notice"))
 
 
 @cache
@@ -439,6 +481,13 @@ def _remember_opening() -> re.Pattern[str]:
 @cache
 def _remember_ending() -> re.Pattern[str]:
     return _pattern(r"[,，、]?\s*(?<!\w)(?:{stems})\w*\W*$", stems=phrases.words("remember_stems"))
+
+
+@cache
+def _remember_lead() -> re.Pattern[str]:
+    """A remember lead of any language ([leads] `asked_remember`: "remember", "keep in mind", "覚えて") anywhere."""
+    leads = [w for lang in phrases.languages() for w in lang.leads.get("asked_remember", [])]
+    return _pattern(r"(?<!\w)(?:{leads})", leads=leads)
 
 
 @cache
@@ -465,11 +514,12 @@ def _notice_keys() -> frozenset[str]:
 @cache
 def _prefilter() -> str:
     """For polars: every entry `_noticed` may keep holds one of these (case aside), an arrow, "s/", a "+" line,
-    or two numbers on its first line ("8081 (was 8080)")."""
+    or two numbers on its first line ("8081 (was 8080)", "sched-1 is gone, cron runs on sched-2")."""
     words = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
     words += phrases.words("dismiss") + phrases.words("final_particles")
     words += phrases.words("no_longer") + phrases.words("change_verbs") + phrases.words("now")
-    forms = {"→", "->", "=>", "⇒", "⟶", "➡", "➜", "➔", "⇨", "s/", r"\n\+", r"\d\d[^\n]*\D\d\d"}
+    words += [w for w in phrases.words("instead_of") if len(w) > 4]  # "use db-b instead of db-a"; not "no"
+    forms = {"→", "->", "=>", "⇒", "⟶", "➡", "➜", "➔", "⇨", "s/", r"\n\+", r"\d\d[^\n]*\D\d\d", r"\w-\d[^\n]*\w-\d"}
     return "(?i)" + "|".join(sorted({phrases._folded(w) for w in words} | forms))
 
 

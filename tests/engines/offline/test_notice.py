@@ -179,3 +179,50 @@ def test_a_relative_date_no_row_reads_is_left_as_written_and_noted(tmp_path, sai
     new = [text.decode() for name, text in out.items() if name not in TREE]
     assert new and not any("2026-04" in text for text in new)
     assert any(f"“{phrase}”" in item for item in result.needs_person), result.needs_person
+
+
+@pytest.mark.parametrize("said, suggested", [
+    ("gateway: 7070 => 7071", "in `reference_gateway.md`, 7070 → 7071?"),  # "=>" between values: no lambda
+    ("bk-2 is gone, backups run on bk-3", "in `project_backups.md`, bk-2 → bk-3?"),  # one-digit hosts
+    ("gatewayのポート、今は7071だよ", "update `reference_gateway.md`"),  # a value ends where kana go on
+    ("网关那条记忆过时了，现在是7071", "update a memory to say what this sentence says, but which?"),
+])
+def test_a_change_said_without_a_request_form_reaches_a_person(tmp_path, said, suggested):
+    out, result = run(tmp_path, TREE, sessions(("s1", DAY, "user", said)))
+    assert out == dict(TREE)
+    assert any(f"“{said}”" in item and suggested in item for item in result.needs_person), result.needs_person
+
+
+@pytest.mark.parametrize("before, said, suggested", [
+    ("Your backups note still says bk-2.", "yeah get rid of it", "forget `project_backups.md`?"),
+    ("Want me to remember the release freeze dates?", "yes please", "remember what the assistant offered"),
+    ("The freeze starts on the 14th and ends on the 28th.", "それメモっといて", "remember what was said just before"),
+])
+def test_a_line_that_points_at_the_assistants_reaches_a_person(tmp_path, before, said, suggested):
+    out, result = run(tmp_path, TREE, sessions(("s1", DAY, "assistant", before), ("s1", DAY, "user", said)))
+    assert out == dict(TREE)
+    assert any(f"“{said}”" in item and suggested in item for item in result.needs_person), result.needs_person
+
+
+@pytest.mark.parametrize("before, said", [
+    ("Should I update the snapshot tests?", "yes please"),  # a yes to work, not to keeping something
+    ("Should I raise the memory limit to 2GB?", "yes"),
+    ("Your backups note still says bk-2.", "yeah I know, later"),  # a yes to no question at all
+])
+def test_a_yes_to_work_reaches_no_one(tmp_path, before, said):
+    out, result = run(tmp_path, TREE, sessions(("s1", DAY, "assistant", before), ("s1", DAY, "user", said)))
+    assert result.needs_person == [] and out == dict(TREE)
+
+
+def test_a_request_typed_below_a_paste_reaches_a_person(tmp_path):
+    log = "\n".join(f"10:{i:02d} worker-{i % 3} done in {40 + i}ms" for i in range(20))
+    entry = f"here's the worker log:\n{log}\n\nbtw the backups notes can go"
+    out, result = run(tmp_path, TREE, sessions(("s1", DAY, "user", entry)))
+    assert out == dict(TREE)
+    assert any("forget `project_backups.md`?" in item for item in result.needs_person), result.needs_person
+
+
+def test_a_thank_you_typed_below_a_paste_reaches_no_one(tmp_path):
+    log = "\n".join(f"10:{i:02d} worker-{i % 3} done in {40 + i}ms" for i in range(20))
+    out, result = run(tmp_path, TREE, sessions(("s1", DAY, "user", f"here's the log:\n{log}\n\nthanks, fine now")))
+    assert result.needs_person == [] and out == dict(TREE)
