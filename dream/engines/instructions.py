@@ -33,6 +33,7 @@ _LIST_MARK = ("- ", "* ", "+ ")
 IMPORT_HOPS = 5  # Claude Code follows `@path` imports this many hops deep
 _IMPORT = re.compile(r"(?<![\w`@])@(~/[^\s`]+|[\w.][^\s`]*)")
 _CODE_SPAN = re.compile(r"`[^`]*`")
+_PATHS = re.compile(r"^paths\s*:", re.M)
 _LIST_ITEM = re.compile(r"[-*+] |\d+[.)] ")
 NESTED_DEPTH = 3  # subfolders looked into for nested instruction files (packages/web/AGENTS.md)
 SKIPPED_FOLDERS = frozenset({"node_modules", "vendor", "dist", "build", "target", "venv"})
@@ -72,7 +73,7 @@ def _with_imports(files: list[Path], home: Path, homes: set[Path]) -> dict[Path,
     loaded: dict[Path, tuple[frozenset[LayoutKind], str]] = {}
     for path in files:
         agents = _agents_by_name(path)
-        folder = "" if path.parent.resolve() in homes else _loading_folder(path).as_posix()
+        folder = "" if any(path.resolve().is_relative_to(top) for top in homes) else _loading_folder(path).as_posix()
         for found in ([path, *_imports(path, home)] if LayoutKind.CLAUDE_CODE in agents else [path]):
             key = next((known for known in loaded if known.resolve() == found.resolve()), found)
             before, where = loaded.get(key, (frozenset(), folder))
@@ -112,8 +113,29 @@ def nested_instructions(store_root: Path, settings: Settings) -> list[Instructio
     found = find_project(store_root, settings)
     if not found:
         return []
-    project, home = found[0], _homes(settings)[0]
-    return [rule for path in _below(project) for rule in read_file(path, project, home)]
+    project, (home, claude_home, _) = found[0], _homes(settings)
+    scoped = [*_rules(claude_home)[1], *_rules(project / ".claude")[1]]
+    return [rule for path in [*_below(project), *scoped] for rule in read_file(path, project, home)]
+
+
+def _rules(claude_folder: Path) -> tuple[list[Path], list[Path]]:
+    """The `rules/**/*.md` files of a `.claude` folder: those Claude Code loads every session, and those whose
+    `paths:` frontmatter loads them only while it works on matching files."""
+    always: list[Path] = []
+    scoped: list[Path] = []
+    folder = claude_folder / "rules"
+    for path in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
+        if _has_text(path):
+            (scoped if _PATHS.search(_frontmatter(_text(path))) else always).append(path)
+    return always, scoped
+
+
+def _frontmatter(text: str) -> str:
+    """The YAML frontmatter between the first two `---` lines, or ''."""
+    if not text.startswith("---"):
+        return ""
+    end = text.find("\n---", 3)
+    return text[3:end] if end > 0 else ""
 
 
 def _below(project: Path) -> list[Path]:
@@ -131,10 +153,11 @@ def _below(project: Path) -> list[Path]:
 
 def instruction_files(project: Path | None, claude_home: Path, codex_home: Path) -> list[Path]:
     """The files, global ones first, each once; only files that exist and hold something."""
-    candidates = [claude_home / "CLAUDE.md", *_first_of(codex_home, CODEX_NAMES)]
+    candidates = [claude_home / "CLAUDE.md", *_rules(claude_home)[0], *_first_of(codex_home, CODEX_NAMES)]
     if project is not None:
         for folder in reversed([project, *project.parents][:-1]):  # from the top down, not `/`
             candidates += [folder / name for name in CLAUDE_NAMES]
+        candidates += _rules(project / ".claude")[0]
         for folder in _from_git_root(project):
             candidates += _first_of(folder, CODEX_NAMES)
     seen: set[Path] = set()
@@ -153,11 +176,14 @@ def read_file(path: Path, project: Path | None, home: Path,
     `@imports`; each with what it stands under (headings, a lead-in line, a parent item), which may turn it
     around ("## Avoid", "Never do any of the following:", "- Never:")."""
     text = _text(path)
+    skipped = _frontmatter(text).count("\n") + 2 if _frontmatter(text) else 0  # a rules file's `paths:` …
     name, found, fenced, commented = _shown(path, project, home), [], False, False
     context, previous = _Context(), ""
     if folder is None:  # a file read on its own (a subfolder's): loaded while the agent works where it is
         folder = _loading_folder(path).as_posix()
     for number, raw in enumerate(text.splitlines(), 1):
+        if number <= skipped:
+            continue
         line = raw.strip()
         indented_code = raw.startswith(("    ", "\t")) and not previous.strip() and not line.startswith(_LIST_MARK)
         previous = raw if not indented_code or not line else ""  # a code block goes on to its first outdent
@@ -227,9 +253,12 @@ def _text(path: Path) -> str:
 
 
 def _loading_folder(path: Path) -> Path:
-    """The folder whose work makes the agent load the file: `.claude/CLAUDE.md` is its parent's."""
-    folder = path.parent
-    return folder.parent if folder.name == ".claude" else folder
+    """The folder whose work makes the agent load the file: `.claude/CLAUDE.md` and `.claude/rules/*.md` are the
+    folder's holding `.claude`."""
+    for folder in path.parents:
+        if folder.name == ".claude":
+            return folder.parent
+    return path.parent
 
 
 def _agents_by_name(path: Path) -> frozenset[LayoutKind]:

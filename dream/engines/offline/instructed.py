@@ -25,7 +25,8 @@ from functools import cache
 from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
-from dream.engines.instructions import Instruction, load_instructions, nested_instructions
+from dream.engines.instructions import (CLAUDE_NAMES, CODEX_NAMES, Instruction, load_instructions,
+                                        nested_instructions)
 from dream.engines.offline import corrections
 from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Memory, Workspace, memories
@@ -42,6 +43,8 @@ from dream.store.tree import INDEX_NAME
 
 _DIGIT = re.compile(r"\d")
 TASK_GROUP = "# Task Group:"  # a Codex handbook block (codex-rs/memories)
+_INSTRUCTION_FILE = re.compile(
+    "|".join(rf"(?<![\w.]){re.escape(name)}(?!\w)" for name in (*CLAUDE_NAMES, *CODEX_NAMES)), re.I)
 _CWD = re.compile(r"\bcwd=([^\s;,)]+)")
 _SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
@@ -174,17 +177,19 @@ _ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK"}  # Japa
 
 
 @cache
-def _prohibiting() -> re.Pattern[str]:
-    """A heading or lead-in word that turns the lines under it around ([words] `prohibiting`: "Avoid", "Don'ts",
-    "À éviter", "禁止"): a word's start where words are spaced ("Avoid" reads "avoiding"), anywhere where not."""
-    spaced = [w for lang in languages() if lang.spaced for w in words("prohibiting", (lang,))]
-    unspaced = [w for lang in languages() if not lang.spaced for w in words("prohibiting", (lang,))]
+def _not_in_force() -> re.Pattern[str]:
+    """A heading or lead-in word under which lines are no rule in force ([words] `not_in_force`: "Avoid", "Don'ts",
+    "À éviter", "禁止", "Deprecated", "Example"): a word's start where words are spaced ("Avoid" reads "avoiding"),
+    anywhere where not. Reading too many headings so only keeps more memories."""
+    spaced = [w for lang in languages() if lang.spaced for w in words("not_in_force", (lang,))]
+    unspaced = [w for lang in languages() if not lang.spaced for w in words("not_in_force", (lang,))]
     return re.compile(f"(?<!\\w)(?:{_alternation(spaced) or '(?!)'})|(?:{_alternation(unspaced) or '(?!)'})", re.I)
 
 
 def turned_around(over: str) -> bool:
-    """Whether what a line stands under negates or forbids it ("## Never do this", "Avoid:", "- Don't:")."""
-    return bool(over) and bool(negation().search(over) or _prohibiting().search(over))
+    """Whether what a line stands under negates it or puts it out of force ("## Never do this", "Avoid:", "- Don't:",
+    "## Deprecated", "### Example")."""
+    return bool(over) and bool(negation().search(over) or _not_in_force().search(over))
 
 
 def script_of(text: str) -> str:
@@ -254,6 +259,9 @@ NESTED_NOTE = "; the agent loads that file only while it works in that folder"
 def _why_held(known: Known, in_subfolders: Known, request: Request) -> str:
     """Why a plain request files or changes nothing (the rest of a note for a person), or '' to apply it."""
     if request.kind in ASKED_KINDS:
+        if named := _INSTRUCTION_FILE.search(request.text):  # "always pnpm (it's in CLAUDE.md already)"
+            return (f"names the instruction file {named.group()}: nothing filed; a person decides whether it belongs in "
+                    "memory, or in that file, which the agent reads every session")
         return _held(known, request.text) or _held(in_subfolders, request.text, NESTED_NOTE)
     return _changes_a_line(known, request.text) if request.kind in CHANGE_KINDS else ""
 
