@@ -107,7 +107,7 @@ class Known:
         if negations(text) != negations(rule.text):  # "Run migrations by hand" is no repeat of "Never run …"
             return None
         # "port 5433" is no repeat of "port 5432"
-        if not (adding or adds_nothing(norm, found[0])) or disagree(text, rule.text):
+        if not (adding or (adds_nothing(norm, found[0]) and drops_nothing(norm, found[0]))) or disagree(text, rule.text):
             return None
         return rule
 
@@ -385,7 +385,8 @@ def _why_kept(known: Known, memory: Memory, hits: list[tuple[str, Instruction]],
 
 def disagree(a: str, b: str) -> bool:
     """Conservative: the same words with other numbers ("port 5433" / "port 5432"), the same sentence with
-    one word swapped ("use pnpm for installs" / "use npm for installs"), or one negating the other."""
+    one word swapped ("use pnpm for installs" / "use npm for installs") or two words swapping places ("pnpm, never
+    npm" / "npm, never pnpm"), or one negating the other."""
     words_a, words_b = normalize(a).split(), normalize(b).split()
     if words_a == words_b or not words_a or not words_b:
         return False
@@ -396,6 +397,8 @@ def disagree(a: str, b: str) -> bool:
         return len(small) >= MIN_SHARED and small <= large
     if len(words_a) == len(words_b) and len(words_a) > MIN_SHARED:
         swapped = [(x, y) for x, y in zip(words_a, words_b) if x != y]
+        if sorted(words_a) == sorted(words_b):  # "use npm, never pnpm" / "use pnpm, never npm": the words swap
+            return True
         return len(swapped) == 1 and len(tokens(" ".join(words_a)) & tokens(" ".join(words_b))) >= MIN_SHARED
     return fuzz.token_set_ratio(" ".join(words_a), " ".join(words_b)) >= 90 and opposite(a, b)
 
@@ -404,6 +407,20 @@ def adds_nothing(statement: str, instruction: str) -> bool:
     """Every word of the (normalized) statement is in the instruction: a line alike at the threshold may still
     add a place, a branch or a package ("… before pushing to release"), a fact found nowhere else."""
     return tokens(statement) <= tokens(instruction)
+
+
+def drops_nothing(statement: str, instruction: str) -> bool:
+    """The (normalized) statement leaves out no word of the instruction but small ones ("the", "always"): one
+    leaving out "non" of "non-production", "after 3pm" or "full" states another rule, broader or the opposite."""
+    return all(word in _small() for word in tokens(instruction) - tokens(statement))
+
+
+@cache
+def _small() -> frozenset[str]:
+    """Words whose absence changes no rule: function words and rule leads ("always"), not negations."""
+    return frozenset(normalize(w) for lang in languages() for w in [*lang.words.get("function", []),
+                                                                     *lang.leads.get("rule", [])]
+                     if not negation().fullmatch(w))
 
 
 def _content(normalized: str) -> set[str]:

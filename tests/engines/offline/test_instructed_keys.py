@@ -61,3 +61,12 @@ def test_a_request_plainly_in_another_language_than_every_line_is_told_apart():
     assert lines.in_another_language("ok") is None  # too few small words to tell a language
     assert known("Usar pnpm para instalar dependências.").in_another_language(
         "lembra que o banco de staging é resetado toda segunda-feira") is None  # a close language is no other
+
+
+def test_a_memory_swapping_two_words_or_leaving_out_one_is_no_repeat():
+    lines = known("Always use pnpm for installs, never npm.", "Load seed data only in non-production environments.",
+                  "Always run the full integration test suite before pushing any change.")
+    assert lines.repeating("Always use npm for installs, never pnpm.") is None
+    assert lines.disagreeing("Always use npm for installs, never pnpm.").line == 1
+    assert lines.repeating("Load seed data only in production environments.") is None
+    assert lines.repeating("Run the full integration test suite before pushing any change.").line == 3  # "always": small
