@@ -48,6 +48,7 @@ class Instruction:
     # the agents that load the file: Codex its AGENTS.md files, Claude Code its CLAUDE.md ones and what they import
     agents: frozenset[LayoutKind] = frozenset({LayoutKind.CLAUDE_CODE})
     folder: str = ""  # a project file: the folder whose work loads it (absolute); a global file: ""
+    scope: str = ""  # the lead-in or parent items narrowing it ("When working in packages/api:", "- On CI:")
 
     @property
     def where(self) -> str:
@@ -203,7 +204,8 @@ def read_file(path: Path, project: Path | None, home: Path,
         over = context.over(raw, line)
         statement = _without_mark(line)
         if statement:
-            found.append(Instruction(name, number, statement, over, agents or _agents_by_name(path), folder))
+            found.append(Instruction(name, number, statement, over, agents or _agents_by_name(path), folder,
+                                     context.scope))
     return found
 
 
@@ -214,6 +216,7 @@ class _Context:
         self.headings: list[tuple[int, str]] = []
         self.lead = ""
         self.items: list[tuple[int, str]] = []  # (indent, text) of the list items above the current one
+        self.scope = ""  # the last line's lead-in and parent items
 
     def heading(self, line: str) -> None:
         level = len(line) - len(line.lstrip("#"))
@@ -224,14 +227,16 @@ class _Context:
         """The text the line stands under, then the line's own place in it is remembered."""
         indent = len(raw) - len(raw.lstrip())
         if indent and self.items and not _LIST_ITEM.match(line):  # an item's wrapped text: under what it is under
+            self.scope = " / ".join([self.lead, *(t for _, t in self.items[:-1])]).strip(" /")
             return self._under(self.items[:-1])
+        self.scope = ""
         if not _LIST_ITEM.match(line):  # prose: a lead-in when it ends with ":" or is all bold
             self.items = []
             under = " / ".join(text for _, text in self.headings)
             self.lead = line if line.strip("*_ ").endswith(":") or _all_bold(line) else ""
             return under
         self.items = [(i, text) for i, text in self.items if i < indent]
-        under = self._under(self.items)
+        under, self.scope = self._under(self.items), " / ".join([self.lead, *(t for _, t in self.items)]).strip(" /")
         self.items.append((indent, line))
         return under
 

@@ -45,6 +45,7 @@ _DIGIT = re.compile(r"\d")
 TASK_GROUP = "# Task Group:"  # a Codex handbook block (codex-rs/memories)
 _INSTRUCTION_FILE = re.compile(
     "|".join(rf"(?<![\w.]){re.escape(name)}(?!\w)" for name in (*CLAUDE_NAMES, *CODEX_NAMES)), re.I)
+_SCOPED = re.compile(r"`[^`]+`|\w/\w|\w/(?!\S)")  # a heading naming a path or `a name` ("## packages/api")
 _CWD = re.compile(r"\bcwd=([^\s;,)]+)")
 _SCRIPT_RUN = re.compile(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
@@ -52,7 +53,7 @@ CHANGE_KINDS = ("correction", "update")  # requests to change a value a memory s
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
 CANDIDATE_ALIKE = 70.0  # ratio below which two lines are not read as disagreeing by one value only
 CANDIDATES = 8  # the lines most alike a statement that are checked for a disagreement
-SHORT_REQUEST = 3  # content words of a request so short that one shared with a line makes it about that line
+SHORT_REQUEST = 2  # naming words of a request so short that one shared with a line makes it about that line
 SURE_SMALL_WORDS = 2  # small words ("auf", "immer", "the") a request needs before its language is told
 TOUCHING_WORDS = 2  # content words a request shares with an instruction before a person is asked about it
 HOOK_NEW_WORDS = 2  # words of its own an index hook needs to say more than its file
@@ -104,6 +105,8 @@ class Known:
         rule = self.rules[found[2]]
         if turned_around(rule.heading):  # "## Avoid" / "- Push to main": the words say the opposite
             return None
+        if rule.scope or _SCOPED.search(rule.heading):  # "When working in packages/api:" narrows the line: the
+            return None  # memory saying it without that says more, or something else
         if negations(text) != negations(rule.text):  # "Run migrations by hand" is no repeat of "Never run …"
             return None
         # "port 5433" is no repeat of "port 5432"
@@ -140,12 +143,14 @@ class Known:
 
     def touching(self, text: str, short: bool = False) -> Instruction | None:
         """The instruction sharing the most content words with a request, two at least: one in another language
-        or other words may repeat it or disagree with it, which only a person can tell. `short`: a request of
-        few content words needs one ("tabs, never spaces" beside "Indent with tabs")."""
+        or other words may repeat it or disagree with it, which only a person can tell. `short`: a request naming
+        two things at most needs one ("tabs, never spaces" beside "Indent with tabs"; not "yarn for installs in
+        the api package" beside "Use pnpm for installs", which adds to the line)."""
         mine = _content(normalize(text))
         shared = [(len(mine & _content(norm)), rule) for rule, norm in zip(self.rules, self.norms)]
         most, rule = max(shared, key=lambda pair: pair[0], default=(0, None))
-        enough = 1 if short and len(mine) <= SHORT_REQUEST else TOUCHING_WORDS
+        naming = {word for word in mine if word not in _small() and not negation().fullmatch(word)}
+        enough = 1 if short and len(naming) <= SHORT_REQUEST else TOUCHING_WORDS
         return rule if most >= enough else None
 
     def keyed(self, text: str, values_only: bool = False) -> tuple[Instruction, frozenset[str]] | None:
