@@ -66,6 +66,7 @@ def user_words(text: str) -> list[str]:
 
 REPORT_GAP = 60  # characters from the word for the user to the quote it reports (past the verb)
 VERB_AFTER = 12  # characters after a closing quote where a language puts the verb ("」と言った")
+VERB_BEFORE = 24  # characters before the word for the user where a language puts the verb ("verlangte der Nutzer")
 
 
 def _quoted_user(line: str) -> list[str]:
@@ -84,7 +85,8 @@ def _quoted_user(line: str) -> list[str]:
         if close < 0:
             break
         between, after = line[user.end():opening.start()], line[close + 1:close + 1 + VERB_AFTER]
-        if marks.said.search(between) or marks.said.search(after):
+        before = line[max(0, user.start() - VERB_BEFORE):user.start()]
+        if marks.said.search(between) or marks.said.search(after) or marks.verb_first.search(before):
             quoted.append(line[opening.end():close].strip())
         at = close + 1
     return quoted
@@ -100,6 +102,7 @@ def _last_single_quote(line: str, start: int) -> int:
 class _Marks:
     user: re.Pattern[str]
     said: re.Pattern[str]
+    verb_first: re.Pattern[str]  # a reporting verb and an article making the user its subject, just before the user
     opening: re.Pattern[str]
     closing: dict[str, str]
 
@@ -111,8 +114,15 @@ def _marks() -> _Marks:
     words = data["words"].values()
     pairs = {opening: closing for opening, closing in data["quotes"]}
     return _Marks(_alternation([w for lang in words for w in lang["user"]]),
-                  _alternation([w for lang in words for w in lang["said"]]),
+                  _alternation([w for lang in words for w in lang["said"]]), _verb_first(list(words)),
                   re.compile("|".join(re.escape(mark) for mark in pairs)), pairs)
+
+
+def _verb_first(languages: list[dict[str, list[str]]]) -> re.Pattern[str]:
+    """"verlangte der " right before "Nutzer": a verb of the language, then one of its subject articles."""
+    parts = [rf"(?<!\w)(?:{'|'.join(map(re.escape, lang['said']))})\s+(?:{'|'.join(map(re.escape, lang['subject']))})\s*$"
+             for lang in languages if lang.get("subject")]
+    return re.compile("|".join(parts) or "(?!)", re.IGNORECASE)
 
 
 def _alternation(words: list[str]) -> re.Pattern[str]:

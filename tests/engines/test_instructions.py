@@ -68,7 +68,33 @@ def test_an_indented_example_is_code_and_each_statement_knows_its_heading(tmp_pa
                  "## Never do this\n- Push directly to main.\n  - continued item\n")
     assert [(r.line, r.text, r.heading) for r in read_file(path, tmp_path, tmp_path / "home")] == [
         (1, "A bad rule looks like this:", ""), (7, "Push directly to main.", "Never do this"),
-        (8, "continued item", "Never do this")]
+        (8, "continued item", "Never do this / - Push directly to main.")]
+
+
+def test_a_statement_stands_under_every_heading_above_it_a_lead_in_and_its_parent_items(tmp_path):
+    path = write(tmp_path / "CLAUDE.md", "## Never\n### Git\n- Force-push.\n\n## Style\nDon't do any of this:\n\n"
+                 "- Tabs.\n  wrapped text\n- Long lines.\n\nPlain prose.\n- Never:\n  - Edit vendor/.\n**Avoid**\n- Mocks.\n")
+    assert [(r.text, r.heading) for r in read_file(path, tmp_path, tmp_path / "home")] == [
+        ("Force-push.", "Never / Git"), ("Don't do any of this:", "Style"),
+        ("Tabs.", "Style / Don't do any of this:"), ("wrapped text", "Style / Don't do any of this:"),
+        ("Long lines.", "Style / Don't do any of this:"), ("Plain prose.", "Style"), ("Never:", "Style"),
+        ("Edit vendor/.", "Style / - Never:"), ("**Avoid**", "Style"), ("Mocks.", "Style / **Avoid**")]
+
+
+def test_claude_md_imports_and_theirs_are_loaded_by_claude_code_but_not_from_code_spans(tmp_path):
+    project, home = tmp_path / "project", tmp_path / "home"
+    write(project / "CLAUDE.md", "@AGENTS.md\nSee @docs/a.md. Not `@docs/code.md`, nor ana@example.com\n")
+    write(project / "AGENTS.md", "- Agents line.\n")
+    write(project / "docs/a.md", "- A line. @b.md\n")
+    write(project / "docs/b.md", "- B line.\n")
+    write(project / "docs/code.md", "- Code line.\n")
+    found = load_instructions(tmp_path / "store", Settings(transcripts=None, project=str(project),
+                                                           instructions_home=str(home)))
+    agents = {r.text: sorted(r.agents) for r in found}
+    assert agents == {"See @docs/a.md. Not `@docs/code.md`, nor ana@example.com": ["claude-code"],
+                      "Agents line.": ["claude-code", "codex"], "A line. @b.md": ["claude-code"],
+                      "B line.": ["claude-code"]}
+    assert {r.folder for r in found} == {project.as_posix()}  # an import loads where its importer does
 
 
 def test_subfolder_files_are_nested_ones_not_loaded_ones(tmp_path):

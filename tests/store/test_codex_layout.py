@@ -46,6 +46,14 @@ def test_a_summary_in_the_users_language_quotes_them_with_its_own_marks():
         "vergiss die Slack-Hinweise", "retiens ça", "金曜日だと覚えておいて", "forget it, we're done"]
 
 
+def test_a_verb_before_the_user_is_theirs_only_with_an_article_making_the_user_its_subject():
+    lines = ["- beim Aufräumen verlangte der Nutzer: „vergiss das mit STRIPE_FAKE“",
+             "- al limpiar, pidió el usuario: «olvida la regla de Slack»",
+             "- der Agent fragte den Nutzer „soll ich die Notiz löschen?“",  # the agent asked the user: not theirs
+             '- the agent asked the user "drop the table?"']
+    assert codex.user_words("\n".join(lines)) == ["vergiss das mit STRIPE_FAKE", "olvida la regla de Slack"]
+
+
 def test_each_summary_and_each_unsummarised_raw_thread_is_one_log(tmp_path):
     store = tmp_path / "memories"
     store.mkdir()

@@ -19,16 +19,20 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
+from functools import cache
 
 from rapidfuzz import fuzz, process
 
 from dream.engines.base import EngineInput
-from dream.engines.instructions import Instruction, load_instructions, nested_instructions
+from dream.engines.instructions import (CLAUDE_NAMES, CODEX_NAMES, Instruction, load_instructions,
+                                        nested_instructions)
 from dream.engines.offline import corrections
 from dream.engines.offline.kinds import ChangeAction
 from dream.engines.offline.orient import Memory, Workspace, memories
-from dream.engines.offline.phrases import language_of, negation
-from dream.engines.offline.polarity import opposite
+from dream.engines.offline.phrases import (_alternation, _small_words, language_of, languages, negation,
+                                           words)
+from dream.engines.offline.polarity import negations, opposite
 from dream.engines.offline.requests import Request
 from dream.engines.offline.similarity import (CJK, CJK_CHARS, content_keys, facts, normalize, says_something,
                                                tokens, word_keys)
@@ -38,12 +42,19 @@ from dream.store.layouts import LayoutKind, layout_of
 from dream.store.tree import INDEX_NAME
 
 _DIGIT = re.compile(r"\d")
+TASK_GROUP = "# Task Group:"  # a Codex handbook block (codex-rs/memories)
+_INSTRUCTION_FILE = re.compile(
+    "|".join(rf"(?<![\w.]){re.escape(name)}(?!\w)" for name in (*CLAUDE_NAMES, *CODEX_NAMES)), re.I)
+_SCOPED = re.compile(r"`[^`]+`|\w/\w|\w/(?!\S)")  # a heading naming a path or `a name` ("## packages/api")
+_CWD = re.compile(r"\bcwd=([^\s;,)]+)")
 _SCRIPT_RUN = LazyPattern(f"[{CJK_CHARS}]+|[^\\s{CJK_CHARS}]+")  # CJK runs apart from the words around them
 ASKED_KINDS = ("remember", "rule")  # requests to file something; forgets and corrections are another matter
 CHANGE_KINDS = ("correction", "update")  # requests to change a value a memory states
 MIN_SHARED = 2  # words two lines must share before one is read as the other with another value
 CANDIDATE_ALIKE = 70.0  # ratio below which two lines are not read as disagreeing by one value only
 CANDIDATES = 8  # the lines most alike a statement that are checked for a disagreement
+SHORT_REQUEST = 2  # naming words of a request so short that one shared with a line makes it about that line
+SURE_SMALL_WORDS = 2  # small words ("auf", "immer", "the") a request needs before its language is told
 TOUCHING_WORDS = 2  # content words a request shares with an instruction before a person is asked about it
 HOOK_NEW_WORDS = 2  # words of its own an index hook needs to say more than its file
 CONTENT_LETTERS = 4  # a word this long names something (shorter: "the", "use", "für", "que")
@@ -68,12 +79,17 @@ class Known:
     words: list[set[str]] = field(init=False)  # each line's tokens
     keys: list[frozenset[str]] = field(init=False)  # each line's key tokens
     scripts: set[str] = field(init=False)  # the scripts the lines are written in (LATIN, CYRILLIC …)
+    languages: set[str] = field(init=False)  # the languages the lines are written in, where their small words say
 
     def __post_init__(self) -> None:
         self.norms = [normalize(rule.text) for rule in self.rules]
         self.words = [tokens(norm) for norm in self.norms]
         self.keys = [key_tokens(rule.text) for rule in self.rules]
         self.scripts = {script_of(rule.text) for rule in self.rules} - {""}
+        files = {rule.file: "" for rule in self.rules}
+        for rule in self.rules:  # a file's lines together tell its language where a short line alone cannot
+            files[rule.file] += f" {rule.text}"
+        self.languages = {lang for text in [*files.values(), *(r.text for r in self.rules)] if (lang := language_of(text))}
 
     def repeating(self, text: str, adding: bool = False) -> Instruction | None:
         """The instruction saying the same statement, at the threshold duplicates are merged at.
@@ -87,10 +103,14 @@ class Known:
         if found is None:
             return None
         rule = self.rules[found[2]]
-        if negation().search(rule.heading):  # "## Never do this" / "- Push to main": the words say the opposite
+        if turned_around(rule.heading):  # "## Avoid" / "- Push to main": the words say the opposite
+            return None
+        if rule.scope or _SCOPED.search(rule.heading):  # "When working in packages/api:" narrows the line: the
+            return None  # memory saying it without that says more, or something else
+        if negations(text) != negations(rule.text):  # "Run migrations by hand" is no repeat of "Never run …"
             return None
         # "port 5433" is no repeat of "port 5432"
-        if not (adding or adds_nothing(norm, found[0])) or disagree(text, rule.text):
+        if not (adding or (adds_nothing(norm, found[0]) and drops_nothing(norm, found[0]))) or disagree(text, rule.text):
             return None
         return rule
 
@@ -111,13 +131,27 @@ class Known:
         mine = script_of(text)
         return self.rules[0] if mine and self.scripts and mine not in self.scripts else None
 
-    def touching(self, text: str) -> Instruction | None:
+    def in_another_language(self, text: str) -> Instruction | None:
+        """The first instruction line, when a request is plainly in another language than every line ("merk dir:
+        antworte immer auf Englisch" beside an English CLAUDE.md): its small words are another language's, at
+        least twice as many as of any line's language. They may share no word and still say the same."""
+        scores = _language_scores(text)
+        best = max(scores.values(), default=0)
+        if best < SURE_SMALL_WORDS or not self.languages:
+            return None
+        return self.rules[0] if max(scores.get(lang, 0) for lang in self.languages) * 2 < best else None
+
+    def touching(self, text: str, short: bool = False) -> Instruction | None:
         """The instruction sharing the most content words with a request, two at least: one in another language
-        or other words may repeat it or disagree with it, which only a person can tell."""
+        or other words may repeat it or disagree with it, which only a person can tell. `short`: a request naming
+        two things at most needs one ("tabs, never spaces" beside "Indent with tabs"; not "yarn for installs in
+        the api package" beside "Use pnpm for installs", which adds to the line)."""
         mine = _content(normalize(text))
         shared = [(len(mine & _content(norm)), rule) for rule, norm in zip(self.rules, self.norms)]
         most, rule = max(shared, key=lambda pair: pair[0], default=(0, None))
-        return rule if most >= TOUCHING_WORDS else None
+        naming = {word for word in mine if word not in _small() and not negation().fullmatch(word)}
+        enough = 1 if short and len(naming) <= SHORT_REQUEST else TOUCHING_WORDS
+        return rule if most >= enough else None
 
     def keyed(self, text: str, values_only: bool = False) -> tuple[Instruction, frozenset[str]] | None:
         """The instruction naming what a statement names, with the key tokens both name; or None.
@@ -147,6 +181,22 @@ class Known:
 _ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HALFWIDTH": "CJK"}  # Japanese writes three as one
 
 
+@cache
+def _not_in_force() -> re.Pattern[str]:
+    """A heading or lead-in word under which lines are no rule in force ([words] `not_in_force`: "Avoid", "Don'ts",
+    "À éviter", "禁止", "Deprecated", "Example"): a word's start where words are spaced ("Avoid" reads "avoiding"),
+    anywhere where not. Reading too many headings so only keeps more memories."""
+    spaced = [w for lang in languages() if lang.spaced for w in words("not_in_force", (lang,))]
+    unspaced = [w for lang in languages() if not lang.spaced for w in words("not_in_force", (lang,))]
+    return re.compile(f"(?<!\\w)(?:{_alternation(spaced) or '(?!)'})|(?:{_alternation(unspaced) or '(?!)'})", re.I)
+
+
+def turned_around(over: str) -> bool:
+    """Whether what a line stands under negates it or puts it out of force ("## Never do this", "Avoid:", "- Don't:",
+    "## Deprecated", "### Example")."""
+    return bool(over) and bool(negation().search(over) or _not_in_force().search(over))
+
+
 def script_of(text: str) -> str:
     """The script the text is written in (LATIN, CYRILLIC, HANGUL, CJK …), '' for none. Latin words inside
     another script are names and terms ("항상 pnpm 써"): the other script decides."""
@@ -154,6 +204,13 @@ def script_of(text: str) -> str:
                     (unicodedata.name(ch, "?").split(" ", 1)[0] for ch in text if ch.isalpha()))
     other = [name for name, _ in found.most_common() if name != "LATIN"]
     return other[0] if other else ("LATIN" if found else "")
+
+
+def _language_scores(text: str) -> dict[str, int]:
+    """How many small words of each language `text` uses (as `language_of` counts them)."""
+    spaced = {w.lower() for w in re.findall(r"\w+(?:'\w+)?", text)}
+    return {lang.code: len(spaced & small) if lang.spaced else sum(w in text for w in small)
+            for lang, small in _small_words()}
 
 
 def key_tokens(text: str) -> frozenset[str]:
@@ -207,6 +264,9 @@ NESTED_NOTE = "; the agent loads that file only while it works in that folder"
 def _why_held(known: Known, in_subfolders: Known, request: Request) -> str:
     """Why a plain request files or changes nothing (the rest of a note for a person), or '' to apply it."""
     if request.kind in ASKED_KINDS:
+        if named := _INSTRUCTION_FILE.search(request.text):  # "always pnpm (it's in CLAUDE.md already)"
+            return (f"names the instruction file {named.group()}: nothing filed; a person decides whether it belongs in "
+                    "memory, or in that file, which the agent reads every session")
         return _held(known, request.text) or _held(in_subfolders, request.text, NESTED_NOTE)
     return _changes_a_line(known, request.text) if request.kind in CHANGE_KINDS else ""
 
@@ -237,7 +297,7 @@ def _held(known: Known, text: str, where_loaded: str = "") -> str:
     if rule := known.disagreeing(text):
         return (f"disagrees with {rule.where} (“{shorten(rule.text, 80)}”){where_loaded}; nothing filed: "
                 "a person decides which holds, and changes the instruction file or says so again")
-    if rule := known.touching(text):
+    if rule := known.touching(text, short=True):
         return (f"is about what {rule.where} says (“{shorten(rule.text, 80)}”){where_loaded}; nothing filed: "
                 "a person decides whether it repeats, contradicts or adds to that line")
     if found := known.keyed(text):
@@ -248,6 +308,9 @@ def _held(known: Known, text: str, where_loaded: str = "") -> str:
     if rule := known.in_another_script(text):
         return (f"is said in another script than the instruction files ({rule.file} …){where_loaded}: whether they "
                 "already say it cannot be told without a translation; nothing filed: file it anyway if it is new")
+    if rule := known.in_another_language(text):
+        return (f"is said in another language than the instruction files ({rule.file} …){where_loaded}: whether "
+                "they already say it cannot be told without a translation; nothing filed: file it anyway if it is new")
     return ""
 
 
@@ -262,10 +325,11 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
         statements = _statements(ws, memory)
         repeats = [(line, known.repeating(line)) for line in statements]
         hits = [(line, rule) for line, rule in repeats if rule is not None]
-        if hits and len(hits) == len(statements) and memory.scope != "team" and _loaded(known, hits):
+        cwds = _group_cwds(ws, memory)
+        if hits and len(hits) == len(statements) and memory.scope != "team" and _loaded(known, hits, cwds):
             _remove(ws, memory, hits)
         elif hits:
-            _ask_about_repeats(ws, memory, hits, _why_kept(known, memory, hits, statements))
+            _ask_about_repeats(ws, memory, hits, _why_kept(known, memory, hits, statements, cwds))
         for line, rule in repeats:
             nested = in_subfolders.repeating(line) if rule is None else None
             if nested is not None:
@@ -286,23 +350,48 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
                        "numbers; nothing changed: a person decides which holds")
 
 
-def _loaded(known: Known, hits: list[tuple[str, Instruction]]) -> bool:
-    """Every repeated line is in a file this store's agent loads (Claude Code does not read AGENTS.md)."""
-    return all(rule.agent == known.agent for _, rule in hits)
+def _loaded(known: Known, hits: list[tuple[str, Instruction]], cwds: list[str]) -> bool:
+    """Every repeated line is in a file this store's agent loads (Claude Code does not read AGENTS.md), and loads
+    where the memory holds: a Codex task group of another checkout is read while a project's file is not."""
+    return all(known.agent in rule.agents and _loads_in(rule, cwds) for _, rule in hits)
 
 
-def _why_kept(known: Known, memory: Memory, hits: list[tuple[str, Instruction]], statements: list[str]) -> str:
+def _loads_in(rule: Instruction, cwds: list[str]) -> bool:
+    """A project's file is loaded in its folder and below; a global one everywhere."""
+    return not rule.folder or all(Path(cwd).is_relative_to(rule.folder) for cwd in cwds)
+
+
+def _group_cwds(ws: Workspace, memory: Memory) -> list[str]:
+    """The folders a Codex handbook bullet's task group says it applies to (`applies_to: cwd=…`, its rollouts'
+    `cwd=…`); none for a Claude Code memory, whose store is its project's."""
+    lines = ws.store.index_lines
+    if memory.kind != "rule" or memory.key not in lines:
+        return []
+    at = lines.index(memory.key)
+    start = next((i for i in range(at, -1, -1) if lines[i].startswith(TASK_GROUP)), None)
+    if start is None:
+        return []
+    end = next((i for i in range(at, len(lines)) if lines[i].startswith(TASK_GROUP)), len(lines))
+    return [cwd for line in lines[start:end] for cwd in _CWD.findall(line)]
+
+
+def _why_kept(known: Known, memory: Memory, hits: list[tuple[str, Instruction]], statements: list[str],
+              cwds: list[str]) -> str:
     if memory.scope == "team":
         return "it is a team memory others rely on"
     if len(hits) < len(statements):
         return "the memory says more"
+    if away := next((rule for _, rule in hits if known.agent in rule.agents and not _loads_in(rule, cwds)), None):
+        return (f"its task group applies to {', '.join(sorted(set(cwds)))}, and the agent loads {away.file} only "
+                f"while it works in {away.folder}")
     other = LayoutKind.CODEX if known.agent == LayoutKind.CLAUDE_CODE else LayoutKind.CLAUDE_CODE
     return f"only {other.value} loads that file, not the agent of this memory"
 
 
 def disagree(a: str, b: str) -> bool:
     """Conservative: the same words with other numbers ("port 5433" / "port 5432"), the same sentence with
-    one word swapped ("use pnpm for installs" / "use npm for installs"), or one negating the other."""
+    one word swapped ("use pnpm for installs" / "use npm for installs") or two words swapping places ("pnpm, never
+    npm" / "npm, never pnpm"), or one negating the other."""
     words_a, words_b = normalize(a).split(), normalize(b).split()
     if words_a == words_b or not words_a or not words_b:
         return False
@@ -313,14 +402,30 @@ def disagree(a: str, b: str) -> bool:
         return len(small) >= MIN_SHARED and small <= large
     if len(words_a) == len(words_b) and len(words_a) > MIN_SHARED:
         swapped = [(x, y) for x, y in zip(words_a, words_b) if x != y]
+        if sorted(words_a) == sorted(words_b):  # "use npm, never pnpm" / "use pnpm, never npm": the words swap
+            return True
         return len(swapped) == 1 and len(tokens(" ".join(words_a)) & tokens(" ".join(words_b))) >= MIN_SHARED
-    return fuzz.token_set_ratio(words_a, words_b) >= 90 and opposite(a, b)
+    return fuzz.token_set_ratio(" ".join(words_a), " ".join(words_b)) >= 90 and opposite(a, b)
 
 
 def adds_nothing(statement: str, instruction: str) -> bool:
     """Every word of the (normalized) statement is in the instruction: a line alike at the threshold may still
     add a place, a branch or a package ("… before pushing to release"), a fact found nowhere else."""
     return tokens(statement) <= tokens(instruction)
+
+
+def drops_nothing(statement: str, instruction: str) -> bool:
+    """The (normalized) statement leaves out no word of the instruction but small ones ("the", "always"): one
+    leaving out "non" of "non-production", "after 3pm" or "full" states another rule, broader or the opposite."""
+    return all(word in _small() for word in tokens(instruction) - tokens(statement))
+
+
+@cache
+def _small() -> frozenset[str]:
+    """Words whose absence changes no rule: function words and rule leads ("always"), not negations."""
+    return frozenset(normalize(w) for lang in languages() for w in [*lang.words.get("function", []),
+                                                                     *lang.leads.get("rule", [])]
+                     if not negation().fullmatch(w))
 
 
 def _content(normalized: str) -> set[str]:

@@ -38,3 +38,35 @@ def test_a_request_adding_a_number_or_naming_nothing_of_a_line_is_not_keyed():
     assert lines.keyed("the web package pins pnpm 9.12 in package.json") is None  # adds a version
     assert lines.keyed("the staging database is wiped every Monday") is None
     assert lines.keyed("CI builds with pnpm", values_only=True) is None  # a memory: only other numbers count
+
+
+@pytest.mark.parametrize("over", ["Avoid", "Don'ts", "Never / Git", "Style / Never do any of the following:",
+                                  "Bitte vermeiden", "À éviter", "Qué evitar", "やってはいけないこと", "Style / - Never:"])
+def test_a_line_under_a_heading_or_lead_in_that_forbids_is_no_rule_a_memory_repeats(over):
+    lines = Known([Instruction("CLAUDE.md", 2, "Push directly to main.", over)], 90.0)
+    assert lines.repeating("Push directly to main.") is None
+
+
+def test_a_line_under_an_ordinary_heading_is_repeated_but_never_by_its_negation():
+    lines = Known([Instruction("CLAUDE.md", 2, "Do not run database migrations on the staging server manually.",
+                               "Database / Migrations")], 90.0)
+    assert lines.repeating("Do not run database migrations on the staging server manually.").line == 2
+    assert lines.repeating("Run database migrations on the staging server manually.") is None
+
+
+def test_a_request_plainly_in_another_language_than_every_line_is_told_apart():
+    lines = known("Always answer in English, even when I write in German.")
+    assert lines.in_another_language("antworte immer auf Englisch").line == 1
+    assert lines.in_another_language("the staging box has only 2 GB of RAM") is None
+    assert lines.in_another_language("ok") is None  # too few small words to tell a language
+    assert known("Usar pnpm para instalar dependências.").in_another_language(
+        "lembra que o banco de staging é resetado toda segunda-feira") is None  # a close language is no other
+
+
+def test_a_memory_swapping_two_words_or_leaving_out_one_is_no_repeat():
+    lines = known("Always use pnpm for installs, never npm.", "Load seed data only in non-production environments.",
+                  "Always run the full integration test suite before pushing any change.")
+    assert lines.repeating("Always use npm for installs, never pnpm.") is None
+    assert lines.disagreeing("Always use npm for installs, never pnpm.").line == 1
+    assert lines.repeating("Load seed data only in production environments.") is None
+    assert lines.repeating("Run the full integration test suite before pushing any change.").line == 3  # "always": small
