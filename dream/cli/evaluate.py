@@ -43,6 +43,8 @@ def eval_cmd(
     else:
         title = f"dream eval — {card.engine} engine" + (" (scores only)" if hidden else "")
         out.print(table(title, card.HEADERS, card.rows()))
+        for category, shape, count in card.wrong_shapes():  # the failed check and the dream's action: no words
+            out.print(f"wrong in {category}: {shape} ({count} case{'s' if count > 1 else ''})", markup=False)
         for result in [] if hidden else card.failed():
             mark = "WRONG" if result.wrong else f"MISS (known: {result.known_miss})" if result.excused else "MISS"
             out.print(f"{mark} {result.category}/{result.id}: {'; '.join(result.failures)}", markup=False,

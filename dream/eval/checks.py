@@ -73,6 +73,10 @@ class Outcome:
         line to quote: its request is the files it expected changed)."""
         return bool(files) and any(all(f in need for f in files) for need in self.needs)
 
+    def actions(self) -> list[str]:
+        """What the dream did, as "kind action" per change ("request forgotten", "housekeeping dated")."""
+        return [f"{c.get('kind') or 'change'} {c.get('action')}" for r in self.reports for c in r.get("changes", [])]
+
     def notes(self) -> str:
         """What the runs asked a person to look at (a run that changed nothing asks too)."""
         return "\n".join(self.needs)

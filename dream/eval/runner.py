@@ -47,7 +47,7 @@ def run_case(case: Case, engine: str) -> CaseResult:
     return CaseResult.of(case.category, case.id, case.why, failures, round(_time.monotonic() - started, 3),
                          outcome.changed(), case.known_miss_for(engine), quoted=outcome.quoted(),
                          chatter=case.chatter, named=not outcome.said and outcome.names(expected_changed(case.expect)),
-                         errors=outcome.errors)
+                         errors=outcome.errors, actions=outcome.actions())
 
 
 def _play(case: Case, engine: str, store: Path) -> Outcome:

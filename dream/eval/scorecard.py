@@ -16,6 +16,7 @@ were put before a person: noise a person has to read.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -45,14 +46,22 @@ class CaseResult:
     chatter: bool = False  # the case's user entries ask for nothing (dream.eval.cases.Case.chatter)
     named: bool = False  # no user entry, but a note for a person names the files it expected changed
     errors: list[str] = field(default_factory=list)  # steps that could not run: the case measured nothing
+    actions: list[str] = field(default_factory=list)  # what the dream did, as "kind action" (no words of the case)
 
     @classmethod
     def of(cls, category: str, id: str, why: str, failures: list[str], seconds: float,
            changed: list[str], known_miss: str = "", quoted: list[bool] | None = None,
-           chatter: bool = False, named: bool = False, errors: list[str] | None = None) -> CaseResult:
+           chatter: bool = False, named: bool = False, errors: list[str] | None = None,
+           actions: list[str] | None = None) -> CaseResult:
         wrong = [str(f) for f in failures if isinstance(f, Wrong)]
         return cls(category, id, why, [str(f) for f in failures], seconds, changed, wrong, known_miss,
-                   list(quoted or []), chatter, named, list(errors or []))
+                   list(quoted or []), chatter, named, list(errors or []), sorted(set(actions or [])))
+
+    def wrong_shape(self) -> str:
+        """Which check a wrong change failed and what the dream did, with no word of the case:
+        "unchanged <- housekeeping dated". A blind set may show this to its engine's author."""
+        checks = sorted({w.split(":", 1)[0] for w in self.wrong})
+        return f"{', '.join(checks)} <- {', '.join(self.actions) or 'no change'}"
 
     @property
     def ending(self) -> Ending:
@@ -102,6 +111,7 @@ class Scorecard:
                 "noted": sum(r.ending is Ending.NOTED for r in results),
                 "misses": sum(len(r.misses) for r in results),
                 "files_changed": sum(len(r.changed) for r in results),
+                "wrong_shapes": dict(Counter(r.wrong_shape() for r in results if r.wrong).most_common()),
                 "chatter_cases": len(chatter), "chatter_files_changed": sum(len(r.changed) for r in chatter),
                 "chatter_lines": sum(len(r.quoted) for r in chatter),
                 "chatter_lines_noted": sum(sum(r.quoted) for r in chatter),
@@ -119,6 +129,11 @@ class Scorecard:
                  if s["chatter_lines"] else "-")
         return [name, f"{s['passed']}/{s['total']}", f"{s['percent']:{percent}}%", str(s["wrong_changes"]),
                 str(s["silent"]), str(s["noted"]), str(s["misses"]), str(s["files_changed"]), noise]
+
+    def wrong_shapes(self) -> list[tuple[str, str, int]]:
+        """Per category, each shape of its wrong changes (`CaseResult.wrong_shape`) and how many cases."""
+        return [(category, shape, count) for category, results in self.categories().items()
+                for shape, count in self._score(results)["wrong_shapes"].items()]
 
     def failed(self) -> list[CaseResult]:
         return [r for r in self.results if not r.passed]

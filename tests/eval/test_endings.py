@@ -97,6 +97,14 @@ def test_scores_only_shows_no_case_ids_sentences_or_failures(tmp_path):
     assert in_process("eval", "--cases", str(write(tmp_path / "w", "w", WRONG)), "--scores-only").code == 1
 
 
+def test_a_blind_wrong_change_shows_its_check_and_the_dreams_action_but_no_words(tmp_path):
+    shown = in_process("eval", "--cases", str(write(tmp_path / "w", "w", WRONG)), "--scores-only")
+    assert "wrong in w: exists <- request forgotten (1 case)" in shown.stdout
+    assert "grafana" not in shown.stdout.lower() and "wrong" not in shown.stdout.split("wrong in w")[1].split("\n")[0][3:]
+    data = in_process("eval", "--cases", str(tmp_path / "w"), "--scores-only", "--json").json
+    assert data["categories"]["w"]["wrong_shapes"] == {"exists <- request forgotten": 1}
+
+
 def test_a_blind_case_file_that_does_not_load_is_reported_without_its_text(tmp_path):
     folder = tmp_path / "blind"
     folder.mkdir()
