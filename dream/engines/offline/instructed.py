@@ -327,7 +327,7 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
         statements = _statements(ws, memory)
         repeats = [(line, known.repeating(line)) for line in statements]
         hits = [(line, rule) for line, rule in repeats if rule is not None]
-        cwds = _group_cwds(ws, memory)
+        cwds = _group_cwds(ws, memory) if hits else []  # a scan of the handbook: only for a memory that repeats
         if hits and len(hits) == len(statements) and memory.scope != "team" and _loaded(known, hits, cwds):
             _remove(ws, memory, hits)
         elif hits:
