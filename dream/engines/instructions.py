@@ -64,7 +64,8 @@ def load_instructions(store_root: Path, settings: Settings) -> list[Instruction]
     home, claude_home, codex_home = _homes(settings)
     files = instruction_files(project, claude_home, codex_home)
     loaded = _with_imports(files, home, {claude_home.resolve(), codex_home.resolve()})
-    return [rule for path, (agents, folder) in loaded.items() for rule in read_file(path, project, home, agents, folder)]
+    return [rule for path, (agents, folder) in loaded.items()
+            for rule in read_file(path, project, home, agents, folder)]
 
 
 def _with_imports(files: list[Path], home: Path, homes: set[Path]) -> dict[Path, tuple[frozenset[LayoutKind], str]]:
@@ -220,7 +221,8 @@ class _Context:
 
     def heading(self, line: str) -> None:
         level = len(line) - len(line.lstrip("#"))
-        self.headings = [*((lvl, text) for lvl, text in self.headings if lvl < level), (level, line.lstrip("#").strip())]
+        above = [(lvl, text) for lvl, text in self.headings if lvl < level]
+        self.headings = [*above, (level, line.lstrip("#").strip())]
         self.lead, self.items = "", []
 
     def over(self, raw: str, line: str) -> str:
@@ -241,7 +243,8 @@ class _Context:
         return under
 
     def _under(self, items: list[tuple[int, str]]) -> str:
-        return " / ".join(part for part in [*(text for _, text in self.headings), self.lead, *(t for _, t in items)] if part)
+        parts = [*(text for _, text in self.headings), self.lead, *(text for _, text in items)]
+        return " / ".join(part for part in parts if part)
 
 
 def _all_bold(line: str) -> bool:

@@ -120,9 +120,13 @@ def _marks() -> _Marks:
 
 def _verb_first(languages: list[dict[str, list[str]]]) -> re.Pattern[str]:
     """"verlangte der " right before "Nutzer": a verb of the language, then one of its subject articles."""
-    parts = [rf"(?<!\w)(?:{'|'.join(map(re.escape, lang['said']))})\s+(?:{'|'.join(map(re.escape, lang['subject']))})\s*$"
+    parts = [rf"(?<!\w)(?:{_either(lang['said'])})\s+(?:{_either(lang['subject'])})\s*$"
              for lang in languages if lang.get("subject")]
     return re.compile("|".join(parts) or "(?!)", re.IGNORECASE)
+
+
+def _either(words: list[str]) -> str:
+    return "|".join(map(re.escape, words))
 
 
 def _alternation(words: list[str]) -> re.Pattern[str]:

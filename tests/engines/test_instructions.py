@@ -73,7 +73,8 @@ def test_an_indented_example_is_code_and_each_statement_knows_its_heading(tmp_pa
 
 def test_a_statement_stands_under_every_heading_above_it_a_lead_in_and_its_parent_items(tmp_path):
     path = write(tmp_path / "CLAUDE.md", "## Never\n### Git\n- Force-push.\n\n## Style\nDon't do any of this:\n\n"
-                 "- Tabs.\n  wrapped text\n- Long lines.\n\nPlain prose.\n- Never:\n  - Edit vendor/.\n**Avoid**\n- Mocks.\n")
+                 "- Tabs.\n  wrapped text\n- Long lines.\n\nPlain prose.\n- Never:\n  - Edit vendor/.\n"
+                 "**Avoid**\n- Mocks.\n")
     assert [(r.text, r.heading) for r in read_file(path, tmp_path, tmp_path / "home")] == [
         ("Force-push.", "Never / Git"), ("Don't do any of this:", "Style"),
         ("Tabs.", "Style / Don't do any of this:"), ("wrapped text", "Style / Don't do any of this:"),

@@ -89,7 +89,8 @@ class Known:
         files = {rule.file: "" for rule in self.rules}
         for rule in self.rules:  # a file's lines together tell its language where a short line alone cannot
             files[rule.file] += f" {rule.text}"
-        self.languages = {lang for text in [*files.values(), *(r.text for r in self.rules)] if (lang := language_of(text))}
+        texts = [*files.values(), *(rule.text for rule in self.rules)]
+        self.languages = {lang for text in texts if (lang := language_of(text))}
 
     def repeating(self, text: str, adding: bool = False) -> Instruction | None:
         """The instruction saying the same statement, at the threshold duplicates are merged at.
@@ -110,7 +111,8 @@ class Known:
         if negations(text) != negations(rule.text):  # "Run migrations by hand" is no repeat of "Never run …"
             return None
         # "port 5433" is no repeat of "port 5432"
-        if not (adding or (adds_nothing(norm, found[0]) and drops_nothing(norm, found[0]))) or disagree(text, rule.text):
+        same = adds_nothing(norm, found[0]) and drops_nothing(norm, found[0])
+        if not (adding or same) or disagree(text, rule.text):
             return None
         return rule
 
@@ -265,8 +267,8 @@ def _why_held(known: Known, in_subfolders: Known, request: Request) -> str:
     """Why a plain request files or changes nothing (the rest of a note for a person), or '' to apply it."""
     if request.kind in ASKED_KINDS:
         if named := _INSTRUCTION_FILE.search(request.text):  # "always pnpm (it's in CLAUDE.md already)"
-            return (f"names the instruction file {named.group()}: nothing filed; a person decides whether it belongs in "
-                    "memory, or in that file, which the agent reads every session")
+            return (f"names the instruction file {named.group()}: nothing filed; a person decides whether it "
+                    "belongs in memory, or in that file, which the agent reads every session")
         return _held(known, request.text) or _held(in_subfolders, request.text, NESTED_NOTE)
     return _changes_a_line(known, request.text) if request.kind in CHANGE_KINDS else ""
 
@@ -325,7 +327,7 @@ def tidy(ws: Workspace, known: Known, pinned: set[str]) -> None:
         statements = _statements(ws, memory)
         repeats = [(line, known.repeating(line)) for line in statements]
         hits = [(line, rule) for line, rule in repeats if rule is not None]
-        cwds = _group_cwds(ws, memory)
+        cwds = _group_cwds(ws, memory) if hits else []  # a scan of the handbook: only for a memory that repeats
         if hits and len(hits) == len(statements) and memory.scope != "team" and _loaded(known, hits, cwds):
             _remove(ws, memory, hits)
         elif hits:

@@ -69,4 +69,5 @@ def test_a_memory_swapping_two_words_or_leaving_out_one_is_no_repeat():
     assert lines.repeating("Always use npm for installs, never pnpm.") is None
     assert lines.disagreeing("Always use npm for installs, never pnpm.").line == 1
     assert lines.repeating("Load seed data only in production environments.") is None
-    assert lines.repeating("Run the full integration test suite before pushing any change.").line == 3  # "always": small
+    # "always" is a small word: leaving it out says the same
+    assert lines.repeating("Run the full integration test suite before pushing any change.").line == 3
