@@ -394,6 +394,7 @@ def _notice(whole_words: bool = False) -> re.Pattern[str]:
     `whole_words`, a stem takes the rest of its word ("remembering", not "rememb" and a stray "ering")."""
     stems = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
     whole = phrases.words("dismiss") + phrases.words("final_particles") + phrases.words("no_longer")
+    whole += phrases.words("notice_words")  # whole words only: a stem "nota" read "notable", "notato", "notação"
     whole += phrases.words("change_verbs")
     rest = r"\w*" if whole_words else ""
     return re.compile(rf"(?<!\w)(?:{phrases._alternation(stems)}){rest}|(?<!\w)(?:{phrases._alternation(whole)})(?!\w)"
@@ -423,7 +424,8 @@ def _now() -> re.Pattern[str]:
 def _memory_word() -> re.Pattern[str]:
     """A memory word ([words] `notice`) at a word's start, or anywhere in a language written without spaces."""
     unspaced = [w for lang in phrases.languages() if not lang.spaced for w in lang.words.get("notice", [])]
-    return _pattern(r"(?<!\w)(?:{spaced})|{unspaced}", spaced=phrases.words("notice"), unspaced=unspaced)
+    return _pattern(r"(?<!\w)(?:{spaced})|(?<!\w)(?:{whole})(?!\w)|{unspaced}", spaced=phrases.words("notice"),
+                    whole=phrases.words("notice_words"), unspaced=unspaced)
 
 
 @cache
@@ -456,7 +458,7 @@ def _forgets() -> re.Pattern[str]:
 
 @cache
 def _notice_keys() -> frozenset[str]:
-    return frozenset(k for w in phrases.words("notice") for k in keys(normalize(w)))
+    return frozenset(k for w in phrases.words("notice") + phrases.words("notice_words") for k in keys(normalize(w)))
 
 
 @cache
@@ -464,7 +466,7 @@ def _prefilter() -> str:
     """For polars: every entry `_noticed` may keep holds one of these (case aside), an arrow, "s/", a "+" line,
     or two numbers on its first line ("8081 (was 8080)")."""
     words = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
-    words += phrases.words("dismiss") + phrases.words("final_particles")
+    words += phrases.words("dismiss") + phrases.words("final_particles") + phrases.words("notice_words")
     words += phrases.words("no_longer") + phrases.words("change_verbs") + phrases.words("now")
     forms = {"→", "->", "=>", "⇒", "⟶", "➡", "➜", "➔", "⇨", "s/", r"\n\+", r"\d\d[^\n]*\D\d\d"}
     return "(?i)" + "|".join(sorted({phrases._folded(w) for w in words} | forms))
