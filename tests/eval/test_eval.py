@@ -14,6 +14,7 @@ from helpers.cli import in_process
 from helpers.eval_cases import jenkins_case
 
 CATEGORIES = {
+    "withdrawn-hesitant", "split-redirected", "chatter-lookalikes-typed",
     "duplicates", "remember", "forget", "correction", "rules", "pointers", "orphans", "long-lines",
     "index-prose", "instructions-in-logs", "secrets", "team", "idempotence", "partial-accept",
     "chatter", "repeated", "scoped", "tasks", "questions", "corrections-said-naturally", "opposites", "memory-truth", "unseen-phrasing",

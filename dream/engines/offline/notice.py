@@ -438,6 +438,7 @@ def _notice(whole_words: bool = False) -> re.Pattern[str]:
     `whole_words`, a stem takes the rest of its word ("remembering", not "rememb" and a stray "ering")."""
     stems = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
     whole = phrases.words("dismiss") + phrases.words("final_particles") + phrases.words("no_longer")
+    whole += phrases.words("notice_words")  # whole words only: a stem "nota" read "notable", "notato", "notação"
     whole += phrases.words("change_verbs")
     rest = r"\w*" if whole_words else ""
     return re.compile(rf"(?<!\w)(?:{phrases._alternation(stems)}){rest}|(?<!\w)(?:{phrases._alternation(whole)})(?!\w)"
@@ -468,7 +469,8 @@ def _now() -> re.Pattern[str]:
 @cache
 def _memory_word() -> re.Pattern[str]:
     """A memory word ([words] `notice`) at a word's start, or anywhere in a language written without spaces."""
-    return _pattern(r"(?<!\w)(?:{spaced})|{unspaced}", spaced=phrases.words("notice"), unspaced=_unspaced("notice"))
+    return _pattern(r"(?<!\w)(?:{spaced})|(?<!\w)(?:{whole})(?!\w)|{unspaced}", spaced=phrases.words("notice"),
+                    whole=phrases.words("notice_words"), unspaced=_unspaced("notice"))
 
 
 @cache
@@ -508,7 +510,7 @@ def _forgets() -> re.Pattern[str]:
 
 @cache
 def _notice_keys() -> frozenset[str]:
-    return frozenset(k for w in phrases.words("notice") for k in keys(normalize(w)))
+    return frozenset(k for w in phrases.words("notice") + phrases.words("notice_words") for k in keys(normalize(w)))
 
 
 @cache
@@ -516,7 +518,7 @@ def _prefilter() -> str:
     """For polars: every entry `_noticed` may keep holds one of these (case aside), an arrow, "s/", a "+" line,
     or two numbers on its first line ("8081 (was 8080)", "sched-1 is gone, cron runs on sched-2")."""
     words = phrases.words("notice") + phrases.words("forget_stems") + phrases.words("remember_stems")
-    words += phrases.words("dismiss") + phrases.words("final_particles")
+    words += phrases.words("dismiss") + phrases.words("final_particles") + phrases.words("notice_words")
     words += phrases.words("no_longer") + phrases.words("change_verbs") + phrases.words("now")
     words += [w for w in phrases.words("instead_of") if len(w) > 4]  # "use db-b instead of db-a"; not "no"
     forms = {"→", "->", "=>", "⇒", "⟶", "➡", "➜", "➔", "⇨", "s/", r"\n\+", r"\d\d[^\n]*\D\d\d", r"\w-\d[^\n]*\w-\d"}

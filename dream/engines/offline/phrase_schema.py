@@ -31,9 +31,8 @@ _LEADS = _lists("Leads", "asked_forget asked_remember correction correction_mark
                 "remember retract rule")
 _WORDS = _lists("Words", "about and_then asked asked_after before_value but change_verbs dismiss emphasis filler "
                 "final_particles forget_stems function instead_of naming_no_fact naming_nothing negation no_longer "
-                "not_in_force "
-                "not_after_value not_forget_after not_instruction not_rule_after notice now please pointer points_back "
-                "remember_stems that yes")
+                "not_in_force not_after_value not_forget_after not_instruction not_rule_after notice notice_words "
+                "now please pointer points_back remember_stems that yes")
 _NOT_REQUESTS = _lists("NotRequests", "about_memory amends asks_which chatter doubt hopes hypothetical keeps narrows "
                        "not_to_keep "
                        "pending recalls rule_doubt scope set_aside task withdraws")

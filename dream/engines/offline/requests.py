@@ -92,7 +92,7 @@ def extract(sentence: str) -> tuple[str, str] | None:
 
 def read(sentence: str) -> tuple[str, str, bool] | None:
     """(kind, text, plain) if the sentence is a request; `plain` False when only maybe. It may follow a first clause
-    ("the importer is gone, forget the rule about tabs"): only a remember or forget, "…, never mind" starts nothing."""
+    ("the importer is gone, forget the rule about tabs"): only a remember or forget, "…, never mind" is none."""
     whole = sentence.strip()
     sentence = whole.strip("\"'“”").strip() if whole[:1] in "\"'“”" else whole  # not 'ops said: "…"'
     if sentence != whole.strip("\"'“”") or not _QUOTED.fullmatch(whole):
@@ -144,7 +144,7 @@ def retracts(text: str) -> bool:
     return bool(phrases.retraction().match(text.strip()))
 
 
-def _amends(sentence: str, markers: tuple[str, ...] = ("amends", "narrows", "keeps", "withdraws")) -> bool:
+def _amends(sentence: str, markers: tuple[str, ...]) -> bool:
     """It, or a clause of it, takes back, amends or narrows the request just before it: "hmm wait, never mind",
     "scratch that", "sorry, I meant 5433", "*artifacts", "not staging though"."""
     return (retracts(sentence) or any(retracts(sentence[b.end():]) for b in _CLAUSE_START.finditer(sentence))
@@ -234,7 +234,8 @@ def _read_requests(sessions: pl.DataFrame, users: pl.DataFrame) -> list[Request]
         typed, block = _typed_and_pasted(entry)
         before = len(found)
         for sentence in sentences(typed):
-            if found and _just_before(found[-1], str(session), int(seq)) and _amends(sentence):
+            if found and _just_before(found[-1], str(session), int(seq)) and _amends(
+                    sentence, _SAME_LINE if found[-1].seq == seq else _NEXT_LINE):
                 found[-1] = replace(found[-1], plain=False)  # taken back or amended: a person decides
             if hit := readings[sentence] if sentence in readings else readings.setdefault(sentence, read(sentence)):
                 kind, text, plain = hit
@@ -256,7 +257,7 @@ def _amended_after(found: list[Request], rest: pl.DataFrame) -> list[Request]:
     near = rest.join(keys.unique(), on=["session", "seq"], how="semi").select("session", "seq", "role", "text")
     for session, seq, role, entry in near.iter_rows():
         if not (phrases.marker("asks_which").search(entry) if role == "assistant"
-                else any(_amends(sentence) for sentence in sentences(_typed_and_pasted(entry)[0]))):
+                else any(_amends(sentence, _NEXT_LINE) for sentence in sentences(_typed_and_pasted(entry)[0]))):
             continue
         for step in range(1, _RETRACTION_REACH + 1):
             i = last.get((str(session), int(seq) - step))
@@ -298,3 +299,5 @@ def _just_before(request: Request, session: str, seq: int) -> bool:
 
 
 _RETRACTION_REACH = 2  # entries: the user's previous line, and the assistant's reply to it
+_NEXT_LINE = ("amends", "narrows")  # a keep or take-back said on a later line withdraws the request (notice.py)
+_SAME_LINE = (*_NEXT_LINE, "keeps", "withdraws")  # said in the request's own line, it cannot: a person decides

@@ -517,7 +517,7 @@ def test_a_forget_kept_in_part_or_whole_on_its_own_line_goes_to_a_person(said):
 
 @pytest.mark.parametrize("said", ['"""Remember the offset so the next page starts there."""',
                                   "note that the lint job is failing on CI", "keep in mind the runners are slow today",
-                                  "WARN cache: forgetting 12 keys", "fix(api): forget expired tokens on logout",
+                                  "WARN cache: forgetting 12 keys",
                                   "always redis that crashes first", "a partir de ahora el build tarda 9 minutos",
                                   "总是这个超时，烦死了", "デプロイするの忘れないで"])
 def test_code_logs_statuses_and_complaints_that_hold_a_request_word_ask_for_nothing(said):
