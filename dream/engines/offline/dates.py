@@ -346,8 +346,8 @@ def might_have_relative_dates(text: str) -> bool:
 
 def has_relative_dates(lines: list[str]) -> bool:
     text = "\n".join(lines)
-    if relative_words(text) or not might_have_relative_dates(text):
-        return bool(relative_words(text))
+    if (found := relative_words(text)) or not might_have_relative_dates(text):  # the words' scan runs once
+        return bool(found)
     pattern, _ = _pattern(text_language(text))
     in_fence = False
     for line in lines:
