@@ -405,7 +405,7 @@ def _dated_text(request: Request, ws: Workspace | None = None) -> str:
     left as written and asked about."""
     text, unresolved = request.text, list[dates.Unresolved]()  # the date pattern is slow and most requests hold no date
     if dates.might_have_relative_dates(text) or dates.relative_words(text):
-        text, _, unresolved = dates.rewrite_line(text, request.date)
+        text, _, unresolved = dates.rewrite_line(text, request.date, said=request.sentence)
     for u in unresolved:
         if ws is not None:
             ws.ask(f"“{u.phrase}” in “{shorten(request.text, 80)}” (session {request.session}, "

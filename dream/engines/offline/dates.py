@@ -195,12 +195,12 @@ def phrased(phrase: str, absolute: str, lang: str, granularity: str, before: str
 
 
 def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str], tuple[Row, ...]],
-                     found: list[tuple[str, str]], left: list[Unresolved]) -> str:
+                     found: list[tuple[str, str]], left: list[Unresolved], said: str = "") -> str:
     pattern, chosen = patterned
 
     def replace(match: re.Match[str]) -> str:
         phrase = match.group(0)
-        row = _reader(chosen[int((match.lastgroup or "g0")[1:])], match)  # the pattern is all named groups: one matched
+        row = _reader(chosen[int((match.lastgroup or "g0")[1:])], match, said)  # all named groups: one matched
         if row is None:
             left.append(Unresolved(phrase, "is a word of two languages, and the line reads as neither"))
             return phrase
@@ -230,12 +230,13 @@ def _rewrite_segment(segment: str, base: date, patterned: tuple[re.Pattern[str],
     return pattern.sub(replace, segment)
 
 
-def _reader(row: Row, match: re.Match[str]) -> Row | None:
+def _reader(row: Row, match: re.Match[str], said: str) -> Row | None:
     """The row that reads a match: a word two languages share ("morgen": Dutch and German tomorrow) reads in the
-    one whose telltales its text holds more of, so that it is written in that language; on a tie, in none."""
+    one whose telltales its text and the sentence it was `said` in hold more of; on a tie, in none."""
     rivals = [r for r in rows() if (m := re.compile(r.regex, re.I).match(match.string, match.start())) and
               m.end() == match.end()] or [row]
-    counts = [len(_telltales()[r.lang].findall(match.string)) if r.lang in _telltales() else 0 for r in rivals]
+    counts = [len(_telltales()[r.lang].findall(f"{match.string} {said}")) if r.lang in _telltales() else 0
+              for r in rivals]
     return rivals[counts.index(max(counts))] if len(rivals) == 1 or counts.count(max(counts)) == 1 else None
 
 
@@ -269,17 +270,18 @@ def readings(phrase: str, base: date) -> tuple[str, str]:
     return first.isoformat(), second.isoformat()
 
 
-def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[Row, ...]] | None = None
-                 ) -> tuple[str, list[tuple[str, str]], list[Unresolved]]:
+def rewrite_line(line: str, base: date, patterned: tuple[re.Pattern[str], tuple[Row, ...]] | None = None,
+                 said: str = "") -> tuple[str, list[tuple[str, str]], list[Unresolved]]:
     """Rewrite relative dates in one line outside code spans and link targets: the line, the (phrase, date)
-    pairs rewritten, and the phrases left as written because they name no one date."""
+    pairs rewritten, and the phrases left as written because they name no one date (`said`: the sentence the
+    line was taken from, "onthoud: …", whose words tell its language)."""
     patterned = patterned or _pattern(None)
     found: list[tuple[str, str]] = []
     left: list[Unresolved] = []
     pieces, plain, last = [], [], 0
     for protected in [*_protected().finditer(line), None]:
         plain.append(line[last:protected.start() if protected else len(line)])
-        pieces.append(_rewrite_segment(plain[-1], base, patterned, found, left))
+        pieces.append(_rewrite_segment(plain[-1], base, patterned, found, left, said))
         if protected and protected.lastgroup == "unresolved":  # "大后天": never rewritten in part; a person is told
             left.append(Unresolved(protected.group(0), "names a day this engine does not resolve exactly"))
         pieces.append(protected.group(0) if protected else "")
@@ -344,8 +346,8 @@ def might_have_relative_dates(text: str) -> bool:
 
 def has_relative_dates(lines: list[str]) -> bool:
     text = "\n".join(lines)
-    if relative_words(text) or not might_have_relative_dates(text):
-        return bool(relative_words(text))
+    if (found := relative_words(text)) or not might_have_relative_dates(text):  # the words' scan runs once
+        return bool(found)
     pattern, _ = _pattern(text_language(text))
     in_fence = False
     for line in lines:

@@ -24,6 +24,11 @@ def test_a_word_two_languages_share_is_written_in_the_one_the_line_reads_as(said
     assert dates.rewrite_line(said, WEDNESDAY)[0] == written
 
 
+def test_the_sentence_a_request_was_taken_from_tells_the_language_of_a_shared_word():
+    assert dates.rewrite_line("demo morgen", WEDNESDAY, said="onthoud: demo morgen")[0] == "demo op 2026-09-17"
+    assert dates.rewrite_line("demo morgen", WEDNESDAY, said="merk dir: demo morgen")[0] == "demo am 2026-09-17"
+
+
 @pytest.mark.parametrize("said, written", [
     ("we switched the queue to kafka today", "we switched the queue to kafka on 2026-09-16"),  # an event
     ("the load test runs today", "the load test runs on 2026-09-16"),  # a plan
