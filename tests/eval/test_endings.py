@@ -39,8 +39,9 @@ def write(folder: Path, category: str, *cases: str) -> Path:
 
 # A forget of a memory the store does not hold: the engine asks a person, quoting the sentence.
 NOTED = case("noted", "please forget the note about the Kafka consumer lag alerts", ["gone: reference_grafana.md"])
-# Nothing in this line asks for anything the engine reads: nobody is told.
-SILENT = case("silent", "the dashboards look great on the big screen",
+# Nothing in this line asks for anything the engine reads or notices (no "now", "these days", arrow or memory
+# word: "… these days" reaches a person as a change said): nobody is told.
+SILENT = case("silent", "the dashboards are on grafana.example.org",
               ["contains: {file: reference_grafana.md, text: grafana.example.org}"])
 PASSED = case("passed-case", "forget the grafana dashboards", ["gone: reference_grafana.md"])
 WRONG = case("wrong", "forget the grafana dashboards", ["exists: reference_grafana.md"])
