@@ -66,6 +66,7 @@ def test_a_case_runs_through_the_pipeline_and_scores(tmp_path):
     assert card.to_json()["categories"] == {"forget": {
         "passed": 1, "total": 1, "percent": 100.0, "wrong_changes": 0, "cases_with_wrong_changes": 0,
         "silent": 0, "noted": 0, "misses": 0, "files_changed": 2,  # the forgotten memory and the index
+        "wrong_shapes": {},
         "chatter_cases": 0, "chatter_files_changed": 0, "chatter_lines": 0, "chatter_lines_noted": 0,
         "chatter_noted_percent": 0.0}}
 
