@@ -51,7 +51,7 @@ from dream.store.state import (
     save_state,
     shrinks_next_part,
 )
-from dream.review import answer_note, budget, policy, retention
+from dream.review import answer_note, budget, retention
 from dream.store import pinned
 from dream.store.model import unparseable
 from dream.store import codex
@@ -545,7 +545,10 @@ def lock_busy(ctx: RunContext, busy: LockBusy) -> RunOutcome:
 
 def apply_policy(ctx: RunContext, outcome: RunOutcome) -> RunOutcome:
     """Unattended runs: let the `auto_accept` policy take a proposal that loses nothing."""
-    if outcome.status == Status.PROPOSED:
+    if outcome.status == Status.PROPOSED and ctx.settings.auto_accept:
+        # start-up: the policy brings accept and its merge, collector and checks (~4 ms); most stores do not set it
+        from dream.review import policy
+
         decision = policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id)
         if decision is not None:
             outcome.accepted_version = decision.version

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import time
 import tomllib
 from contextlib import closing
@@ -232,7 +231,12 @@ def _state_dbs(root: Path) -> list[Path]:
 
 def consolidation_lease(root: Path, now: float) -> str | None:
     """Why dream may not touch the folder now: Codex's consolidation holds its lease (or its state cannot be read)."""
-    for db in _state_dbs(root):
+    dbs = _state_dbs(root)
+    if not dbs:
+        return None
+    import sqlite3  # start-up: only where Codex's state databases are (every run imports this module, via lint)
+
+    for db in dbs:
         try:
             held = _running_lease(db, now)
         except sqlite3.Error as exc:
@@ -251,6 +255,8 @@ def held_by_codex(root: Path) -> str | None:
 
 
 def _running_lease(db: Path, now: float) -> int | None:
+    import sqlite3  # start-up: see consolidation_lease
+
     with closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)) as conn:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs'").fetchone() is None:
             return None
