@@ -546,8 +546,7 @@ def lock_busy(ctx: RunContext, busy: LockBusy) -> RunOutcome:
 def apply_policy(ctx: RunContext, outcome: RunOutcome) -> RunOutcome:
     """Unattended runs: let the `auto_accept` policy take a proposal that loses nothing."""
     if outcome.status == Status.PROPOSED and ctx.settings.auto_accept:
-        # start-up: the policy brings accept and its merge, collector and checks (~4 ms); most stores do not set it
-        from dream.review import policy
+        from dream.review import policy  # start-up: accept, its merge and checks (~4 ms); few stores set auto_accept
 
         decision = policy.auto_accept(ctx.layout, ctx.settings, outcome.proposal_id)
         if decision is not None:
