@@ -28,6 +28,7 @@ CATEGORIES = {
     "noticed-diffs", "noticed-forgets", "noticed-long-sessions",
     "noticed-mid-sentence", "noticed-answers", "noticed-values", "noticed-dates", "noticed-chatter",
     "dates-unresolved", "split-narrowing-more", "withdrawn-more", "chatter-lookalikes-more", "dates-anchors-idioms",
+    "create-certain",
 }
 
 
