@@ -203,7 +203,7 @@ def _judged(kind: str, text: str, sentence: str) -> tuple[str, str, bool] | None
     if len(text) < 3:
         return None
     doubtful = (phrases.marker("doubt").search(sentence) or (kind == "rule" and phrases.marker("rule_doubt").search(text))
-                or (kind == "remember" and phrases.bare_dont_forget().match(sentence)))  # "this: X" says X
+                or (kind == "remember" and phrases.bare_dont_forget().match(sentence)))
     return kind, text, not doubtful
 
 
