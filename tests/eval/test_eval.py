@@ -29,6 +29,7 @@ CATEGORIES = {
     "noticed-diffs", "noticed-forgets", "noticed-long-sessions",
     "noticed-mid-sentence", "noticed-answers", "noticed-values", "noticed-dates", "noticed-chatter", "noticed-shapes",
     "dates-unresolved", "split-narrowing-more", "withdrawn-more", "chatter-lookalikes-more", "dates-anchors-idioms",
+    "create-certain",
 }
 
 
