@@ -36,7 +36,7 @@ class OfflineEngine:
         known = instructed.load(inp)  # what CLAUDE.md / AGENTS.md already say (dream/engines/instructions.py)
         requests, settled = notice.withdrawn(gather.gather_requests(inp.sessions), inp.sessions)
         requests = instructed.drop_said(ws, known, requests)
-        consolidate.merge_duplicates(ws)
+        consolidate.merge_duplicates(ws, inp.sessions)
         skills.note_repeats(ws)  # a Codex handbook bullet a skill says too: a person picks the place
         instructed.tidy(ws, known, inp.pinned)
         consolidate.absolute_dates(ws, inp.sessions)  # a memory with no date: its session's

@@ -14,7 +14,7 @@ from typing import Callable
 
 import polars as pl
 
-from dream.engines.offline import corrections, dates, polarity
+from dream.engines.offline import corrections, dates, notice, polarity
 from dream.engines.offline.archive import archive_lines
 from dream.engines.offline.catalog import Catalog, Entry
 from dream.engines.offline.kinds import ChangeAction, RequestKind
@@ -36,6 +36,7 @@ from dream.engines.offline.similarity import (
     normalize,
     numbers_in,
     similar_pairs,
+    stems_in_order,
     subset_pairs,
 )
 from dream.engines.offline.text import (MAX_LINE, fit_line, only_a_secret, short_slug, short_title, shorten,
@@ -57,7 +58,7 @@ REMEMBERED_HEADING = "## Remembered on request"  # where a Codex handbook gets w
 CONTRADICTION_MIN = 75.0  # alike enough (rapidfuzz ratio) for two opposite rules to be one rule negated
 
 
-def merge_duplicates(ws: Workspace) -> None:
+def merge_duplicates(ws: Workspace, sessions: pl.DataFrame | None = None) -> None:
     """Merge near-duplicate topic files, and near-duplicate inline rules.
 
     Alike texts are near-duplicates; personal topic files are also compared
@@ -66,9 +67,11 @@ def merge_duplicates(ws: Workspace) -> None:
     only merge when identical (after normalization): other people rely on
     them, so we stay conservative there. Index lines are parsed once and
     rewritten in one pass at the end, so the cost stays linear in the size
-    of the index however many merges there are.
+    of the index however many merges there are. A memory the night's user
+    lines name is what a request is about, answered or not: it is not merged.
     """
     found = memories(ws.store)
+    talked_about = _named_in_sessions(ws, found, sessions)
     threshold = ws.settings.similarity_threshold
     pointers = _IndexPointers(ws)
     for kind, scope, limit in (("topic", "personal", threshold), ("rule", "personal", threshold),
@@ -87,6 +90,7 @@ def merge_duplicates(ws: Workspace) -> None:
             described = _without_opposites(ws, pool, described, lambda m: _statement(ws, m))
             pairs = sorted(pairs + described, key=lambda p: (p[1], p[0]))
         pairs = _without_look_alikes(ws, pool, pairs)
+        pairs = _without_talked_about(ws, pool, pairs, talked_about)
         best: dict[int, float] = {}
         for _, j, score in pairs:
             best[j] = max(best.get(j, 0.0), score)
@@ -138,6 +142,49 @@ def _without_look_alikes(ws: Workspace, pool: list[Memory], pairs: list[tuple[in
             if _same_name(ws, pool[i], pool[j]):
                 ws.ask(f"{pool[i].label} and {pool[j].label} are {score:.0f}% alike but state other numbers: "
                        f"“{shorten(pool[i].text, 80)}” / “{shorten(pool[j].text, 80)}”; both kept, a person decides")
+            continue
+        kept.append((i, j, score))
+    return kept
+
+
+def _name_of(ws: Workspace, memory: Memory) -> str:
+    topic = ws.store.topics.get(memory.key) if memory.kind == "topic" else None
+    return title_of(topic) if topic is not None else memory.text
+
+
+def _named_in_sessions(ws: Workspace, found: list[Memory], sessions: pl.DataFrame | None) -> set[str]:
+    """Keys of the memories whose name's words (by stem, four letters or a number; two at least) one user
+    line holds all of (a one-word name, with a memory word beside it): "forget the deploy checklist", split over lines or not, is about `Deploy checklist`."""
+    if sessions is None or sessions.height == 0:
+        return set()
+    lines_with: dict[str, set[int]] = {}
+    users = sessions.filter(pl.col("role") == "user")["text"].to_list()
+    asking = {n for n, text in enumerate(users) if notice.says_memory_word(str(text))}
+    for n, text in enumerate(users):
+        for word in stems_in_order(str(text)):
+            lines_with.setdefault(word, set()).add(n)
+    named = set()
+    for memory in found:
+        words = {w for w in stems_in_order(_name_of(ws, memory)) if len(w) >= 4 or _DIGITS.search(w)}
+        lines = set[int].intersection(*(lines_with.get(w, set()) for w in words)) if words else set()
+        # one word ("Run tests": "test") is said in passing all night: it names a memory beside a memory word
+        if len(words) >= 2 and lines or lines & asking:
+            named.add(memory.key)
+    return named
+
+
+_DIGITS = re.compile(r"\d")
+
+
+def _without_talked_about(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]],
+                          talked_about: set[str]) -> list[tuple[int, int, float]]:
+    """Alike pairs of which the night's sessions name one are kept apart: a request (a forget, a
+    correction) may be about one and not the other, and a merge would answer it unasked."""
+    kept = []
+    for i, j, score in pairs:
+        if pool[i].key in talked_about or pool[j].key in talked_about:
+            ws.ask(f"{pool[i].label} and {pool[j].label} look alike (similarity {score:.0f}%), but the "
+                   f"night's sessions talk about one of them: both kept, a person decides")
             continue
         kept.append((i, j, score))
     return kept

@@ -432,6 +432,11 @@ def _names(entries: list[Entry]) -> list[str]:
     return [f"`{e.memory.key}`" for e in entries[:4]]
 
 
+def says_memory_word(text: str) -> bool:
+    """A memory word, a dismissal or a change word of any language ("the gateway note", "drop it")."""
+    return bool(_notice().search(text))
+
+
 @cache
 def _notice(whole_words: bool = False) -> re.Pattern[str]:
     """Memory words at a word's start (any inflection), dismissals and change words, of every language; with
