@@ -27,7 +27,7 @@ CATEGORIES = {
     "noticed-requests", "layout-codex", "instruction-files", "withdrawn-later", "split-narrowing", "pointing-back",
     "chatter-lookalikes", "dates-entangled", "secrets-not-filed", "stale-for-the-task",
     "noticed-diffs", "noticed-forgets", "noticed-long-sessions",
-    "noticed-mid-sentence", "noticed-answers", "noticed-values", "noticed-dates", "noticed-chatter", "noticed-shapes",
+    "noticed-mid-sentence", "noticed-answers", "noticed-values", "noticed-dates", "noticed-chatter", "noticed-shapes", "withdrawn-by-dropping",
     "dates-unresolved", "split-narrowing-more", "withdrawn-more", "chatter-lookalikes-more", "dates-anchors-idioms",
     "create-certain",
 }

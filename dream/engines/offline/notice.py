@@ -168,16 +168,32 @@ def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> tuple[l
     # ("forget the deploy memory" after a remember of the staging port) does not take the remember back.
     later += [(r.date, r.session, r.seq, "forget", frozenset() if points_back().search(r.text) else _named(r.text))
               for r in requests if r.kind == "forget" and r.plain]
-    kept, withdrawing = [], set()
+    forgets = {(r.date, r.session, r.seq) for r in requests if r.kind == "forget" and r.plain}
+    later += [line for line in _dismissals(sessions) if line[:3] not in forgets]  # a forget names by two words
+    later.sort()
+    kept, withdrawing = [], set[tuple]()
     last = _last_before(requests, later)
     near = _Withdrawing(later, last)
     for request in requests:
-        by = [line[:3] for line in near.candidates(request) if _withdraws(request, line, last[line[:3]])]
-        withdrawing.update(by)
-        kept += [] if by else [request]
+        lines = [line for line in near.candidates(request) if _withdraws(request, line, last[line[:3]])]
+        if lines and all(line[3] == "dismiss" for line in lines):  # dropped by a word of it: maybe, maybe not
+            kept.append(replace(request, plain=False))
+            continue
+        withdrawing.update(line[:3] for line in lines)
+        kept += [] if lines else [request]
     # "forget what I said about the staging move": a take-back of that request, no forget of the staging memory
     settled = frozenset((r.session, r.seq) for r in requests if r not in kept) | {(s, q) for _, s, q in withdrawing}
     return [r for r in kept if (r.date, r.session, r.seq) not in withdrawing], Settled(settled, tuple(later))
+
+
+def _dismissals(sessions: pl.DataFrame) -> list[tuple]:
+    """Lines that drop something, in any form ("scrap the freeze note", "vergiss das mit dem Freeze", "…, drop
+    it"), with the words they name: one said after a remember of the same thing takes it back."""
+    words = phrases.words("dismiss") + phrases.words("forget_stems")
+    users = sessions.filter(pl.col("role") == "user").select("date", "session", "seq", "text")
+    users = users.filter(pl.col("text").str.contains("(?i)" + "|".join(sorted({phrases._folded(w) for w in words}))))
+    return [(day, str(session), int(seq), "dismiss", _named(text)) for day, session, seq, text in users.iter_rows()
+            if _forgets().search(text) or _dismiss().search(text)]
 
 
 def _withdrawal(text: str) -> str:
@@ -209,6 +225,8 @@ def _withdraws(request: Request, line: tuple, last: Request | None) -> bool:
     day, session, seq, how, named = line
     if (day, session, seq) <= (request.date, request.session, request.seq):
         return False
+    if how == "dismiss":  # a remember the night drops again by a word of it: a person decides, nothing is filed
+        return request.kind in (RequestKind.REMEMBER, RequestKind.RULE) and bool(named & _named(request.text))
     if how == "keep" and request.kind != "forget" or how == "forget" and request.kind in ("forget", "correction"):
         return False  # a forget takes back a remember of the same thing, said before ("さっきのは忘れて")
     if len(named & _named(request.text)) >= (2 if how == "forget" else 1):
