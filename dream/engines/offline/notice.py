@@ -30,7 +30,7 @@ from dream.engines.offline.kinds import RequestKind
 from dream.engines.offline.orient import Workspace
 from dream.engines.offline.requests import NOT_REQUESTS, Request, looks_like_code, retracts, sentences
 from dream.engines.offline.similarity import CJK_CHARS, CJK_FLOOR, forget_keys, normalize, points_back, says_something
-from dream.engines.offline.text import QUOTATION, ScriptPattern, shorten
+from dream.engines.offline.text import QUOTATION, ScriptPattern, shorten, without_secrets
 
 # Change forms every language writes alike: an arrow, a sed substitution.
 _ARROW = re.compile(r"(?P<old>(?:[^\s→>:=-]|:(?=[^\s→])|-(?!-*>))+)\s*(?:→|-+>|=>|⇒|⟶|➡️?|➜|➔|⇨)\s*(?P<new>[^\s,;]+)")
@@ -187,13 +187,20 @@ def withdrawn(requests: list[Request], sessions: pl.DataFrame | None) -> tuple[l
 
 
 def _dismissals(sessions: pl.DataFrame) -> list[tuple]:
-    """Lines that drop something, in any form ("scrap the freeze note", "vergiss das mit dem Freeze", "…, drop
-    it"), with the words they name: one said after a remember of the same thing takes it back."""
+    """Lines that drop something ("scrap the freeze note", "the freeze thing, drop it"), with the words they name
+    (redaction markers aside): a short one said after a remember of the same thing takes it back."""
     words = phrases.words("dismiss") + phrases.words("forget_stems")
     users = sessions.filter(pl.col("role") == "user").select("date", "session", "seq", "text")
     users = users.filter(pl.col("text").str.contains("(?i)" + "|".join(sorted({phrases._folded(w) for w in words}))))
-    return [(day, str(session), int(seq), "dismiss", _named(text)) for day, session, seq, text in users.iter_rows()
+    return [(day, str(session), int(seq), "dismiss", _named(without_secrets(text)))
+            for day, session, seq, text in users.iter_rows()
             if _forgets().search(text) or _dismiss().search(text)]
+
+
+@cache
+def _function_keys() -> frozenset[str]:
+    """Small words of every language, keyed as `_named` keys words: "after" names no memory."""
+    return frozenset(k for w in phrases.words("function") for k in forget_keys(w))
 
 
 def _withdrawal(text: str) -> str:
@@ -226,7 +233,9 @@ def _withdraws(request: Request, line: tuple, last: Request | None) -> bool:
     if (day, session, seq) <= (request.date, request.session, request.seq):
         return False
     if how == "dismiss":  # a remember the night drops again by a word of it: a person decides, nothing is filed
-        return request.kind in (RequestKind.REMEMBER, RequestKind.RULE) and bool(named & _named(request.text))
+        # a short line about one thing ("scrap the freeze note"); a long one sharing a word is about something else
+        shared = named & _named(without_secrets(request.text)) - _function_keys()
+        return request.kind in (RequestKind.REMEMBER, RequestKind.RULE) and bool(shared) and len(named) <= 5
     if how == "keep" and request.kind != "forget" or how == "forget" and request.kind in ("forget", "correction"):
         return False  # a forget takes back a remember of the same thing, said before ("さっきのは忘れて")
     if len(named & _named(request.text)) >= (2 if how == "forget" else 1):

@@ -118,6 +118,11 @@ _MARKER_TAIL = re.compile(r"\s+(?:is|are|=|:)?\s*$")
 _MARKER_IN_ADDRESS = re.compile(r"\S*(?:://|@)\S*\[REDACTED:[^\]\s]*\]|\[REDACTED:[^\]\s]*\]\S*@")
 
 
+def without_secrets(text: str) -> str:
+    """The text without its redaction markers: "[REDACTED:stripe-key]" is no word the user said."""
+    return _MARKER.sub(" ", text)
+
+
 def only_a_secret(text: str) -> bool:
     """Whether what `text` would have a memory hold is a redacted secret itself ("the staging token is
     [REDACTED:…]", "always use [REDACTED:…] for releases"): such a memory says only that a secret exists."""
