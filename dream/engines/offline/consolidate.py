@@ -153,22 +153,22 @@ def _name_of(ws: Workspace, memory: Memory) -> str:
 
 
 def _named_in_sessions(ws: Workspace, found: list[Memory], sessions: pl.DataFrame | None) -> set[str]:
-    """Keys of the memories whose name's words (by stem, four letters or a number; two at least) one user
-    line holds all of (a one-word name, with a memory word beside it): "forget the deploy checklist", split over lines or not, is about `Deploy checklist`."""
+    """Keys of the memories a user line that noticing reads names: all the words of the name (by stem, four
+    letters or a number), two at least, or one beside a memory word. "forget the deploy checklist", split over
+    lines or not, is about `Deploy checklist`."""
     if sessions is None or sessions.height == 0:
         return set()
+    users = notice.noticed_lines(sessions)  # most of a night's user lines hold no memory or change word
     lines_with: dict[str, set[int]] = {}
-    users = sessions.filter(pl.col("role") == "user")["text"].to_list()
-    asking = {n for n, text in enumerate(users) if notice.says_memory_word(str(text))}
     for n, text in enumerate(users):
-        for word in stems_in_order(str(text)):
+        for word in stems_in_order(text):
             lines_with.setdefault(word, set()).add(n)
     named = set()
     for memory in found:
         words = {w for w in stems_in_order(_name_of(ws, memory)) if len(w) >= 4 or _DIGITS.search(w)}
         lines = set[int].intersection(*(lines_with.get(w, set()) for w in words)) if words else set()
         # one word ("Run tests": "test") is said in passing all night: it names a memory beside a memory word
-        if len(words) >= 2 and lines or lines & asking:
+        if len(words) >= 2 and lines or any(notice.says_memory_word(users[n]) for n in lines):
             named.add(memory.key)
     return named
 

@@ -93,8 +93,7 @@ def _telltales() -> dict[str, re.Pattern[str]]:
 
 
 def text_language(text: str) -> str | None:
-    """Cheap guess, used only for rows read in their own language's text ("hier"): the language whose
-    telltale words are more than 3 and twice those of any other; else None."""
+    """For rows read in their own language ("hier"): the language with over 3 telltales, twice any other's."""
     counts = {code: len(pattern.findall(text)) for code, pattern in _telltales().items()}
     for code, count in counts.items():
         others = max((c for other, c in counts.items() if other != code), default=0)
@@ -253,8 +252,7 @@ def _joined(side: str) -> re.Pattern[str]:
 
 
 def ambiguous(phrase: str, base: date) -> bool:
-    """Whether people read the phrase two ways: "next Friday" on a Tuesday (in 3 or 10 days; on a Sunday any
-    "next" day: weeks start on Sunday or Monday), "this Monday" on a Wednesday, "last Tuesday" on a Thursday."""
+    """Read two ways: "next Friday" on a Tuesday (3 or 10 days; any "next" on a Sunday), "this Monday" on a Wed."""
     said, target = weekday_phrase(phrase) or ("", 0)
     soon = target >= base.weekday() or base.weekday() == 6
     return said != "" and (soon if said == "next" else target < base.weekday())
@@ -321,22 +319,26 @@ def rewrite_lines(lines: list[str], base: date, start: int = 0
 
 @cache
 def _anchors() -> tuple[str, ...]:
-    """Words one of which every date phrase holds (each row's `needs`): checking them with `in` first spares
-    the big regex on most files and lines, which matters at 10,000 files."""
+    """Words one of which every date phrase holds (rows' `needs`): `in` first spares the regex most lines."""
     return tuple(sorted({w.lower() for lang in _langs() for row in lang.dates.get("row", [])
                          for w in row.get("needs", [])}))
 
 
 @cache
-def _relative_words() -> re.Pattern[str]:
-    words = sorted({w for lang in _langs() for key in ("relative", "unresolved") for w in lang.dates.get(key, [])},
-                   key=len, reverse=True)  # "大后天" in a code span is no date; in text, rewrite_line asks about it
-    return re.compile(rf"(?:{'|'.join(re.escape(w) for w in words) or '(?!)'})\w*", re.I)  # CJK: no edges
+def _words() -> tuple[str, ...]:  # "大后天" in a code span is no date; in text, rewrite_line asks about it
+    return tuple(sorted({w.lower() for lang in _langs() for key in ("relative", "unresolved")
+                         for w in lang.dates.get(key, [])}, key=len, reverse=True))
 
 
 def relative_words(text: str) -> list[str]:
-    """The relative-date words of [dates] `relative` in `text` ("semanas", "週間後"): what no row may have read."""
-    return [m.group(0) for m in _relative_words().finditer(text)]
+    """The words of [dates] `relative` in `text` ("semanas", "週間後"), as plain text first: the pattern is slow."""
+    lowered = text.lower()
+    return [m.group(0) for m in _relative_words().finditer(text)] if any(w in lowered for w in _words()) else []
+
+
+@cache
+def _relative_words() -> re.Pattern[str]:
+    return re.compile(rf"(?:{'|'.join(map(re.escape, _words())) or '(?!)'})\w*", re.I)
 
 
 def might_have_relative_dates(text: str) -> bool:
