@@ -33,6 +33,7 @@ from dream.engines.offline.similarity import (
     group_pairs,
     meta_tokens,
     names_a_fact,
+    has_digit,
     normalize,
     numbers_in,
     similar_pairs,
@@ -165,15 +166,12 @@ def _named_in_sessions(ws: Workspace, found: list[Memory], sessions: pl.DataFram
             lines_with.setdefault(word, set()).add(n)
     named = set()
     for memory in found:
-        words = {w for w in stems_in_order(_name_of(ws, memory)) if len(w) >= 4 or _DIGITS.search(w)}
+        words = {w for w in stems_in_order(_name_of(ws, memory)) if len(w) >= 4 or has_digit(w)}
         lines = set[int].intersection(*(lines_with.get(w, set()) for w in words)) if words else set()
         # one word ("Run tests": "test") is said in passing all night: it names a memory beside a memory word
         if len(words) >= 2 and lines or any(notice.says_memory_word(users[n]) for n in lines):
             named.add(memory.key)
     return named
-
-
-_DIGITS = re.compile(r"\d")
 
 
 def _without_talked_about(ws: Workspace, pool: list[Memory], pairs: list[tuple[int, int, float]],

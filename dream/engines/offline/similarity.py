@@ -196,7 +196,7 @@ def meta_tokens(name: str, description: str) -> frozenset[str]:
 
 
 def stem(word: str) -> str:
-    return word if _has_digit(word) else word[:4]
+    return word if has_digit(word) else word[:4]
 
 
 def stems_in_order(text: str) -> list[str]:
@@ -206,10 +206,10 @@ def stems_in_order(text: str) -> list[str]:
 
 def numbers_in(text: str) -> frozenset[str]:
     """The words of `text` that hold a digit (ports, versions, counts, addresses, dates), whole."""
-    return frozenset(t for t in tokens(normalize(text)) if _has_digit(t))
+    return frozenset(t for t in tokens(normalize(text)) if has_digit(t))
 
 
-def _has_digit(word: str) -> bool:
+def has_digit(word: str) -> bool:
     return _DIGIT.search(word) is not None
 
 
@@ -217,7 +217,7 @@ def content_keys(text: str) -> frozenset[str]:
     """The words that carry what `text` says, by their first letters (KEY_CHARS): numbers, CJK
     character pairs, and words of four letters or more that are not stopwords."""
     return frozenset(t[:KEY_CHARS] for t in tokens(normalize(text))
-                     if t not in _stopwords() and (len(t) >= 4 or CJK.search(t) or _has_digit(t)))
+                     if t not in _stopwords() and (len(t) >= 4 or CJK.search(t) or has_digit(t)))
 
 
 def word_keys(text: str) -> frozenset[str]:
@@ -316,7 +316,7 @@ def facts(text: str, names_too: bool = True) -> frozenset[str]:
     `names_too`, names written with a capital inside a sentence ("Alice", "Postgres")."""
     found = {url.rstrip(".,:").lower() for url in _URL.findall(text)}
     rest = _URL.sub(" ", text)
-    found.update(t for t in tokens(normalize(rest)) if _has_digit(t))
+    found.update(t for t in tokens(normalize(rest)) if has_digit(t))
     if names_too:
         found.update(normalize(name) for name in _PROPER.findall(rest))
     return frozenset(found)
@@ -344,7 +344,7 @@ def described_pairs(docs: list[tuple[str, str, str]], threshold: float = DESCRIB
     names = [meta_tokens(name, "") for name, _, _ in docs]
     # What a memory is about: the words of its name that its statement uses too ("com" in "Pacotes
     # com pnpm" is too short to be one); the other memory must say every one of them.
-    subjects = [frozenset(t for t in n & s if len(t) >= 4 or CJK.search(t) or _has_digit(t))
+    subjects = [frozenset(t for t in n & s if len(t) >= 4 or CJK.search(t) or has_digit(t))
                 for n, s in zip(names, said)]
     frequency: dict[str, int] = defaultdict(int)
     for toks in whole:
